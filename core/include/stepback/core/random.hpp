@@ -1,0 +1,42 @@
+// Injected randomness: the RandomSource interface, an unbiased bounded draw, and
+// Xoshiro128, a small fast generator that platform/ seeds from the OS and tests seed
+// with a constant.
+#ifndef STEPBACK_CORE_RANDOM_HPP_
+#define STEPBACK_CORE_RANDOM_HPP_
+
+#include <cstdint>
+
+namespace stepback {
+
+// A source of uniformly distributed 32-bit values; the caller owns it.
+class RandomSource {
+ public:
+  // The next 32 uniformly distributed bits.
+  virtual std::uint32_t next_u32() = 0;
+
+ protected:
+  RandomSource() = default;
+  RandomSource(const RandomSource&) = default;
+  RandomSource& operator=(const RandomSource&) = default;
+  ~RandomSource() = default;
+};
+
+// A uniform value in [0, bound] (inclusive) without modulo bias (Lemire's method).
+std::uint32_t uniform(RandomSource& random, std::uint32_t bound);
+
+// xoshiro128++: 16 bytes of state, a few instructions per draw, no system calls.
+// Not cryptographic; seeded once (platform::os_seed() or a test constant).
+class Xoshiro128 final : public RandomSource {
+ public:
+  // Expands a 64-bit seed into the state with splitmix64, so any seed (even 0) is good.
+  explicit Xoshiro128(std::uint64_t seed);
+
+  std::uint32_t next_u32() override;
+
+ private:
+  std::uint32_t s_[4];
+};
+
+}  // namespace stepback
+
+#endif  // STEPBACK_CORE_RANDOM_HPP_

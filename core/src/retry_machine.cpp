@@ -1,0 +1,143 @@
+#include "stepback/core/retry_machine.hpp"
+
+#include "stepback/core/backoff.hpp"
+
+namespace stepback {
+namespace {
+
+// Instants are clamped here on entry, so sums of an instant and any wait or deadline the
+// policy allows (valid() bounds both far below 2^62 ms) cannot overflow below.
+constexpr std::uint64_t kLatestInstant = std::uint64_t{1} << 62;
+
+constexpr std::uint64_t clamp(Millis now) {
+  return now.count() < kLatestInstant ? now.count() : kLatestInstant;
+}
+
+}  // namespace
+
+RetryMachine::RetryMachine(const RetryContext& context, Idempotent idempotent)
+    : context_(&context),
+      carry_(static_cast<std::uint32_t>(context.policy.initial_delay.count())),
+      idempotent_(idempotent) {}
+
+// The transition table. report() and network_available() only move kAttempting to
+// kWaiting/kDone and shorten waits; every other move happens here.
+Next RetryMachine::step(Millis now) {
+  const std::uint64_t t = clamp(now);
+  switch (phase_) {
+    case Phase::kIdle:
+      start_ = t;
+      phase_ = Phase::kAttempting;
+      return Next::send();
+    case Phase::kAttempting:
+      return Next::send();
+    case Phase::kWaiting: {
+      const std::uint64_t begun = wake_ - wait_;
+      if (t < begun) {
+        // The clock went back: keep the elapsed total, restart the wait from now.
+        const std::uint64_t elapsed = begun - start_;
+        start_ = t > elapsed ? t - elapsed : 0;
+        wake_ = t + wait_;
+      }
+      if (t < wake_) return Next::wait_until(Millis(wake_));
+      if (t > deadline_ms()) return finish(Outcome::kDeadline);
+      ++retries_;
+      phase_ = Phase::kAttempting;
+      return Next::send();
+    }
+    case Phase::kDone:
+      break;
+  }
+  return Next::done(outcome_);
+}
+
+Next RetryMachine::report(Millis now, const AttemptResult& result) {
+  if (phase_ != Phase::kAttempting) return step(now);
+  const Policy& p = context_->policy;
+  RetryBudget* budget = context_->budget;
+  switch (classify(p, result)) {
+    case Verdict::kSuccess:
+      if (budget != nullptr) budget->record_success();
+      return finish(Outcome::kSuccess);
+    case Verdict::kTerminal:
+      return finish(result.failure == Failure::kNone ? Outcome::kTerminalStatus
+                                                     : Outcome::kTerminalFailure);
+    case Verdict::kRetryable:
+      break;
+  }
+  if (result.may_have_been_processed && idempotent_ == Idempotent::kNo &&
+      p.idempotency == IdempotencyRule::kSafeOnly) {
+    return finish(Outcome::kNotIdempotent);
+  }
+  if (budget != nullptr) {
+    budget->record_failure();
+    if (!budget->allows_retry()) return finish(Outcome::kBudgetExhausted);
+  }
+  if (retries_ >= p.max_retries) return finish(Outcome::kRetriesExhausted);
+  return schedule(clamp(now), result);
+}
+
+Next RetryMachine::schedule(std::uint64_t now, const AttemptResult& result) {
+  const Policy& p = context_->policy;
+  std::uint32_t wait = static_cast<std::uint32_t>(
+      jittered(p, Millis(carry_), Millis(carry_), context_->random).count());
+  if (p.jitter == Jitter::kDecorrelated) {
+    carry_ = wait;
+  } else {
+    const std::uint64_t grown = std::uint64_t{carry_} * p.multiplier;
+    const std::uint64_t cap = p.max_backoff.count();
+    carry_ = static_cast<std::uint32_t>(grown < cap ? grown : cap);
+  }
+  WaitReason reason = WaitReason::kBackoff;
+  if (p.honor_server_delay && result.delay_source != DelaySource::kNone) {
+    if (result.server_delay > p.max_server_delay) return finish(Outcome::kServerDelayTooLong);
+    const auto asked = static_cast<std::uint32_t>(result.server_delay.count());
+    if (asked >= wait) {
+      wait = asked;
+      reason = result.delay_source == DelaySource::kRetryAfter ? WaitReason::kRetryAfter
+                                                               : WaitReason::kRetryInfo;
+    }
+  }
+  // Gives up now rather than sleeping into the deadline.
+  if (now + wait > deadline_ms()) return finish(Outcome::kDeadline);
+  wait_reason_ = static_cast<std::uint8_t>(reason);
+  wait_ = wait;
+  wake_ = now + wait;
+  phase_ = Phase::kWaiting;
+  return Next::wait_until(Millis(wake_));
+}
+
+void RetryMachine::cancel() {
+  if (phase_ != Phase::kDone) finish(Outcome::kCancelled);
+}
+
+void RetryMachine::network_available(Millis now) {
+  if (phase_ != Phase::kWaiting || wait_reason_ == static_cast<std::uint8_t>(WaitReason::kRetryAfter) ||
+      wait_reason_ == static_cast<std::uint8_t>(WaitReason::kRetryInfo)) {
+    return;
+  }
+  const std::uint64_t t = clamp(now);
+  const std::uint32_t delay = uniform(context_->random, static_cast<std::uint32_t>(context_->policy.jitter_range.count()));
+  if (t >= wake_ - wait_ && t + delay < wake_) {
+    wait_ = delay;
+    wake_ = t + delay;
+    wait_reason_ = static_cast<std::uint8_t>(WaitReason::kNetworkBack);
+  }
+}
+
+Millis RetryMachine::deadline() const {
+  return phase_ == Phase::kIdle ? Millis::max() : Millis(deadline_ms());
+}
+
+std::uint64_t RetryMachine::deadline_ms() const {
+  const std::uint64_t total = context_->policy.total_deadline.count();
+  return total == 0 ? ~std::uint64_t{0} : start_ + total;
+}
+
+Next RetryMachine::finish(Outcome o) {
+  phase_ = Phase::kDone;
+  outcome_ = o;
+  return Next::done(o);
+}
+
+}  // namespace stepback

@@ -1,0 +1,15 @@
+// OS entropy on macOS and iOS: arc4random_buf, which never fails.
+#include <stdlib.h>
+
+#include <cstddef>
+
+#include "entropy.hpp"
+
+namespace stepback::platform::internal {
+
+bool fill_from_os(void* buffer, std::size_t size) {
+  arc4random_buf(buffer, size);
+  return true;
+}
+
+}  // namespace stepback::platform::internal

@@ -1,0 +1,166 @@
+"""Runs the built `stepback` program and checks its output and exit codes.
+
+usage: cli_test.py STEPBACK_BINARY EXPECTED_VERSION CASE
+Each CASE is one CTest test (see tests/tools/CMakeLists.txt).
+"""
+
+import json
+import subprocess
+import sys
+
+BINARY = sys.argv[1]
+VERSION = sys.argv[2]
+PROFILES = ["desktop", "mobile"]
+STRATEGIES = ["seed", "full", "equal", "decorrelated", "none"]
+STOPS = {"retries_exhausted", "deadline"}
+SEED_RANGE = "0..18446744073709551615"
+
+
+def run(*args):
+    """Runs the program; returns (exit code, stdout, stderr)."""
+    p = subprocess.run([BINARY, *args], capture_output=True, text=True, timeout=60)
+    return p.returncode, p.stdout, p.stderr
+
+
+def check(condition, message):
+    if not condition:
+        sys.exit("FAIL: " + message)
+
+
+def run_ok(*args):
+    code, out, err = run(*args)
+    check(code == 0, f"{list(args)} exited {code}, stderr: {err!r}")
+    return out
+
+
+def parse_json_lines(out, args):
+    """Checks one object per line: rows n = 0, 1, ... with running sums, then a stop."""
+    lines = out.splitlines()
+    check(len(lines) >= 1, f"{args}: no output")
+    objects = [json.loads(line) for line in lines]
+    rows, last = objects[:-1], objects[-1]
+    total = 0
+    for i, row in enumerate(rows):
+        check(set(row) == {"n", "wait_ms", "cumulative_ms"}, f"{args}: bad row keys {row}")
+        check(all(type(v) is int and v >= 0 for v in row.values()), f"{args}: bad row {row}")
+        total += row["wait_ms"]
+        check(row["n"] == i, f"{args}: row {i} has n={row['n']}")
+        check(row["cumulative_ms"] == total, f"{args}: row {i} cumulative {row} != {total}")
+    check(set(last) == {"stop"} and last["stop"] in STOPS, f"{args}: bad last line {last}")
+    return rows, last["stop"]
+
+
+def case_json_parses():
+    for profile in PROFILES:
+        for strategy in STRATEGIES:
+            for seed in ["0", "1", "18446744073709551615"]:
+                args = ["schedule", "--profile", profile, "--strategy", strategy, "--seed", seed,
+                        "--json"]
+                rows, stop = parse_json_lines(run_ok(*args), args)
+                max_retries = 6 if profile == "desktop" else 10
+                check(len(rows) <= max_retries, f"{args}: {len(rows)} rows")
+                if stop == "retries_exhausted":
+                    check(len(rows) == max_retries, f"{args}: stopped early as {stop}")
+    # The default profile and strategy, seeded by the OS.
+    parse_json_lines(run_ok("schedule", "--json"), ["schedule", "--json"])
+
+
+def case_desktop_seed_rows():
+    args = ["schedule", "--profile", "desktop", "--strategy", "seed", "--seed", "3", "--json"]
+    rows, stop = parse_json_lines(run_ok(*args), args)
+    check(len(rows) == 6 and stop == "retries_exhausted", f"{args}: {len(rows)} rows, {stop}")
+    for n, row in enumerate(rows):
+        low = 1000 * 2**n
+        check(min(low, 32000) <= row["wait_ms"] <= min(low + 1000, 32000), f"{args}: {row}")
+
+
+def case_deterministic():
+    for extra in [[], ["--json"]]:
+        a = run_ok("schedule", "--profile", "mobile", "--seed", "1", *extra)
+        b = run_ok("schedule", "--profile", "mobile", "--seed", "1", *extra)
+        c = run_ok("schedule", "--profile", "mobile", "--seed", "2", *extra)
+        check(a == b, f"same seed, different output {extra}:\n{a}\n{b}")
+        check(a != c, f"seeds 1 and 2 gave the same output {extra}:\n{a}")
+
+
+def case_random_without_seed():
+    # Ten equal-jitter draws over thousands of values: a collision is vanishingly unlikely.
+    a = run_ok("schedule", "--profile", "mobile", "--json")
+    b = run_ok("schedule", "--profile", "mobile", "--json")
+    check(a != b, "two unseeded runs gave the same schedule:\n" + a)
+
+
+def case_text():
+    out = run_ok("schedule", "--profile", "mobile", "--seed", "1")
+    lines = out.splitlines()
+    check(lines[0].startswith("profile mobile, strategy equal, cap 64000 ms, max retries 10, "
+                              "deadline 600000 ms"), "bad header: " + lines[0])
+    check(lines[1].split() == ["n", "wait_ms", "cumulative_ms"], "bad column header: " + lines[1])
+    rows = lines[2:-1]
+    check(len(rows) == 10, f"{len(rows)} rows:\n{out}")
+    check(len({len(r) for r in rows[:10]} | {len(lines[1])}) == 1, "columns not aligned:\n" + out)
+    json_rows, _ = parse_json_lines(run_ok("schedule", "--profile", "mobile", "--seed", "1",
+                                           "--json"), ["--json"])
+    for row, text in zip(json_rows, rows):
+        check(text.split() == [str(row["n"]), str(row["wait_ms"]), str(row["cumulative_ms"])],
+              f"text row {text!r} differs from JSON {row}")
+    check(lines[-1].startswith("stop after 10 retries: retries_exhausted ("), "bad stop: " + lines[-1])
+
+
+def expect_usage_error(args, *parts):
+    code, out, err = run(*args)
+    check(code == 2, f"{args}: exit code {code}, want 2; stderr {err!r}")
+    check(out == "", f"{args}: wrote to stdout: {out!r}")
+    check(err.count("\n") == 1, f"{args}: want one line on stderr, got {err!r}")
+    for part in parts:
+        check(part in err, f"{args}: stderr {err!r} lacks {part!r}")
+
+
+def case_error_bogus():
+    expect_usage_error(["schedule", "--bogus"], "'--bogus'", "--profile", "--strategy", "--seed",
+                       "--json")
+
+
+def case_error_strategy():
+    expect_usage_error(["schedule", "--strategy", "nope"], "'nope'", ", ".join(STRATEGIES))
+
+
+def case_error_seed():
+    expect_usage_error(["schedule", "--seed", "abc"], "'abc'", SEED_RANGE)
+    expect_usage_error(["schedule", "--seed", "18446744073709551616"], "'18446744073709551616'",
+                       SEED_RANGE)
+    expect_usage_error(["schedule", "--seed", "-5"], "'-5'", SEED_RANGE)
+    expect_usage_error(["schedule", "--seed"], "--seed needs a value", SEED_RANGE)
+
+
+def case_error_profile():
+    expect_usage_error(["schedule", "--profile", "tablet"], "'tablet'", "desktop, mobile")
+    expect_usage_error(["schedule", "--profile"], "--profile needs a value", "desktop, mobile")
+
+
+def case_error_command():
+    expect_usage_error(["frobnicate"], "'frobnicate'", "schedule", "sim")
+
+
+def case_help():
+    for args in [["--help"], ["help"], ["-h"]]:
+        out = run_ok(*args)
+        check("usage: stepback" in out and "schedule" in out and "sim" in out,
+              f"{args}: bad usage:\n{out}")
+    for args in [["schedule", "--help"], ["help", "schedule"]]:
+        out = run_ok(*args)
+        check("usage: stepback schedule" in out and "--seed" in out, f"{args}: bad usage:\n{out}")
+    code, out, err = run()
+    check(code == 2 and "usage: stepback" in err, f"no arguments: exit {code}, stderr {err!r}")
+
+
+def case_version():
+    out = run_ok("--version")
+    check(out.startswith(f"stepback {VERSION} "), f"--version printed {out!r}, want {VERSION}")
+
+
+CASES = {name[len("case_"):]: f for name, f in globals().items() if name.startswith("case_")}
+
+if __name__ == "__main__":
+    CASES[sys.argv[3]]()
+    print("ok")

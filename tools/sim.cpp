@@ -1,0 +1,484 @@
+// `stepback sim`: argument parsing, the event-driven fleet simulation, and its report.
+// The model is described in sim.hpp and in the --help text below.
+#include "sim.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "args.hpp"
+#include "schedule.hpp"
+#include "stepback/core/attempt.hpp"
+#include "stepback/core/random.hpp"
+#include "stepback/core/retry_machine.hpp"
+#include "stepback/profiles/desktop.hpp"
+#include "stepback/profiles/mobile.hpp"
+#include "stepback/profiles/profile.hpp"
+
+namespace stepback::tools {
+namespace {
+
+constexpr const char kUsage[] =
+    "usage: stepback sim [--profile desktop|mobile]\n"
+    "                    [--strategy seed|full|equal|decorrelated|none|all]\n"
+    "                    [--clients N] [--outage SECONDS] [--capacity PERCENT_PER_SECOND]\n"
+    "                    [--seed N] [--json]\n";
+
+constexpr const char kHelp[] =
+    "\n"
+    "Simulates a fleet of clients that failed together and measures how hard each jitter\n"
+    "strategy hits the server when it comes back.\n"
+    "\n"
+    "Model:\n"
+    "  - N clients each start one request at a moment uniform in the first second.\n"
+    "  - The server is down for the outage: every attempt fails with 503.\n"
+    "  - After it, the server serves at most CAPACITY attempts in each second counted\n"
+    "    from recovery; later attempts in that second fail with 503 (overload).\n"
+    "  - Each client is a stepback::RetryMachine with the profile's policy and the\n"
+    "    strategy overridden, no retry budget, and its own Xoshiro128 seeded from\n"
+    "    (seed, client index). Attempts take no time; 503s carry no Retry-After.\n"
+    "\n"
+    "Options:\n"
+    "  --profile P     desktop or mobile (default mobile): initial delay, cap, retries\n"
+    "                  and deadline come from the profile.\n"
+    "  --strategy S    seed (the literal formula min(2^n s + U[0,1 s], cap)), full,\n"
+    "                  equal, decorrelated, none, or all (default: one row each).\n"
+    "  --clients N     fleet size, 1..1000000 (default 100000).\n"
+    "  --outage S      seconds the server is down, 0..86400, decimals allowed\n"
+    "                  (default 60).\n"
+    "  --capacity P    attempts served per second after the outage, as a percentage of\n"
+    "                  the fleet; must come to at least 1 attempt (default 2).\n"
+    "  --seed N        seed of every client's generator (default 1); the same seed gives\n"
+    "                  the same output.\n"
+    "  --json          one JSON object per strategy per line instead of a table.\n"
+    "  -h, --help      this text.\n"
+    "\n"
+    "Columns:\n"
+    "  peak/cap    most attempts in any second after recovery, over the capacity.\n"
+    "  s>cap       seconds after recovery in which attempts exceeded the capacity.\n"
+    "  succeeded   clients whose request succeeded.\n"
+    "  exhausted   clients that gave up after the last retry (retries_exhausted).\n"
+    "  deadline    clients that gave up at the total deadline (deadline).\n"
+    "  last done   when the last client finished, seconds from the start.\n"
+    "  attempts    attempts by the whole fleet.\n"
+    "A '*' marks the profile's own strategy.\n";
+
+constexpr Jitter kStrategies[] = {Jitter::kSeed, Jitter::kFull, Jitter::kEqual,
+                                  Jitter::kDecorrelated, Jitter::kNone};
+constexpr std::uint32_t kMaxClients = 1000000;
+constexpr double kMaxOutageSeconds = 86400;
+constexpr double kMaxCapacityPercent = 1e6;
+
+// splitmix64's finalizer: spreads a user seed over all 64 bits, so nearby seeds give
+// unrelated fleets.
+std::uint64_t mix64(std::uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+// The server of the model: down until `recovery`, then `capacity` attempts per second.
+class Server {
+ public:
+  Server(Millis recovery, std::uint32_t capacity) : recovery_(recovery), capacity_(capacity) {}
+
+  // Serves an attempt at `now`: 503 while down or beyond this second's capacity, else 200.
+  AttemptResult serve(Millis now) {
+    if (now < recovery_) return AttemptResult::http(503);
+    const std::uint64_t second = (now - recovery_).count() / 1000;
+    if (second >= load_.size()) load_.resize(static_cast<std::size_t>(second) + 1, 0);
+    std::uint32_t& load = load_[static_cast<std::size_t>(second)];
+    ++load;
+    return AttemptResult::http(load <= capacity_ ? 200 : 503);
+  }
+
+  // Attempts in each second after recovery.
+  const std::vector<std::uint32_t>& load() const { return load_; }
+
+ private:
+  Millis recovery_;
+  std::uint32_t capacity_;
+  std::vector<std::uint32_t> load_;
+};
+
+// A binary min-heap of events packed as (time << kIndexBits) | client, so ties in time
+// go to the lower index and the order (and so who gets the capacity) is deterministic.
+// Written out by hand because std::priority_queue dominated the run time of unoptimized
+// builds.
+class EventQueue {
+ public:
+  static constexpr unsigned kIndexBits = 20;  // Clients < 2^20.
+  static constexpr std::uint64_t kMaxTime = (std::uint64_t{1} << (64 - kIndexBits)) - 1;
+
+  explicit EventQueue(std::size_t capacity) { heap_.reserve(capacity); }
+
+  bool empty() const { return heap_.empty(); }
+
+  // The client of the earliest event; needs !empty().
+  std::uint32_t peek_index() const {
+    return static_cast<std::uint32_t>(heap_.front() & ((std::uint32_t{1} << kIndexBits) - 1));
+  }
+
+  // Adds client `index` at `time` (<= kMaxTime).
+  void push(std::uint64_t time, std::uint32_t index) {
+    heap_.push_back(0);
+    std::uint64_t* h = heap_.data();
+    const std::uint64_t key = (time << kIndexBits) | index;
+    std::size_t i = heap_.size() - 1;
+    while (i > 0 && h[(i - 1) / 2] > key) {
+      h[i] = h[(i - 1) / 2];
+      i = (i - 1) / 2;
+    }
+    h[i] = key;
+  }
+
+  // Removes the earliest event; needs !empty().
+  void pop(std::uint64_t& time, std::uint32_t& index) {
+    std::uint64_t* h = heap_.data();
+    const std::uint64_t top = h[0];
+    const std::uint64_t last = h[heap_.size() - 1];
+    heap_.pop_back();
+    const std::size_t n = heap_.size();
+    std::size_t i = 0;
+    for (;;) {
+      std::size_t child = 2 * i + 1;
+      if (child >= n) break;
+      if (child + 1 < n && h[child + 1] < h[child]) ++child;
+      if (h[child] >= last) break;
+      h[i] = h[child];
+      i = child;
+    }
+    if (n > 0) h[i] = last;
+    time = top >> kIndexBits;
+    index = static_cast<std::uint32_t>(top & ((std::uint32_t{1} << kIndexBits) - 1));
+  }
+
+ private:
+  std::vector<std::uint64_t> heap_;
+};
+
+// One simulated client: its generator, its context and its machine.
+struct Client {
+  Client(const Policy& policy, std::uint64_t seed)
+      : random(seed), context{policy, random, nullptr}, machine(context) {}
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  Xoshiro128 random;
+  RetryContext context;
+  RetryMachine machine;
+};
+
+void record(FleetReport& report, Outcome outcome, Millis now) {
+  switch (outcome) {
+    case Outcome::kSuccess:
+      ++report.succeeded;
+      break;
+    case Outcome::kRetriesExhausted:
+      ++report.retries_exhausted;
+      break;
+    case Outcome::kDeadline:
+      ++report.deadline;
+      break;
+    default:
+      ++report.other;
+      break;
+  }
+  report.last_done = max(report.last_done, now);
+}
+
+}  // namespace
+
+static_assert(kMaxClients < (std::uint32_t{1} << EventQueue::kIndexBits),
+              "every client index must fit an event key");
+
+FleetReport simulate_fleet(const FleetScenario& scenario) {
+  const std::uint32_t n = scenario.clients;
+  // Built in place and never moved: each machine points at its context, and the context
+  // at the generator beside it. One client's state shares a cache line or two, which
+  // matters since events visit clients in random order.
+  std::vector<std::optional<Client>> clients(n);
+  EventQueue queue(n);
+  const std::uint64_t base = mix64(scenario.seed);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    Client& c = clients[i].emplace(scenario.policy, base + i);
+    // The client's first draw places its request in the first second; the same seed
+    // therefore starts every strategy from the same moments.
+    queue.push(uniform(c.random, 999), i);
+  }
+
+  Server server(scenario.outage, scenario.capacity);
+  FleetReport report;
+  std::uint64_t time = 0;
+  std::uint32_t index = 0;
+  while (!queue.empty()) {
+    queue.pop(time, index);
+    const Millis now(time);
+    RetryMachine& machine = clients[index]->machine;
+#if defined(__GNUC__) || defined(__clang__)
+    // The next client is known now; fetching it overlaps the miss with this one's work.
+    if (!queue.empty()) __builtin_prefetch(&clients[queue.peek_index()]);
+#endif
+    Next next = machine.step(now);
+    while (next.kind == Next::Kind::kSend) {
+      ++report.attempts;
+      next = machine.report(now, server.serve(now));
+    }
+    if (next.kind == Next::Kind::kWaitUntil && next.at.count() <= EventQueue::kMaxTime) {
+      queue.push(next.at.count(), index);
+    } else if (next.kind == Next::Kind::kWaitUntil) {
+      // Beyond half a millennium: only an absurd policy gets here; count it as other.
+      machine.cancel();
+      record(report, Outcome::kCancelled, now);
+    } else {
+      record(report, next.outcome, now);
+    }
+  }
+
+  for (const std::uint32_t load : server.load()) {
+    if (load > report.peak_attempts) report.peak_attempts = load;
+    if (load > scenario.capacity) ++report.seconds_over_capacity;
+  }
+  return report;
+}
+
+namespace {
+
+constexpr const char* kPrefix = "stepback sim: ";
+
+// Everything the command line chose.
+struct SimOptions {
+  const profiles::DeviceProfile* profile = &profiles::mobile;
+  std::optional<Jitter> strategy;  // One strategy; every strategy when unset.
+  std::uint32_t clients = 100000;
+  double outage_seconds = 60;
+  double capacity_percent = 2;
+  std::uint64_t seed = 1;
+  bool json = false;
+  bool help = false;
+};
+
+std::string option_names() {
+  return join_names({"--profile", "--strategy", "--clients", "--outage", "--capacity", "--seed",
+                     "--json", "--help"});
+}
+
+// A plain decimal number ("60", "0.5", ".5"): digits with at most one point, no sign, no
+// exponent; nullopt for anything else.
+std::optional<double> parse_decimal(std::string_view text) {
+  double value = 0;
+  double scale = 0;  // 0 before the point, then the weight of the next digit.
+  bool any_digit = false;
+  for (const char c : text) {
+    if (c == '.' && scale == 0) {
+      scale = 0.1;
+    } else if (c >= '0' && c <= '9') {
+      any_digit = true;
+      if (scale == 0) {
+        value = value * 10 + (c - '0');
+      } else {
+        value += (c - '0') * scale;
+        scale /= 10;
+      }
+      if (value > 1e15) return std::nullopt;  // Far beyond any allowed value.
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (!any_digit) return std::nullopt;
+  return value;
+}
+
+// Parses argv[1..argc) (argv[0] == "sim"); on failure returns nullopt and sets *error to a
+// one-line message naming the bad argument and what is allowed.
+std::optional<SimOptions> parse_sim_args(int argc, char** argv, std::string* error) {
+  SimOptions o;
+  ArgReader args(argc, argv);
+  while (!args.done()) {
+    const std::string_view flag = args.next();
+    if (flag == "--help" || flag == "-h") {
+      o.help = true;
+      return o;
+    }
+    if (flag == "--json") {
+      if (args.has_inline_value()) {
+        *error = "--json takes no value";
+        return std::nullopt;
+      }
+      o.json = true;
+      continue;
+    }
+    if (flag != "--profile" && flag != "--strategy" && flag != "--clients" &&
+        flag != "--outage" && flag != "--capacity" && flag != "--seed") {
+      *error = std::string(flag.substr(0, 1) == "-" ? "unknown option '"
+                                                    : "unexpected argument '") +
+               std::string(flag) + "' (allowed: " + option_names() + ")";
+      return std::nullopt;
+    }
+    const std::optional<std::string_view> value = args.value();
+    if (!value) {
+      *error = std::string(flag) + " needs a value (see stepback sim --help)";
+      return std::nullopt;
+    }
+    const auto invalid = [&](const char* what, const std::string& allowed) {
+      *error = std::string("invalid ") + what + " '" + std::string(*value) + "' (" + allowed + ")";
+      return std::nullopt;
+    };
+    if (flag == "--profile") {
+      o.profile = find_profile(*value);
+      if (o.profile == nullptr) return invalid("profile", "allowed: desktop, mobile");
+    } else if (flag == "--strategy") {
+      o.strategy = find_strategy(*value);
+      if (!o.strategy && *value != "all") {
+        return invalid("strategy", "allowed: seed, full, equal, decorrelated, none, all");
+      }
+    } else if (flag == "--clients") {
+      const std::optional<std::uint64_t> v = parse_u64(*value);
+      if (!v || *v < 1 || *v > kMaxClients) {
+        return invalid("client count", "expected a decimal integer in 1..1000000");
+      }
+      o.clients = static_cast<std::uint32_t>(*v);
+    } else if (flag == "--outage") {
+      const std::optional<double> v = parse_decimal(*value);
+      if (!v || *v > kMaxOutageSeconds) {
+        return invalid("outage", "expected seconds in 0..86400, such as 60 or 2.5");
+      }
+      o.outage_seconds = *v;
+    } else if (flag == "--capacity") {
+      const std::optional<double> v = parse_decimal(*value);
+      if (!v || *v <= 0 || *v > kMaxCapacityPercent) {
+        return invalid("capacity",
+                       "expected a percentage of the fleet per second above 0 and at most "
+                       "1000000, such as 2 or 0.5");
+      }
+      o.capacity_percent = *v;
+    } else {
+      const std::optional<std::uint64_t> v = parse_u64(*value);
+      if (!v) return invalid("seed", "expected a decimal integer in 0..18446744073709551615");
+      o.seed = *v;
+    }
+  }
+  return o;
+}
+
+// printf into a std::string; every line here is short.
+template <typename... Args>
+std::string format(const char* pattern, Args... args) {
+  char buffer[512];
+  const int n = std::snprintf(buffer, sizeof buffer, pattern, args...);
+  return std::string(buffer, n < 0 ? 0 : std::min(static_cast<std::size_t>(n), sizeof buffer - 1));
+}
+
+double seconds(Millis t) { return static_cast<double>(t.count()) / 1000.0; }
+
+double fraction(std::uint32_t part, std::uint32_t whole) {
+  return static_cast<double>(part) / static_cast<double>(whole);
+}
+
+double peak_multiple(const FleetScenario& s, const FleetReport& r) {
+  return fraction(r.peak_attempts, s.capacity);
+}
+
+void print_usage(std::ostream& out) { out << kUsage << kHelp; }
+
+void print_header(std::ostream& out, const SimOptions& o, const FleetScenario& s) {
+  const Policy& p = o.profile->retry;
+  out << format("profile %s: initial %g s, cap %g s, %u retries, deadline ", o.profile->name,
+                seconds(p.initial_delay), seconds(p.max_backoff), p.max_retries);
+  out << (p.total_deadline.count() == 0 ? std::string("none")
+                                        : format("%g s", seconds(p.total_deadline)));
+  out << format("\nfleet: %u clients, outage %g s, capacity %u attempts/s (%g%% of the fleet), "
+                "seed %llu\n\n",
+                s.clients, o.outage_seconds, s.capacity, o.capacity_percent,
+                static_cast<unsigned long long>(s.seed));
+  out << format("%-14s %9s %6s %10s %10s %9s %10s %10s\n", "strategy", "peak/cap", "s>cap",
+                "succeeded", "exhausted", "deadline", "last done", "attempts");
+}
+
+void print_row(std::ostream& out, const SimOptions& o, const FleetScenario& s,
+               const FleetReport& r) {
+  const Jitter j = s.policy.jitter;
+  out << format("%-12s %s %8.2fx %6u %9.2f%% %9.2f%% %8.2f%% %8.1f s %10llu\n", to_string(j),
+                j == o.profile->retry.jitter ? "*" : " ", peak_multiple(s, r),
+                r.seconds_over_capacity, 100 * fraction(r.succeeded, s.clients),
+                100 * fraction(r.retries_exhausted, s.clients),
+                100 * fraction(r.deadline, s.clients), seconds(r.last_done),
+                static_cast<unsigned long long>(r.attempts));
+}
+
+void print_json(std::ostream& out, const SimOptions& o, const FleetScenario& s,
+                const FleetReport& r) {
+  // Every value is a number or a fixed lower-case name, so nothing needs escaping.
+  out << format("{\"profile\":\"%s\",\"strategy\":\"%s\",\"profile_strategy\":%s,"
+                "\"clients\":%u,\"outage_s\":%g,\"capacity_per_s\":%u,\"seed\":%llu,",
+                o.profile->name, to_string(s.policy.jitter),
+                s.policy.jitter == o.profile->retry.jitter ? "true" : "false", s.clients,
+                o.outage_seconds, s.capacity, static_cast<unsigned long long>(s.seed));
+  out << format("\"peak_load\":%.6g,\"peak_attempts_per_s\":%u,\"seconds_over_capacity\":%u,",
+                peak_multiple(s, r), r.peak_attempts, r.seconds_over_capacity);
+  out << format("\"succeeded\":%.6g,\"retries_exhausted\":%.6g,\"deadline\":%.6g,"
+                "\"other\":%.6g,",
+                fraction(r.succeeded, s.clients), fraction(r.retries_exhausted, s.clients),
+                fraction(r.deadline, s.clients), fraction(r.other, s.clients));
+  out << format("\"last_done_s\":%.3f,\"attempts\":%llu}\n", seconds(r.last_done),
+                static_cast<unsigned long long>(r.attempts));
+}
+
+}  // namespace
+
+int run_sim(int argc, char** argv) { return run_sim(argc, argv, std::cout, std::cerr); }
+
+int run_sim(int argc, char** argv, std::ostream& out, std::ostream& err) {
+  std::string error;
+  const std::optional<SimOptions> options = parse_sim_args(argc, argv, &error);
+  if (!options) {
+    err << kPrefix << error << '\n';
+    return 2;
+  }
+  const SimOptions& o = *options;
+  if (o.help) {
+    print_usage(out);
+    return 0;
+  }
+
+  FleetScenario s;
+  s.policy = o.profile->retry;
+  s.clients = o.clients;
+  s.outage = Millis(static_cast<std::uint64_t>(std::llround(o.outage_seconds * 1000)));
+  s.seed = o.seed;
+  const double capacity = std::round(o.clients * o.capacity_percent / 100);
+  if (capacity < 1) {
+    err << kPrefix
+        << format("--capacity %g%% of %u clients is under 1 attempt per second; raise "
+                  "--capacity or --clients\n",
+                  o.capacity_percent, o.clients);
+    return 2;
+  }
+  // More capacity than clients changes nothing (every attempt within it succeeds, so no
+  // client makes two in one second) and keeps the count in 32 bits.
+  s.capacity = capacity >= o.clients ? o.clients : static_cast<std::uint32_t>(capacity);
+
+  if (!o.json) print_header(out, o, s);
+  for (const Jitter j : kStrategies) {
+    if (o.strategy && j != *o.strategy) continue;
+    s.policy.jitter = j;
+    const FleetReport r = simulate_fleet(s);
+    if (o.json) {
+      print_json(out, o, s, r);
+    } else {
+      print_row(out, o, s, r);
+    }
+    out.flush();
+  }
+  if (!o.json) out << "\n* the profile's own strategy\n";
+  return 0;
+}
+
+}  // namespace stepback::tools
