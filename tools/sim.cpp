@@ -3,7 +3,9 @@
 #include "sim.hpp"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
+#include <cstdarg>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -76,9 +78,10 @@ constexpr std::uint32_t kMaxClients = 1000000;
 constexpr double kMaxOutageSeconds = 86400;
 constexpr double kMaxCapacityPercent = 1e6;
 
-// splitmix64's finalizer: spreads a user seed over all 64 bits, so nearby seeds give
-// unrelated fleets.
-std::uint64_t mix64(std::uint64_t z) {
+// The seed of client `index`: output index + 1 of splitmix64 started at `seed`, so the
+// clients' seeds differ in all 64 bits (Xoshiro128 mixes each 32-bit half separately).
+std::uint64_t client_seed(std::uint64_t seed, std::uint32_t index) {
+  std::uint64_t z = seed + (std::uint64_t{index} + 1) * 0x9E3779B97F4A7C15ULL;
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
   return z ^ (z >> 31);
@@ -115,6 +118,7 @@ class Server {
 class EventQueue {
  public:
   static constexpr unsigned kIndexBits = 20;  // Clients < 2^20.
+  static constexpr std::uint64_t kIndexMask = (std::uint64_t{1} << kIndexBits) - 1;
   static constexpr std::uint64_t kMaxTime = (std::uint64_t{1} << (64 - kIndexBits)) - 1;
 
   explicit EventQueue(std::size_t capacity) { heap_.reserve(capacity); }
@@ -123,7 +127,7 @@ class EventQueue {
 
   // The client of the earliest event; needs !empty().
   std::uint32_t peek_index() const {
-    return static_cast<std::uint32_t>(heap_.front() & ((std::uint32_t{1} << kIndexBits) - 1));
+    return static_cast<std::uint32_t>(heap_.front() & kIndexMask);
   }
 
   // Adds client `index` at `time` (<= kMaxTime).
@@ -157,7 +161,7 @@ class EventQueue {
     }
     if (n > 0) h[i] = last;
     time = top >> kIndexBits;
-    index = static_cast<std::uint32_t>(top & ((std::uint32_t{1} << kIndexBits) - 1));
+    index = static_cast<std::uint32_t>(top & kIndexMask);
   }
 
  private:
@@ -176,6 +180,7 @@ struct Client {
   RetryMachine machine;
 };
 
+// Counts a client that finished at `now` with `outcome`.
 void record(FleetReport& report, Outcome outcome, Millis now) {
   switch (outcome) {
     case Outcome::kSuccess:
@@ -196,19 +201,19 @@ void record(FleetReport& report, Outcome outcome, Millis now) {
 
 }  // namespace
 
-static_assert(kMaxClients < (std::uint32_t{1} << EventQueue::kIndexBits),
-              "every client index must fit an event key");
+static_assert(kMaxClients <= EventQueue::kIndexMask, "every client index must fit an event key");
 
 FleetReport simulate_fleet(const FleetScenario& scenario) {
+  assert(valid(scenario.policy) && scenario.clients >= 1 && scenario.clients <= kMaxClients &&
+         scenario.capacity >= 1);
   const std::uint32_t n = scenario.clients;
   // Built in place and never moved: each machine points at its context, and the context
   // at the generator beside it. One client's state shares a cache line or two, which
   // matters since events visit clients in random order.
   std::vector<std::optional<Client>> clients(n);
   EventQueue queue(n);
-  const std::uint64_t base = mix64(scenario.seed);
   for (std::uint32_t i = 0; i < n; ++i) {
-    Client& c = clients[i].emplace(scenario.policy, base + i);
+    Client& c = clients[i].emplace(scenario.policy, client_seed(scenario.seed, i));
     // The client's first draw places its request in the first second; the same seed
     // therefore starts every strategy from the same moments.
     queue.push(uniform(c.random, 999), i);
@@ -368,11 +373,16 @@ std::optional<SimOptions> parse_sim_args(int argc, char** argv, std::string* err
   return o;
 }
 
-// printf into a std::string; every line here is short.
-template <typename... Args>
-std::string format(const char* pattern, Args... args) {
+// printf into a std::string; every line here is short, so longer output is cut.
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((format(printf, 1, 2)))
+#endif
+std::string format(const char* pattern, ...) {
   char buffer[512];
-  const int n = std::snprintf(buffer, sizeof buffer, pattern, args...);
+  std::va_list args;
+  va_start(args, pattern);
+  const int n = std::vsnprintf(buffer, sizeof buffer, pattern, args);
+  va_end(args);
   return std::string(buffer, n < 0 ? 0 : std::min(static_cast<std::size_t>(n), sizeof buffer - 1));
 }
 

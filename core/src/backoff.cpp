@@ -3,27 +3,31 @@
 namespace stepback {
 
 Millis jittered(const Policy& p, Millis t, Millis previous, RandomSource& random) {
-  // valid(p) keeps every wait below 2^32 ms, so the draws below fit 32 bits.
+  // Every strategy is low + U[0, span]; valid(p) keeps all of it below 2^32 ms.
   const auto t32 = static_cast<std::uint32_t>(t.count());
+  std::uint32_t low = 0;
+  std::uint32_t span = t32;  // kFull.
   switch (p.jitter) {
     case Jitter::kSeed:
-      return min(t + Millis(uniform(random, static_cast<std::uint32_t>(p.jitter_range.count()))),
-                 p.max_backoff);
+      low = t32;
+      span = static_cast<std::uint32_t>(p.jitter_range.count());
+      break;
     case Jitter::kFull:
-      return Millis(uniform(random, t32));
+      break;
     case Jitter::kEqual:
-      return Millis(t32 / 2 + uniform(random, t32 - t32 / 2));
+      low = t32 / 2;
+      span = t32 - low;
+      break;
     case Jitter::kDecorrelated: {
-      const std::uint64_t base = p.initial_delay.count();
-      const std::uint64_t high = previous.count() * 3;  // previous <= 2^27, no overflow.
-      if (high <= base) return min(Millis(base), p.max_backoff);
-      const auto span = static_cast<std::uint32_t>(high - base);
-      return min(Millis(base + uniform(random, span)), p.max_backoff);
+      // previous >= initial_delay always, so 3 * previous > low.
+      low = static_cast<std::uint32_t>(p.initial_delay.count());
+      span = static_cast<std::uint32_t>(previous.count()) * 3 - low;
+      break;
     }
     case Jitter::kNone:
-      break;
+      return t;
   }
-  return t;
+  return min(Millis(std::uint64_t{low} + uniform(random, span)), p.max_backoff);
 }
 
 }  // namespace stepback

@@ -6,25 +6,24 @@ std::uint32_t uniform(RandomSource& random, std::uint32_t bound) {
   if (bound == ~std::uint32_t{0}) return random.next_u32();
   const std::uint32_t range = bound + 1;
   std::uint64_t m = std::uint64_t{random.next_u32()} * range;
-  auto low = static_cast<std::uint32_t>(m);
-  if (low < range) {
-    // Rejects the 2^32 mod range values that would make some results more likely.
+  if (static_cast<std::uint32_t>(m) < range) {
+    // Rejects the 2^32 mod range draws that would make some results more likely.
     const std::uint32_t threshold = (0U - range) % range;
-    while (low < threshold) {
-      m = std::uint64_t{random.next_u32()} * range;
-      low = static_cast<std::uint32_t>(m);
-    }
+    while (static_cast<std::uint32_t>(m) < threshold) m = std::uint64_t{random.next_u32()} * range;
   }
   return static_cast<std::uint32_t>(m >> 32);
 }
 
 namespace {
 
-std::uint64_t splitmix64(std::uint64_t& x) {
-  std::uint64_t z = (x += 0x9E3779B97F4A7C15ULL);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
+// lowbias32 (C. Wellons): a bijective 32-bit mixer with 32-bit multiplies only, which
+// keeps the constructor small on 32-bit cores.
+constexpr std::uint32_t mix32(std::uint32_t x) {
+  x ^= x >> 16;
+  x *= 0x7FEB352DU;
+  x ^= x >> 15;
+  x *= 0x846CA68BU;
+  return x ^ (x >> 16);
 }
 
 constexpr std::uint32_t rotl(std::uint32_t x, int k) { return (x << k) | (x >> (32 - k)); }
@@ -32,12 +31,14 @@ constexpr std::uint32_t rotl(std::uint32_t x, int k) { return (x << k) | (x >> (
 }  // namespace
 
 Xoshiro128::Xoshiro128(std::uint64_t seed) : s_{} {
-  const std::uint64_t a = splitmix64(seed);
-  const std::uint64_t b = splitmix64(seed);
-  s_[0] = static_cast<std::uint32_t>(a);
-  s_[1] = static_cast<std::uint32_t>(a >> 32);
-  s_[2] = static_cast<std::uint32_t>(b);
-  s_[3] = static_cast<std::uint32_t>(b >> 32);
+  const auto lo = static_cast<std::uint32_t>(seed);
+  const auto hi = static_cast<std::uint32_t>(seed >> 32) ^ 0x6A09E667U;
+  // s_[0] and s_[1] mix different inputs through a bijection, so they differ: the state
+  // is never all zero.
+  s_[0] = mix32(lo);
+  s_[1] = mix32(lo + 0x9E3779B9U);
+  s_[2] = mix32(hi);
+  s_[3] = mix32(hi + 0x9E3779B9U);
 }
 
 std::uint32_t Xoshiro128::next_u32() {

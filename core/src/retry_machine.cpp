@@ -24,62 +24,66 @@ RetryMachine::RetryMachine(const RetryContext& context, Idempotent idempotent)
 // kWaiting/kDone and shorten waits; every other move happens here.
 Next RetryMachine::step(Millis now) {
   const std::uint64_t t = clamp(now);
-  switch (phase_) {
-    case Phase::kIdle:
-      start_ = t;
-      phase_ = Phase::kAttempting;
-      return Next::send();
-    case Phase::kAttempting:
-      return Next::send();
-    case Phase::kWaiting: {
-      const std::uint64_t begun = wake_ - wait_;
-      if (t < begun) {
-        // The clock went back: keep the elapsed total, restart the wait from now.
-        const std::uint64_t elapsed = begun - start_;
-        start_ = t > elapsed ? t - elapsed : 0;
-        wake_ = t + wait_;
-      }
-      if (t < wake_) return Next::wait_until(Millis(wake_));
-      if (t > deadline_ms()) return finish(Outcome::kDeadline);
+  if (phase_ == Phase::kIdle) {
+    start_ = t;
+    phase_ = Phase::kAttempting;
+  } else if (phase_ == Phase::kWaiting) {
+    const std::uint64_t begun = wake_ - wait_;
+    if (t < begun) {
+      // The clock went back: keep the elapsed total, restart the wait from now.
+      const std::uint64_t elapsed = begun - start_;
+      start_ = t > elapsed ? t - elapsed : 0;
+      wake_ = t + wait_;
+    }
+    if (t < wake_) return Next::wait_until(Millis(wake_));
+    if (t > deadline_ms()) {
+      phase_ = Phase::kDone;
+      outcome_ = Outcome::kDeadline;
+    } else {
       ++retries_;
       phase_ = Phase::kAttempting;
-      return Next::send();
     }
-    case Phase::kDone:
-      break;
   }
-  return Next::done(outcome_);
+  return phase_ == Phase::kAttempting ? Next::send() : Next::done(outcome_);
 }
 
 Next RetryMachine::report(Millis now, const AttemptResult& result) {
   if (phase_ != Phase::kAttempting) return step(now);
+  if (schedule(clamp(now), result)) return Next::wait_until(Millis(wake_));
+  phase_ = Phase::kDone;
+  return Next::done(outcome_);
+}
+
+bool RetryMachine::schedule(std::uint64_t now, const AttemptResult& result) {
   const Policy& p = context_->policy;
   RetryBudget* budget = context_->budget;
-  switch (classify(p, result)) {
-    case Verdict::kSuccess:
-      if (budget != nullptr) budget->record_success();
-      return finish(Outcome::kSuccess);
-    case Verdict::kTerminal:
-      return finish(result.failure == Failure::kNone ? Outcome::kTerminalStatus
-                                                     : Outcome::kTerminalFailure);
-    case Verdict::kRetryable:
-      break;
+  const Verdict verdict = classify(p, result);
+  if (verdict == Verdict::kSuccess) {
+    if (budget != nullptr) budget->record_success();
+    outcome_ = Outcome::kSuccess;
+    return false;
+  }
+  if (verdict == Verdict::kTerminal) {
+    outcome_ = result.failure == Failure::kNone ? Outcome::kTerminalStatus : Outcome::kTerminalFailure;
+    return false;
   }
   if (result.may_have_been_processed && idempotent_ == Idempotent::kNo &&
       p.idempotency == IdempotencyRule::kSafeOnly) {
-    return finish(Outcome::kNotIdempotent);
+    outcome_ = Outcome::kNotIdempotent;
+    return false;
   }
   if (budget != nullptr) {
     budget->record_failure();
-    if (!budget->allows_retry()) return finish(Outcome::kBudgetExhausted);
+    if (!budget->allows_retry()) {
+      outcome_ = Outcome::kBudgetExhausted;
+      return false;
+    }
   }
-  if (retries_ >= p.max_retries) return finish(Outcome::kRetriesExhausted);
-  return schedule(clamp(now), result);
-}
-
-Next RetryMachine::schedule(std::uint64_t now, const AttemptResult& result) {
-  const Policy& p = context_->policy;
-  std::uint32_t wait = static_cast<std::uint32_t>(
+  if (retries_ >= p.max_retries) {
+    outcome_ = Outcome::kRetriesExhausted;
+    return false;
+  }
+  auto wait = static_cast<std::uint32_t>(
       jittered(p, Millis(carry_), Millis(carry_), context_->random).count());
   if (p.jitter == Jitter::kDecorrelated) {
     carry_ = wait;
@@ -90,7 +94,10 @@ Next RetryMachine::schedule(std::uint64_t now, const AttemptResult& result) {
   }
   WaitReason reason = WaitReason::kBackoff;
   if (p.honor_server_delay && result.delay_source != DelaySource::kNone) {
-    if (result.server_delay > p.max_server_delay) return finish(Outcome::kServerDelayTooLong);
+    if (result.server_delay > p.max_server_delay) {
+      outcome_ = Outcome::kServerDelayTooLong;
+      return false;
+    }
     const auto asked = static_cast<std::uint32_t>(result.server_delay.count());
     if (asked >= wait) {
       wait = asked;
@@ -99,16 +106,21 @@ Next RetryMachine::schedule(std::uint64_t now, const AttemptResult& result) {
     }
   }
   // Gives up now rather than sleeping into the deadline.
-  if (now + wait > deadline_ms()) return finish(Outcome::kDeadline);
+  if (now + wait > deadline_ms()) {
+    outcome_ = Outcome::kDeadline;
+    return false;
+  }
   wait_reason_ = static_cast<std::uint8_t>(reason);
   wait_ = wait;
   wake_ = now + wait;
   phase_ = Phase::kWaiting;
-  return Next::wait_until(Millis(wake_));
+  return true;
 }
 
 void RetryMachine::cancel() {
-  if (phase_ != Phase::kDone) finish(Outcome::kCancelled);
+  if (phase_ == Phase::kDone) return;
+  phase_ = Phase::kDone;
+  outcome_ = Outcome::kCancelled;
 }
 
 void RetryMachine::network_available(Millis now) {
@@ -132,12 +144,6 @@ Millis RetryMachine::deadline() const {
 std::uint64_t RetryMachine::deadline_ms() const {
   const std::uint64_t total = context_->policy.total_deadline.count();
   return total == 0 ? ~std::uint64_t{0} : start_ + total;
-}
-
-Next RetryMachine::finish(Outcome o) {
-  phase_ = Phase::kDone;
-  outcome_ = o;
-  return Next::done(o);
 }
 
 }  // namespace stepback

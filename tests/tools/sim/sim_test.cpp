@@ -120,16 +120,27 @@ TEST(FleetSim, NoOutageEveryFirstAttemptSucceeds) {
 }
 
 // DESIGN.md section 1: once 2^n reaches the cap the literal formula retries in lockstep,
-// so its load after recovery peaks far above equal jitter's.
-TEST(FleetSim, LiteralFormulaPeaksAboveEqualJitter) {
-  for (const auto* profile : {&profiles::mobile, &profiles::desktop}) {
-    SCOPED_TRACE(profile->name);
-    const FleetScenario seed = scaled_default(profile->retry, Jitter::kSeed, 5000);
-    const FleetScenario equal = scaled_default(profile->retry, Jitter::kEqual, 5000);
-    const double seed_peak = peak_multiple(seed, simulate_fleet(seed));
-    const double equal_peak = peak_multiple(equal, simulate_fleet(equal));
-    EXPECT_GT(seed_peak, 2 * equal_peak) << "seed " << seed_peak << "x, equal " << equal_peak << "x";
-  }
+// so its load after recovery peaks far above equal jitter's (24x against 1.6x at 100000
+// clients, the `stepback sim` defaults).
+TEST(FleetSim, LiteralFormulaPeaksAboveEqualJitterOnMobile) {
+  const FleetScenario seed = scaled_default(profiles::mobile.retry, Jitter::kSeed, 5000);
+  const FleetScenario equal = scaled_default(profiles::mobile.retry, Jitter::kEqual, 5000);
+  const double seed_peak = peak_multiple(seed, simulate_fleet(seed));
+  const double equal_peak = peak_multiple(equal, simulate_fleet(equal));
+  EXPECT_GT(seed_peak, 5 * equal_peak) << "seed " << seed_peak << "x, equal " << equal_peak << "x";
+}
+
+// Desktop's six retries span about a minute, so with the 60 s outage an equal-jitter fleet
+// mostly gives up before recovery and its low peak would prove nothing; a 20 s outage
+// lets every strategy meet the recovered server.
+TEST(FleetSim, LiteralFormulaPeaksAboveEqualJitterOnDesktop) {
+  FleetScenario seed = scaled_default(profiles::desktop.retry, Jitter::kSeed, 5000);
+  FleetScenario equal = scaled_default(profiles::desktop.retry, Jitter::kEqual, 5000);
+  seed.outage = equal.outage = Millis::seconds(20);
+  const FleetReport seed_report = simulate_fleet(seed);
+  const FleetReport equal_report = simulate_fleet(equal);
+  EXPECT_GT(equal_report.succeeded, seed_report.succeeded);
+  EXPECT_GT(peak_multiple(seed, seed_report), 2 * peak_multiple(equal, equal_report));
 }
 
 TEST(SimCommand, JsonHasOneLinePerStrategyAndRepeats) {

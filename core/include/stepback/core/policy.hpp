@@ -36,7 +36,7 @@ class StatusSet {
     StatusSet s = *this;
     for (std::uint32_t c = first; c <= last; ++c) {
       if (c >= kFirst && c < kFirst + 256) {
-        s.bits_[(c - kFirst) / 64] |= std::uint64_t{1} << ((c - kFirst) % 64);
+        s.bits_[(c - kFirst) / 32] |= std::uint32_t{1} << ((c - kFirst) % 32);
       }
     }
     return s;
@@ -44,12 +44,12 @@ class StatusSet {
   // Whether `code` is in the set.
   constexpr bool contains(std::uint16_t code) const {
     const std::uint32_t i = static_cast<std::uint32_t>(code) - kFirst;  // Wraps for code < 400.
-    return i < 256 && ((bits_[i / 64] >> (i % 64)) & 1U) != 0;
+    return i < 256 && ((bits_[i / 32] >> (i % 32)) & 1U) != 0;
   }
 
  private:
   static constexpr std::uint32_t kFirst = 400;
-  std::uint64_t bits_[4] = {0, 0, 0, 0};
+  std::uint32_t bits_[8] = {0, 0, 0, 0, 0, 0, 0, 0};  // 32-bit words: cheap shifts on 32-bit cores.
 };
 
 // Everything the retry machine needs to decide; build one with a constexpr lambda and

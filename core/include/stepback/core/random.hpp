@@ -28,7 +28,8 @@ std::uint32_t uniform(RandomSource& random, std::uint32_t bound);
 // Not cryptographic; seeded once (platform::os_seed() or a test constant).
 class Xoshiro128 final : public RandomSource {
  public:
-  // Expands a 64-bit seed into the state with splitmix64, so any seed (even 0) is good.
+  // Expands a 64-bit seed into a never-zero state with a 32-bit bijective mixer, so any
+  // seed (even 0) is good and distinct seeds give distinct states.
   explicit Xoshiro128(std::uint64_t seed);
 
   std::uint32_t next_u32() override;

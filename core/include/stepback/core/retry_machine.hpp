@@ -72,8 +72,9 @@ class RetryMachine {
  private:
   enum class Phase : std::uint8_t { kIdle, kAttempting, kWaiting, kDone };
 
-  Next finish(Outcome o);
-  Next schedule(std::uint64_t now, const AttemptResult& result);
+  // Decides what follows the attempt: true when a wait is scheduled, false with outcome_ set
+  // when the loop ends.
+  bool schedule(std::uint64_t now, const AttemptResult& result);
   std::uint64_t deadline_ms() const;
 
   const RetryContext* context_;
