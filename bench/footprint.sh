@@ -231,6 +231,19 @@ undefined="$("$m4_nm" -u "$m4"/*.o | awk 'NF == 2 { print $2 }' | sort -u |
   grep -v '^_ZN8stepback' || true)"
 echo "Runtime symbols the core needs: ${undefined:-none}."
 
+echo
+echo "### Cortex-M4 image (what firmware links)"
+echo
+# bench/m4_image.cpp uses the machine, budget, generator and network_available();
+# --gc-sections keeps only what it reaches. Summed: every stepback function in the image.
+"${compiler[cortex-m4]}" ${target_flags[cortex-m4]} "${common_flags[@]}" -fdata-sections \
+  -I"$repo/core/include" "$repo/bench/m4_image.cpp" "$repo"/core/src/*.cpp \
+  -Wl,--gc-sections --specs=nano.specs --specs=nosys.specs -o "$m4/image.elf" 2>"$m4/link.log" ||
+  { cat "$m4/link.log" >&2; exit 1; }
+image_text=$("$m4_nm" -S "$m4/image.elf" | awk '$3 ~ /^[Tt]$/ && $4 ~ /^_ZN8stepback/ { print $1, $2 }' |
+  sort -u | while read -r _ hex; do echo "$((16#$hex))"; done | awk "{ s += \$1 } END { print s + 0 }")
+echo "stepback code in a linked Cortex-M4 image (bench/m4_image.cpp, -Os, --gc-sections): **$image_text bytes** ($(verdict "$image_text") against $TARGET_TEXT)."
+
 if [[ "$strict" == 1 ]] && (( tot_text[cortex-m4] > TARGET_TEXT )); then
   echo "footprint.sh: Cortex-M4 core text ${tot_text[cortex-m4]} > $TARGET_TEXT bytes" >&2
   exit 1
