@@ -70,8 +70,8 @@ struct Policy {
 };
 
 // Hard limits that keep every computation in range; valid() enforces them.
-inline constexpr Millis kMaxBackoffLimit = Millis::seconds(24 * 3600);
-inline constexpr Millis kMaxDeadlineLimit = Millis::seconds(400 * 24 * 3600);
+inline constexpr Millis kMaxBackoffLimit = Millis::seconds(std::uint64_t{24} * 3600);
+inline constexpr Millis kMaxDeadlineLimit = Millis::seconds(std::uint64_t{400} * 24 * 3600);
 
 // Whether `p` is usable: positive initial delay no larger than max_backoff, multiplier
 // in 2..16, waits and jitter within a day, and a deadline (if any) that allows one retry
