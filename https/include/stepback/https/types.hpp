@@ -1,0 +1,51 @@
+// Shared vocabulary of the HTTPS layer: its status enum and caller-owned byte spans.
+#ifndef STEPBACK_HTTPS_TYPES_HPP_
+#define STEPBACK_HTTPS_TYPES_HPP_
+
+#include <cstddef>
+#include <cstdint>
+
+namespace stepback::https {
+
+// The HTTPS layer's status. The first value is a failure so a default-initialized
+// Status never reads as success.
+enum class Status : std::uint8_t {
+  kError,             // An unclassified failure.
+  kOk,
+  kWouldBlock,        // Nothing can happen now; wait for the transport's fd (see wants()).
+  kClosed,            // The peer closed the connection in an orderly way.
+  kInvalidArgument,   // A caller-supplied value is malformed (URL, header, method).
+  kBufferTooSmall,    // The caller's buffer cannot hold what has to be written.
+  kDnsFailed,         // getaddrinfo found no address.
+  kConnectFailed,     // Refused or unreachable on every address.
+  kConnectTimeout,
+  kTlsHandshake,      // The handshake failed for a reason other than verification.
+  kTlsVerify,         // The certificate chain, validity or host name did not verify.
+  kReset,             // The connection was reset or closed mid-response.
+  kTimeout,           // No progress within the read timeout.
+  kProtocol,          // The response is not valid HTTP/1.1.
+  kHeadersTooLarge,   // The response head does not fit the caller's header buffer.
+  kBodyTooLarge,      // The body exceeds the caller's limit.
+};
+
+// The lower-case name of `s` ("would_block", "tls_verify", ...).
+const char* to_string(Status s);
+
+// A read-only view of caller-owned bytes.
+struct ConstBytes {
+  const std::uint8_t* data = nullptr;
+  std::size_t size = 0;
+};
+
+// A writable view of caller-owned bytes.
+struct MutableBytes {
+  std::uint8_t* data = nullptr;
+  std::size_t size = 0;
+};
+
+// What a waiting transport needs from poll(): readable, writable or either.
+enum class IoInterest : std::uint8_t { kNone = 0, kRead = 1, kWrite = 2, kReadWrite = 3 };
+
+}  // namespace stepback::https
+
+#endif  // STEPBACK_HTTPS_TYPES_HPP_
