@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs what building, testing and measuring stepback needs on Debian 12 (apt only).
-# Runs as root or through sudo; installs nothing that is already there.
+# Installs what building, testing and measuring stepback needs on Debian 12 (apt only), then
+# fetches the third-party sources (scripts/fetch_deps.sh). Runs as root or through sudo;
+# installs and fetches nothing that is already there.
 set -euo pipefail
 
 packages=(
@@ -9,6 +10,8 @@ packages=(
   gcc-arm-none-eabi                        # freestanding Cortex-M core build
   g++-aarch64-linux-gnu g++-arm-linux-gnueabihf qemu-user  # ARM footprint and runs
   g++-mingw-w64-x86-64                     # Windows shims compile check
+  dpkg-dev                                 # apt-get source, for scripts/fetch_deps.sh
+  protobuf-compiler python3-protobuf       # nanopb generator (freshness check of https/proto)
 )
 
 missing=()
@@ -17,11 +20,13 @@ for p in "${packages[@]}"; do
 done
 if [ ${#missing[@]} -eq 0 ]; then
   echo "setup: all ${#packages[@]} packages present"
-  exit 0
+else
+  sudo=()
+  [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+  echo "setup: installing ${missing[*]}"
+  "${sudo[@]}" apt-get update -q
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
-sudo=()
-[ "$(id -u)" -eq 0 ] || sudo=(sudo)
-echo "setup: installing ${missing[*]}"
-"${sudo[@]}" apt-get update -q
-DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+# Third-party sources (mbedTLS, nanopb) into third_party/; needs no root.
+"$(dirname "$0")/fetch_deps.sh"

@@ -1,0 +1,79 @@
+# mbedTLS 3.6 LTS for the HTTPS layer, plus the TLS arena (src/tls_arena.cpp).
+#
+# Where mbedTLS comes from, in this order of preference:
+#   1. -DSTEPBACK_MBEDTLS_SOURCE_DIR=/path: a source tree the user brings (an Android app's
+#      own checkout); built here with our configuration.
+#   2. third_party/mbedtls, fetched by scripts/fetch_deps.sh (Debian trixie source package);
+#      built here with our configuration.
+#   3. An installed MbedTLS 3.6 CMake package (find_package(MbedTLS 3.6 CONFIG)). It keeps the
+#      configuration it was built with, so features of ours may be missing (tls_arena_init()
+#      reports kError without MBEDTLS_MEMORY_BUFFER_ALLOC_C).
+# Nothing found stops the configure and says to run scripts/fetch_deps.sh.
+#
+# Source trees go through mbedTLS's own CMake (static libraries only, no programs, no tests,
+# its warnings not fatal) with MBEDTLS_CONFIG_FILE = config/stepback_mbedtls_config.h, which
+# mbedTLS also exports as a public definition so that our code sees the same configuration.
+# The subdirectory is SYSTEM: our warnings-as-errors never apply to mbedTLS sources or headers.
+
+set(STEPBACK_MBEDTLS_SOURCE_DIR "" CACHE PATH
+  "mbedTLS 3.6 source tree to build (default: third_party/mbedtls, then an installed package)")
+set(STEPBACK_MBEDTLS_CONFIG_FILE "${CMAKE_CURRENT_LIST_DIR}/config/stepback_mbedtls_config.h")
+
+# Sets <out> to the MBEDTLS_VERSION_STRING of the source tree <dir>, or "" if there is none.
+function(stepback_mbedtls_tree_version dir out)
+  set(version "")
+  if(EXISTS "${dir}/include/mbedtls/build_info.h" AND EXISTS "${dir}/CMakeLists.txt")
+    file(STRINGS "${dir}/include/mbedtls/build_info.h" line
+         REGEX "^#define MBEDTLS_VERSION_STRING +\"[0-9.]+\"")
+    string(REGEX REPLACE ".*\"([0-9.]+)\".*" "\\1" version "${line}")
+  endif()
+  set(${out} "${version}" PARENT_SCOPE)
+endfunction()
+
+set(stepback_mbedtls_dir "")
+if(STEPBACK_MBEDTLS_SOURCE_DIR)
+  get_filename_component(stepback_mbedtls_dir "${STEPBACK_MBEDTLS_SOURCE_DIR}" ABSOLUTE)
+  set(stepback_mbedtls_origin "STEPBACK_MBEDTLS_SOURCE_DIR")
+elseif(EXISTS "${PROJECT_SOURCE_DIR}/third_party/mbedtls/CMakeLists.txt")
+  get_filename_component(stepback_mbedtls_dir "${PROJECT_SOURCE_DIR}/third_party/mbedtls" REALPATH)
+  set(stepback_mbedtls_origin "third_party/mbedtls")
+endif()
+
+if(stepback_mbedtls_dir)
+  stepback_mbedtls_tree_version("${stepback_mbedtls_dir}" stepback_mbedtls_version)
+  if(NOT stepback_mbedtls_version MATCHES "^3\\.6\\.")
+    message(FATAL_ERROR "${stepback_mbedtls_origin} = ${stepback_mbedtls_dir} is not an mbedTLS "
+      "3.6 source tree (found version '${stepback_mbedtls_version}'). Point "
+      "STEPBACK_MBEDTLS_SOURCE_DIR at an mbedTLS 3.6.x checkout, or run scripts/fetch_deps.sh.")
+  endif()
+  message(STATUS "mbedTLS ${stepback_mbedtls_version} from ${stepback_mbedtls_origin} "
+                 "(${stepback_mbedtls_dir}), built with ${STEPBACK_MBEDTLS_CONFIG_FILE}")
+  # mbedTLS's own options, forced: they describe how we build a dependency, not user choices.
+  set(ENABLE_PROGRAMS OFF CACHE BOOL "mbedTLS: build its programs" FORCE)
+  set(ENABLE_TESTING OFF CACHE BOOL "mbedTLS: build its tests" FORCE)
+  set(MBEDTLS_FATAL_WARNINGS OFF CACHE BOOL "mbedTLS: warnings as errors" FORCE)
+  set(USE_STATIC_MBEDTLS_LIBRARY ON CACHE BOOL "mbedTLS: static libraries" FORCE)
+  set(USE_SHARED_MBEDTLS_LIBRARY OFF CACHE BOOL "mbedTLS: shared libraries" FORCE)
+  set(DISABLE_PACKAGE_CONFIG_AND_INSTALL ON CACHE BOOL "mbedTLS: install rules" FORCE)
+  set(GEN_FILES OFF CACHE BOOL "mbedTLS: regenerate generated sources" FORCE)
+  set(MBEDTLS_CONFIG_FILE "${STEPBACK_MBEDTLS_CONFIG_FILE}" CACHE FILEPATH
+      "mbedTLS configuration file (set by stepback)" FORCE)
+  add_subdirectory("${stepback_mbedtls_dir}" "${PROJECT_BINARY_DIR}/third_party/mbedtls"
+                   EXCLUDE_FROM_ALL SYSTEM)
+else()
+  find_package(MbedTLS 3.6 CONFIG QUIET)
+  if(NOT MbedTLS_FOUND OR NOT MbedTLS_VERSION VERSION_LESS 3.7)
+    message(FATAL_ERROR "mbedTLS 3.6 not found. Run scripts/fetch_deps.sh (fetches it into "
+      "third_party/), or configure with -DSTEPBACK_MBEDTLS_SOURCE_DIR=/path/to/mbedtls-3.6, "
+      "or install an MbedTLS 3.6 CMake package (MbedTLS_DIR).")
+  endif()
+  message(STATUS "mbedTLS ${MbedTLS_VERSION} from the installed package (${MbedTLS_DIR}), "
+                 "with the configuration it was built with")
+endif()
+
+list(APPEND STEPBACK_HTTPS_SOURCES src/tls_arena.cpp)
+
+# Links mbedTLS into <target>, publicly: our headers and tests use mbedTLS types.
+function(stepback_https_deps_link target)
+  target_link_libraries(${target} PUBLIC MbedTLS::mbedtls MbedTLS::mbedx509 MbedTLS::mbedcrypto)
+endfunction()
