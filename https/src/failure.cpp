@@ -1,0 +1,37 @@
+#include "stepback/https/failure.hpp"
+
+namespace stepback::https {
+
+Failure to_failure(Status s) {
+  switch (s) {
+    case Status::kOk:
+    case Status::kWouldBlock:
+      return Failure::kNone;
+    case Status::kDnsFailed:
+      return Failure::kDns;
+    case Status::kConnectFailed:
+      return Failure::kConnect;
+    case Status::kConnectTimeout:
+      return Failure::kConnectTimeout;
+    case Status::kTlsHandshake:
+      return Failure::kTlsHandshake;
+    case Status::kTlsVerify:
+      return Failure::kTlsVerify;
+    case Status::kClosed:
+    case Status::kReset:
+      return Failure::kReset;
+    case Status::kTimeout:
+      return Failure::kTimeout;
+    case Status::kHeadersTooLarge:
+    case Status::kBodyTooLarge:
+    case Status::kBufferTooSmall:
+      return Failure::kTooLarge;
+    case Status::kProtocol:
+    case Status::kInvalidArgument:
+    case Status::kError:
+      return Failure::kProtocol;
+  }
+  return Failure::kProtocol;
+}
+
+}  // namespace stepback::https

@@ -1,0 +1,16 @@
+# Tests of the RetryInfo readers, and the freshness check of the generated nanopb code.
+stepback_add_test(retry_info_test
+  retry_info_duration_test.cpp
+  retry_info_json_test.cpp
+  retry_info_proto_test.cpp)
+
+# Regenerates https/proto/*.pb.[ch] into a temporary folder and diffs: fails when they are
+# stale. Without protoc or python3-protobuf it is skipped locally (exit 77) and fails in CI
+# (CI set), so a CI machine that lacks them cannot pass silently.
+find_program(STEPBACK_BASH bash)
+if(STEPBACK_BASH)
+  add_test(NAME retry_info_proto_fresh
+    COMMAND "${STEPBACK_BASH}" "${PROJECT_SOURCE_DIR}/https/proto/generate.sh"
+            --nanopb "${STEPBACK_NANOPB_DIR}" --check)
+  set_tests_properties(retry_info_proto_fresh PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120)
+endif()

@@ -1,0 +1,67 @@
+// The Status -> Failure bridge the request layer reports attempts with.
+#include <gtest/gtest.h>
+
+#include "stepback/core/attempt.hpp"
+#include "stepback/https/failure.hpp"
+
+namespace stepback::https {
+namespace {
+
+TEST(ToFailure, EveryStatusHasItsFailure) {
+  struct Row {
+    Status status;
+    Failure failure;
+  };
+  const Row rows[] = {
+      {Status::kError, Failure::kProtocol},
+      {Status::kOk, Failure::kNone},
+      {Status::kWouldBlock, Failure::kNone},
+      {Status::kClosed, Failure::kReset},
+      {Status::kInvalidArgument, Failure::kProtocol},
+      {Status::kBufferTooSmall, Failure::kTooLarge},
+      {Status::kDnsFailed, Failure::kDns},
+      {Status::kConnectFailed, Failure::kConnect},
+      {Status::kConnectTimeout, Failure::kConnectTimeout},
+      {Status::kTlsHandshake, Failure::kTlsHandshake},
+      {Status::kTlsVerify, Failure::kTlsVerify},
+      {Status::kReset, Failure::kReset},
+      {Status::kTimeout, Failure::kTimeout},
+      {Status::kProtocol, Failure::kProtocol},
+      {Status::kHeadersTooLarge, Failure::kTooLarge},
+      {Status::kBodyTooLarge, Failure::kTooLarge},
+  };
+  // The table covers the enum: a new Status must be added here (and to to_failure).
+  EXPECT_EQ(sizeof rows / sizeof rows[0], static_cast<std::size_t>(Status::kBodyTooLarge) + 1);
+  for (const Row& row : rows) {
+    EXPECT_EQ(to_failure(row.status), row.failure) << to_string(row.status);
+  }
+}
+
+TEST(ToFailure, ConnectPhaseFailuresProveTheRequestWasNotProcessed) {
+  for (const Status s : {Status::kDnsFailed, Status::kConnectFailed, Status::kConnectTimeout,
+                         Status::kTlsHandshake, Status::kTlsVerify}) {
+    EXPECT_FALSE(AttemptResult::transport(to_failure(s)).may_have_been_processed) << to_string(s);
+  }
+  for (const Status s : {Status::kReset, Status::kClosed, Status::kTimeout}) {
+    EXPECT_TRUE(AttemptResult::transport(to_failure(s)).may_have_been_processed) << to_string(s);
+  }
+}
+
+TEST(ToFailure, WhatNoRetryCanFixIsTerminal) {
+  const Policy p;
+  for (const Status s :
+       {Status::kError, Status::kInvalidArgument, Status::kProtocol, Status::kHeadersTooLarge,
+        Status::kBodyTooLarge, Status::kBufferTooSmall, Status::kTlsVerify}) {
+    EXPECT_EQ(classify(p, AttemptResult::transport(to_failure(s))), Verdict::kTerminal)
+        << to_string(s);
+  }
+  for (const Status s :
+       {Status::kDnsFailed, Status::kConnectFailed, Status::kConnectTimeout, Status::kTlsHandshake,
+        Status::kReset, Status::kClosed, Status::kTimeout}) {
+    EXPECT_EQ(classify(p, AttemptResult::transport(to_failure(s))), Verdict::kRetryable)
+        << to_string(s);
+  }
+}
+
+}  // namespace
+}  // namespace stepback::https
