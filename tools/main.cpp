@@ -4,6 +4,8 @@
 #include <string>
 #include <string_view>
 
+#include "demo.hpp"
+#include "get.hpp"
 #include "schedule.hpp"
 #include "sim.hpp"
 #include "stepback/profiles/active.hpp"
@@ -29,6 +31,8 @@ struct Subcommand {
 constexpr Subcommand kSubcommands[] = {
     {"schedule", schedule_main, "print the retry schedule a device profile yields"},
     {"sim", run_sim, "simulate a fleet of clients retrying against one server"},
+    {"get", run_get, "make an HTTPS request, retried per the device profile"},
+    {"demo", run_demo, "watch a retried request against a local HTTPS server: 503, 429, 200"},
 };
 
 void print_usage(std::FILE* out) {

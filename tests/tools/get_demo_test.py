@@ -1,0 +1,299 @@
+"""Runs `stepback demo` and `stepback get` on loopback and checks output and exit codes.
+
+usage: get_demo_test.py STEPBACK_BINARY CASE
+Each CASE is one CTest test (see tests/tools/CMakeLists.txt). Self-contained: the demo
+brings its own HTTPS server; `get` runs against a closed port and a small plain-HTTP
+server started here on 127.0.0.1.
+"""
+
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+BINARY = sys.argv[1]
+
+# A trust anchor that no server uses: `get https://...` needs one to get as far as the
+# connect, whether or not the machine has a system CA bundle.
+ANCHOR = """-----BEGIN CERTIFICATE-----
+MIIBvTCCAWOgAwIBAgIUU+DKFP8Eg4sXkGdO1Oh6xqpw0HAwCgYIKoZIzj0EAwIw
+MzExMC8GA1UEAwwoc3RlcGJhY2sgdGVzdCBhbmNob3IgKG5vIHNlcnZlciB1c2Vz
+IGl0KTAgFw0yNjExMjIwMjI4MjBaGA8yMTI2MTAyOTAyMjgyMFowMzExMC8GA1UE
+Awwoc3RlcGJhY2sgdGVzdCBhbmNob3IgKG5vIHNlcnZlciB1c2VzIGl0KTBZMBMG
+ByqGSM49AgEGCCqGSM49AwEHA0IABJLpcL7fnM4s45XyS6IGYMAcPx3WM3RMcKF5
+Dw2IvbhCdhzCv5yeMB9fP8myr87G5irkku/xb93DfNEF5mOj3r+jUzBRMB0GA1Ud
+DgQWBBTdcmqB0IFxhJk/vUnE7K7XVtoxPTAfBgNVHSMEGDAWgBTdcmqB0IFxhJk/
+vUnE7K7XVtoxPTAPBgNVHRMBAf8EBTADAQH/MAoGCCqGSM49BAMCA0gAMEUCIGDs
+dMKJcZUVxxcozn9Xt6JV1C57Iyk2E+oeH1A9yomAAiEA0ML5Q5juiDm9XXNOM+I2
+Y7zkb0+mkXKnxvvd+7o4Sf8=
+-----END CERTIFICATE-----
+"""
+
+DEMO_BODY = "hello from the stepback demo\n"
+
+
+def run(*args, timeout=20):
+    """Runs the program; returns (exit code, stdout, stderr, seconds)."""
+    start = time.monotonic()
+    p = subprocess.run([BINARY, *args], capture_output=True, text=True, timeout=timeout)
+    return p.returncode, p.stdout, p.stderr, time.monotonic() - start
+
+
+def check(condition, message):
+    if not condition:
+        sys.exit("FAIL: " + message)
+
+
+def trace_events(err, args):
+    """Parses --trace output: one JSON object per line, each with event and t_ms."""
+    events = []
+    last_t = 0
+    for line in err.splitlines():
+        try:
+            e = json.loads(line)
+        except json.JSONDecodeError as x:
+            sys.exit(f"FAIL: {args}: not JSON ({x}): {line!r}")
+        check(isinstance(e.get("event"), str), f"{args}: no event in {e}")
+        check(type(e.get("t_ms")) is int and e["t_ms"] >= last_t, f"{args}: bad t_ms in {e}")
+        last_t = e["t_ms"]
+        events.append(e)
+    return events
+
+
+def closed_port():
+    """A loopback port nothing listens on (bound, then released)."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def anchor_file(tmp):
+    path = os.path.join(tmp, "anchor.pem")
+    with open(path, "w") as f:
+        f.write(ANCHOR)
+    return path
+
+
+class StatusServer:
+    """A plain-HTTP/1.1 server on 127.0.0.1 answering with `responses` in order (then the
+    last one again), one response per connection (Connection: close)."""
+
+    def __init__(self, responses):
+        self.responses = responses
+        self.served = 0
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.port = self.sock.getsockname()[1]
+        threading.Thread(target=self.loop, daemon=True).start()
+
+    def loop(self):
+        while True:
+            conn, _ = self.sock.accept()
+            with conn:
+                conn.settimeout(5)
+                data = b""
+                while b"\r\n\r\n" not in data:
+                    chunk = conn.recv(4096)
+                    if not chunk:
+                        break
+                    data += chunk
+                status, body = self.responses[min(self.served, len(self.responses) - 1)]
+                self.served += 1
+                conn.sendall(f"HTTP/1.1 {status}\r\nContent-Length: {len(body)}\r\n"
+                             f"Connection: close\r\n\r\n".encode() + body)
+
+
+def case_demo_runs():
+    code, out, err, seconds = run("demo")
+    check(code == 0, f"demo exited {code}, stderr: {err}")
+    check(out == DEMO_BODY, f"demo body {out!r}")
+    check(seconds < 15, f"demo took {seconds:.1f} s")
+    lines = err.splitlines()
+    expected = [
+        r"attempt 1: 503 Service Unavailable, retrying in \d+\.\d\d s$",
+        r"attempt 2: 429 Too Many Requests, retrying in \d+\.\d\d s( \(Retry-After\))?$",
+        r"attempt 3: 200 OK$",
+        r"stepback demo: 3 attempts, 1 connection opened \(kept alive between attempts\), so no "
+        r"TLS resumption; peak TLS arena \d+ bytes",
+    ]
+    attempts = [l for l in lines if not l.startswith("stepback demo: HTTPS server")
+                and not l.startswith("stepback demo: it answers")]
+    check(len(attempts) == len(expected), f"demo progress lines: {attempts}")
+    for pattern, line in zip(expected, attempts):
+        check(re.match(pattern, line), f"demo line {line!r} does not match {pattern!r}")
+    # Equal jitter's first wait is half to all of the 1 s initial delay.
+    first = float(re.search(r"retrying in (\S+) s", attempts[0]).group(1))
+    check(0.5 <= first <= 1.0, f"first wait {first} s")
+    # Retry-After: 1 means the second wait is never shorter than 1 s.
+    second = float(re.search(r"retrying in (\S+) s", attempts[1]).group(1))
+    check(second >= 1.0, f"second wait {second} s is shorter than Retry-After")
+
+
+def case_demo_trace():
+    for profile in ["desktop", "mobile"]:
+        args = ["demo", "--trace", "--profile", profile]
+        code, out, err, seconds = run(*args)
+        check(code == 0, f"{args} exited {code}, stderr: {err}")
+        check(out == DEMO_BODY, f"{args}: body {out!r}")
+        check(seconds < 15, f"{args} took {seconds:.1f} s")
+        events = trace_events(err, args)
+        kinds = [e["event"] for e in events]
+        check(kinds == ["attempt", "response", "wait", "attempt", "response", "wait", "attempt",
+                        "response", "done"], f"{args}: event sequence {kinds}")
+        check([e["n"] for e in events if e["event"] == "attempt"] == [1, 2, 3],
+              f"{args}: attempt numbers")
+        check([e["status"] for e in events if e["event"] == "response"] == [503, 429, 200],
+              f"{args}: statuses")
+        waits = [e for e in events if e["event"] == "wait"]
+        check(waits[0]["reason"] == "backoff" and 500 <= waits[0]["ms"] <= 1000,
+              f"{args}: first wait {waits[0]}")
+        # Retry-After: 1 against a 1-2 s backoff: either may set the wait, never below 1 s.
+        check(waits[1]["reason"] in ("retry_after", "backoff") and waits[1]["ms"] >= 1000,
+              f"{args}: second wait {waits[1]}")
+        done = events[-1]
+        check(done["outcome"] == "success" and done["attempts"] == 3 and done["status"] == 200,
+              f"{args}: done {done}")
+        check(done["connections"] == 1, f"{args}: keep-alive not used: {done}")
+        check(type(done["arena_peak"]) is int and 0 < done["arena_peak"] <= 1024 * 1024,
+              f"{args}: arena_peak {done}")
+        # The waits really happened: the last attempt starts after both.
+        check(events[6]["t_ms"] >= waits[0]["ms"] + waits[1]["ms"], f"{args}: waits skipped")
+
+
+def case_demo_close():
+    # The server closes after each response: every retry opens a new connection (and may
+    # resume the TLS session; whether it does is reported, not required here).
+    args = ["demo", "--close", "--trace"]
+    code, out, err, seconds = run(*args)
+    check(code == 0 and out == DEMO_BODY, f"{args} exited {code}, stderr: {err}")
+    check(seconds < 15, f"{args} took {seconds:.1f} s")
+    done = trace_events(err, args)[-1]
+    check(done["event"] == "done" and done["attempts"] == 3 and done["connections"] == 3,
+          f"{args}: done {done}")
+    # The reconnection offered the saved TLS session (a TLS 1.3 ticket) and the server took it.
+    check(done["resumed"] is True, f"{args}: the last reconnection did not resume: {done}")
+
+
+def case_demo_retry_after():
+    # A Retry-After longer than any backoff of the second wait sets that wait exactly.
+    args = ["demo", "--trace", "--retry-after", "3"]
+    code, out, err, seconds = run(*args)
+    check(code == 0 and out == DEMO_BODY, f"{args} exited {code}, stderr: {err}")
+    waits = [e for e in trace_events(err, args) if e["event"] == "wait"]
+    check(len(waits) == 2 and waits[1]["reason"] == "retry_after" and waits[1]["ms"] == 3000,
+          f"{args}: waits {waits}")
+
+
+def case_get_refused():
+    with tempfile.TemporaryDirectory() as tmp:
+        port = closed_port()
+        args = ["get", f"https://127.0.0.1:{port}/", "--cacert", anchor_file(tmp),
+                "--max-retries", "1", "--max-backoff", "1"]
+        code, out, err, _ = run(*args)
+        check(code == 3, f"{args} exited {code}, stderr: {err}")
+        check(out == "", f"{args}: stdout {out!r}")
+        lines = err.splitlines()
+        check(len(lines) == 3, f"{args}: stderr {lines}")
+        check(re.match(r"attempt 1: could not connect \(connect\), retrying in (0\.\d\d|1\.00) s$",
+                       lines[0]), f"{args}: line {lines[0]!r}")
+        check(lines[1] == "attempt 2: could not connect (connect)", f"{args}: {lines[1]!r}")
+        check(lines[2].startswith("stepback get: stopped after 2 attempts: retries_exhausted"),
+              f"{args}: {lines[2]!r}")
+
+        code, out, err, _ = run(*args, "--trace")
+        check(code == 3, f"{args} --trace exited {code}, stderr: {err}")
+        events = trace_events(err, args)
+        kinds = [e["event"] for e in events]
+        check(kinds == ["attempt", "error", "wait", "attempt", "error", "done"],
+              f"{args}: events {kinds}")
+        check(all(e["kind"] == "connect" and e["message"] for e in events
+                  if e["event"] == "error"), f"{args}: errors {events}")
+        check(events[2]["reason"] == "backoff" and events[2]["ms"] <= 1000, f"{events[2]}")
+        check(events[-1]["outcome"] == "retries_exhausted" and events[-1]["attempts"] == 2
+              and "status" not in events[-1], f"{args}: done {events[-1]}")
+
+
+def case_get_http_status():
+    # 503 is retried; 404 is terminal and its body goes to stdout.
+    server = StatusServer([("503 Service Unavailable", b"busy\n"), ("404 Not Found", b"gone\n")])
+    args = ["get", f"http://127.0.0.1:{server.port}/x", "--max-backoff", "0.2"]
+    code, out, err, _ = run(*args)
+    check(code == 4, f"{args} exited {code}, stderr: {err}")
+    check(out == "gone\n", f"{args}: stdout {out!r}")
+    check("attempt 2: 404 Not Found" in err and "terminal_status" in err, f"{args}: {err!r}")
+
+    # A POST is not re-sent after a 500: the server may have acted on it.
+    server = StatusServer([("500 Internal Server Error", b"oops\n")])
+    args = ["get", f"http://127.0.0.1:{server.port}/", "--data", "x=1", "--trace"]
+    code, out, err, _ = run(*args)
+    check(code == 4, f"{args} exited {code}, stderr: {err}")
+    done = trace_events(err, args)[-1]
+    check(done["outcome"] == "not_idempotent" and done["attempts"] == 1, f"{args}: {done}")
+
+    server = StatusServer([("200 OK", b"fine\n")])
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "body")
+        args = ["get", f"http://127.0.0.1:{server.port}/", "-o", path, "--trace"]
+        code, out, err, _ = run(*args)
+        check(code == 0 and out == "", f"{args} exited {code}, stdout {out!r}, stderr {err}")
+        with open(path) as f:
+            check(f.read() == "fine\n", f"{args}: file body")
+        done = trace_events(err, args)[-1]
+        check(done["event"] == "done" and done["status"] == 200, f"{args}: {done}")
+
+
+def case_get_usage():
+    bad = [
+        ([], "a URL is required"),
+        (["ftp://example.com/"], "invalid URL"),
+        (["https://example.com/", "--bogus"], "unknown option '--bogus'"),
+        (["https://example.com/", "--profile", "tablet"], "unknown profile 'tablet'"),
+        (["https://example.com/", "--max-retries", "x"], "invalid --max-retries 'x'"),
+        (["https://example.com/", "--max-retries"], "--max-retries needs a value"),
+        (["https://example.com/", "--max-backoff", "0"], "invalid --max-backoff '0'"),
+        (["https://example.com/", "--deadline", "0.5"], "--deadline must be 0"),
+        (["https://example.com/", "-H", "no colon"], "invalid header 'no colon'"),
+        (["https://example.com/", "--cacert", "a", "--capath", "b"], "exclude each other"),
+        (["https://example.com/", "https://example.org/"], "unexpected argument"),
+        (["https://example.com/", "--cacert", "/nonexistent/ca.pem"], "no usable CA"),
+        (["http://127.0.0.1:1/", "-X", "GE T"], "invalid request"),
+    ]
+    for extra, message in bad:
+        code, out, err, _ = run("get", *extra)
+        check(code == 2, f"get {extra} exited {code}, stderr: {err!r}")
+        check(err.startswith("stepback get: ") and message in err,
+              f"get {extra}: stderr {err!r} lacks {message!r}")
+        check(out == "", f"get {extra}: stdout {out!r}")
+    code, out, err, _ = run("demo", "--bogus")
+    check(code == 2 and "unknown option '--bogus'" in err, f"demo --bogus: {code} {err!r}")
+    for command in ["get", "demo"]:
+        code, out, err, _ = run(command, "--help")
+        check(code == 0 and out.startswith(f"usage: stepback {command}"), f"{command} --help")
+    code, out, _, _ = run("get", "--help")
+    for n in range(8):
+        check(re.search(rf"^  {n}  ", out, re.M), f"get --help lacks exit code {n}")
+
+
+def case_get_local_io():
+    port = closed_port()
+    code, _, err, _ = run("get", f"http://127.0.0.1:{port}/", "--data", "@/nonexistent/body")
+    check(code == 7 and "cannot read --data file" in err, f"--data: {code} {err!r}")
+    code, _, err, _ = run("get", f"http://127.0.0.1:{port}/", "-o", "/nonexistent/dir/out")
+    check(code == 7 and "cannot open" in err, f"-o: {code} {err!r}")
+
+
+CASES = {name[len("case_"):]: f for name, f in globals().items() if name.startswith("case_")}
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3 or sys.argv[2] not in CASES:
+        sys.exit(f"usage: {sys.argv[0]} BINARY {'|'.join(CASES)}")
+    CASES[sys.argv[2]]()
+    print("PASS")

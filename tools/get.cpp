@@ -1,0 +1,699 @@
+#include "get.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdarg>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "args.hpp"
+#include "schedule.hpp"
+#include "stepback/core/budget.hpp"
+#include "stepback/core/retry_machine.hpp"
+#include "stepback/https/request_writer.hpp"
+#include "stepback/https/tls.hpp"
+#include "stepback/https/tls_arena.hpp"
+#include "stepback/platform/clock.hpp"
+#include "stepback/platform/random.hpp"
+#include "stepback/profiles/active.hpp"
+
+#ifndef STEPBACK_VERSION
+#error "STEPBACK_VERSION must be defined by the build (tools/CMakeLists.txt)"
+#endif
+
+namespace stepback::tools {
+namespace {
+
+constexpr const char* kPrefix = "stepback get: ";
+constexpr const char* kSystemBundle = "/etc/ssl/certs/ca-certificates.crt";
+constexpr const char* kUserAgent = "stepback/" STEPBACK_VERSION;
+
+// Every mbedTLS allocation of the process. Measured peaks (tls_arena_usage, x86-64): one TLS
+// 1.3 GET with a single trust anchor, 30.6 KB; the demo's client and server together,
+// 58.8 KB; loading Debian's system CA bundle (144 certificates; mbedTLS reads the 220 KB file
+// whole into the arena, then keeps every certificate parsed) 536 KB, 618 KB with block
+// headers. 1 MiB leaves room for a larger bundle; it is zero-initialized .bss, so the pages
+// nothing touches cost no memory.
+constexpr std::size_t kTlsArenaBytes = 1024 * 1024;
+alignas(16) std::uint8_t g_tls_arena[kTlsArenaBytes];
+
+// The client's buffers. Static rather than on the stack: together they are 36 KiB.
+std::uint8_t g_request_head[8 * 1024];
+std::uint8_t g_response_head[8 * 1024];
+std::uint8_t g_io[16 * 1024];  // One full TLS record per read.
+std::uint8_t g_error_body[4 * 1024];
+// The output stream's stdio buffer, installed before the first write so that stdio does not
+// allocate one while the request runs.
+char g_output_buffer[16 * 1024];
+
+constexpr std::size_t kMaxHeaders = 32;
+constexpr std::size_t kMaxPollFds = 16;
+constexpr std::uint64_t kTickMs = 100;
+constexpr std::uint64_t kMaxPollMs = 60 * 1000;
+// Longest --max-backoff and --deadline accepted, in seconds; the policy's own limits.
+constexpr std::uint64_t kMaxSeconds = 400ULL * 24 * 3600;
+
+std::string option_names() {
+  return join_names({"--cacert", "--capath", "--profile", "--max-retries", "--max-backoff",
+                     "--deadline", "-X", "-H", "--data", "-o", "--trace", "--help"});
+}
+
+// What `stepback get` was asked for. The views point into argv, which outlives the request.
+struct GetOptions {
+  std::string_view url;
+  const char* cacert = nullptr;  // NUL-terminated: tails of argv strings.
+  const char* capath = nullptr;
+  const profiles::DeviceProfile* profile = &profiles::active;
+  std::optional<std::uint32_t> max_retries;
+  std::optional<Millis> max_backoff;
+  std::optional<Millis> deadline;
+  std::string_view method;  // Empty: GET, or POST with --data.
+  https::Header headers[kMaxHeaders];
+  std::size_t header_count = 0;
+  std::optional<std::string_view> data;  // "@FILE" or the literal body.
+  const char* output = nullptr;
+  bool trace = false;
+  bool help = false;
+};
+
+// Parses "12", "0.5" or "2.25" seconds (at most millisecond precision, at most kMaxSeconds).
+std::optional<Millis> parse_seconds(std::string_view text) {
+  const std::size_t dot = text.find('.');
+  const std::optional<std::uint64_t> whole = parse_u64(text.substr(0, dot));
+  if (!whole || *whole > kMaxSeconds) return std::nullopt;
+  std::uint64_t ms = *whole * 1000;
+  if (dot != std::string_view::npos) {
+    const std::string_view fraction = text.substr(dot + 1);
+    if (fraction.empty() || fraction.size() > 3) return std::nullopt;
+    const std::optional<std::uint64_t> digits = parse_u64(fraction);
+    if (!digits) return std::nullopt;
+    std::uint64_t scaled = *digits;
+    for (std::size_t i = fraction.size(); i < 3; ++i) scaled *= 10;
+    ms += scaled;
+  }
+  return Millis(ms);
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+// Splits "Name: value"; false when there is no colon or the name is empty or holds blanks.
+bool parse_header(std::string_view text, https::Header* out) {
+  const std::size_t colon = text.find(':');
+  if (colon == std::string_view::npos || colon == 0) return false;
+  const std::string_view name = text.substr(0, colon);
+  if (name.find_first_of(" \t") != std::string_view::npos) return false;
+  *out = https::Header{name, trim(text.substr(colon + 1))};
+  return true;
+}
+
+std::optional<GetOptions> parse_get_args(int argc, char** argv, std::string* error) {
+  GetOptions o;
+  ArgReader args(argc, argv);
+  while (!args.done()) {
+    const std::string_view flag = args.next();
+    if (flag == "--help" || flag == "-h") {
+      o.help = true;
+      return o;
+    }
+    if (flag == "--trace") {
+      o.trace = true;
+      continue;
+    }
+    if (flag.empty() || flag[0] != '-') {
+      if (!o.url.empty()) {
+        *error = "unexpected argument '" + std::string(flag) + "' (one URL only)";
+        return std::nullopt;
+      }
+      o.url = flag;
+      continue;
+    }
+    const bool known = flag == "--cacert" || flag == "--capath" || flag == "--profile" ||
+                       flag == "--max-retries" || flag == "--max-backoff" || flag == "--deadline" ||
+                       flag == "-X" || flag == "-H" || flag == "--data" || flag == "-o";
+    if (!known) {
+      *error = "unknown option '" + std::string(flag) + "' (allowed: " + option_names() + ")";
+      return std::nullopt;
+    }
+    const std::optional<std::string_view> value = args.value();
+    if (!value) {
+      *error = std::string(flag) + " needs a value";
+      return std::nullopt;
+    }
+    const auto shown = [&value] { return "'" + std::string(*value) + "'"; };
+    if (flag == "--cacert") {
+      o.cacert = value->data();
+    } else if (flag == "--capath") {
+      o.capath = value->data();
+    } else if (flag == "--profile") {
+      o.profile = find_profile(*value);
+      if (o.profile == nullptr) {
+        *error = "unknown profile " + shown() + " (allowed: desktop, mobile)";
+        return std::nullopt;
+      }
+    } else if (flag == "--max-retries") {
+      const std::optional<std::uint64_t> n = parse_u64(*value);
+      if (!n || *n > 1000) {
+        *error = "invalid --max-retries " + shown() + " (expected an integer in 0..1000)";
+        return std::nullopt;
+      }
+      o.max_retries = static_cast<std::uint32_t>(*n);
+    } else if (flag == "--max-backoff" || flag == "--deadline") {
+      const std::optional<Millis> s = parse_seconds(*value);
+      if (!s || (flag == "--max-backoff" && s->count() == 0)) {
+        *error = "invalid " + std::string(flag) + " " + shown() +
+                 " (expected seconds such as 30 or 0.5" +
+                 (flag == "--deadline" ? ", 0 for none)" : ", above 0)");
+        return std::nullopt;
+      }
+      (flag == "--max-backoff" ? o.max_backoff : o.deadline) = s;
+    } else if (flag == "-X") {
+      o.method = *value;
+    } else if (flag == "-H") {
+      if (o.header_count == kMaxHeaders) {
+        *error = "too many -H headers (at most " + std::to_string(kMaxHeaders) + ")";
+        return std::nullopt;
+      }
+      if (!parse_header(*value, &o.headers[o.header_count])) {
+        *error = "invalid header " + shown() + " (expected 'Name: value')";
+        return std::nullopt;
+      }
+      ++o.header_count;
+    } else if (flag == "--data") {
+      o.data = value;
+    } else {
+      o.output = value->data();
+    }
+  }
+  if (o.url.empty()) {
+    *error = "a URL is required (stepback get https://host/path)";
+    return std::nullopt;
+  }
+  if (o.cacert != nullptr && o.capath != nullptr) {
+    *error = "--cacert and --capath exclude each other";
+    return std::nullopt;
+  }
+  return o;
+}
+
+// The profile's retry policy with the command line's overrides; nullopt (and *error) when
+// they do not make a usable policy.
+std::optional<Policy> make_policy(const GetOptions& o, std::string* error) {
+  Policy p = o.profile->retry;
+  if (o.max_retries) p.max_retries = *o.max_retries;
+  if (o.max_backoff) {
+    p.max_backoff = *o.max_backoff;
+    p.initial_delay = min(p.initial_delay, p.max_backoff);
+  }
+  if (o.deadline) p.total_deadline = *o.deadline;
+  if (p.max_backoff > kMaxBackoffLimit) {
+    *error = "--max-backoff is at most " + std::to_string(kMaxBackoffLimit.count() / 1000) + " s";
+    return std::nullopt;
+  }
+  if (!valid(p)) {
+    *error = "--deadline must be 0 (none) or at least the first backoff (" +
+             std::to_string(p.initial_delay.count()) + " ms)";
+    return std::nullopt;
+  }
+  return p;
+}
+
+void print_get_usage(std::FILE* out) {
+  std::fprintf(
+      out,
+      "usage: stepback get URL [--cacert FILE | --capath DIR] [--profile desktop|mobile]\n"
+      "                        [--max-retries N] [--max-backoff SECONDS] [--deadline SECONDS]\n"
+      "                        [-X METHOD] [-H 'Name: value']... [--data @FILE|TEXT]\n"
+      "                        [-o FILE] [--trace]\n"
+      "\n"
+      "Makes one HTTPS (or http://) request and retries it with truncated exponential\n"
+      "backoff per the device profile. The body goes to stdout (or FILE); progress goes to\n"
+      "stderr, one line per attempt, with a countdown of each wait when stderr is a terminal.\n"
+      "Names are resolved with getaddrinfo, which blocks; numeric addresses never do.\n"
+      "\n"
+      "  --cacert FILE        trust the PEM or DER certificates in FILE\n"
+      "  --capath DIR         trust every certificate file in DIR\n"
+      "                       (default: %s when it exists)\n"
+      "  --profile NAME       desktop or mobile: retry policy, timeouts and budget\n"
+      "                       (default: %s, chosen at build time)\n"
+      "  --max-retries N      retries after the first attempt (0..1000)\n"
+      "  --max-backoff S      the cap on one backoff wait, in seconds (e.g. 32 or 0.5)\n"
+      "  --deadline S         give up once the next wait would pass S seconds (0: none)\n"
+      "  -X METHOD            the request method (default GET, or POST with --data);\n"
+      "                       POST and PATCH are re-sent only when provably not processed\n"
+      "  -H 'Name: value'     an extra request header (repeatable, at most %zu)\n"
+      "  --data @FILE|TEXT    the request body: FILE's bytes, or TEXT itself\n"
+      "  -o FILE              write the body to FILE instead of stdout\n"
+      "  --trace              one JSON object per event on stderr instead of progress lines\n"
+      "                       (attempt, response, error, wait, done; each with t_ms)\n"
+      "  --help               print this help\n"
+      "\n"
+      "exit codes:\n"
+      "  0  success: the final response is 1xx, 2xx or 3xx (redirects are not followed)\n"
+      "  1  internal error: the TLS library could not be set up\n"
+      "  2  usage error: bad option, URL, method, header, or unusable CA file or directory\n"
+      "  3  gave up retrying: retries exhausted, deadline, retry budget, or the server asked\n"
+      "     for a longer delay than the profile allows\n"
+      "  4  the final response is an HTTP error that is not retried (e.g. 404), or a\n"
+      "     retryable one to a request that is not idempotent\n"
+      "  5  TLS verification failed (certificate chain, validity or host name)\n"
+      "  6  another failure that is not retried: malformed or oversized response, TLS\n"
+      "     handshake failure or lost connection of a request that is not idempotent\n"
+      "  7  local I/O error: the --data file cannot be read, or the output cannot be written\n",
+      kSystemBundle, profiles::active.name, kMaxHeaders);
+}
+
+bool write_body(void* context, https::ConstBytes data) {
+  auto* out = static_cast<BodyOutput*>(context);
+  if (data.size == 0) return true;
+  if (std::fwrite(data.data, 1, data.size, out->file) != data.size) {
+    out->failed = true;
+    out->error = errno;
+    return false;
+  }
+  return true;
+}
+
+// Longest string copied into one trace field or progress line, in bytes; the reason phrase
+// can be as long as the response head buffer.
+constexpr std::size_t kMaxFieldBytes = 200;
+
+// Appends `s` (at most kMaxFieldBytes of it) to `out` as a JSON string: quotes, backslashes
+// and control bytes escaped, and bytes >= 0x7f as \u00XX (read as Latin-1), so the line is
+// valid JSON whatever the server sent.
+void append_json_string(LineBuffer* out, std::string_view s) {
+  out->append("\"");
+  for (const char c : s.substr(0, kMaxFieldBytes)) {
+    const auto b = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      const char escaped[2] = {'\\', c};
+      out->append(std::string_view(escaped, 2));
+    } else if (b < 0x20 || b >= 0x7f) {
+      out->appendf("\\u%04x", static_cast<unsigned>(b));
+    } else {
+      out->append(std::string_view(&c, 1));
+    }
+  }
+  out->append("\"");
+}
+
+// Appends `s` (at most kMaxFieldBytes of it) with control bytes replaced, for a terminal.
+void append_printable(LineBuffer* out, std::string_view s) {
+  for (const char c : s.substr(0, kMaxFieldBytes)) {
+    const auto b = static_cast<unsigned char>(c);
+    const char shown = (b < 0x20 || b == 0x7f) ? '?' : c;
+    out->append(std::string_view(&shown, 1));
+  }
+}
+
+const char* wait_note(WaitReason reason) {
+  switch (reason) {
+    case WaitReason::kBackoff:
+      return "";
+    case WaitReason::kRetryAfter:
+      return " (Retry-After)";
+    case WaitReason::kRetryInfo:
+      return " (RetryInfo)";
+    case WaitReason::kNetworkBack:
+      return " (network back)";
+  }
+  return "";
+}
+
+short poll_events(https::IoInterest interest) {
+  switch (interest) {
+    case https::IoInterest::kRead:
+      return POLLIN;
+    case https::IoInterest::kWrite:
+      return POLLOUT;
+    case https::IoInterest::kReadWrite:
+      return POLLIN | POLLOUT;
+    case https::IoInterest::kNone:
+      break;
+  }
+  return 0;
+}
+
+// How long poll() may sleep: until `at` (at most a minute, so a far `at` is re-checked),
+// and at most one countdown tick when one is on screen.
+int poll_timeout(Millis now, Millis at, bool ticks) {
+  std::uint64_t ms = (at - now).count();
+  if (ms > kMaxPollMs) ms = kMaxPollMs;
+  if (ticks && ms > kTickMs) ms = kTickMs;
+  return static_cast<int>(ms);
+}
+
+// The request body of --data: "@FILE" read whole into *storage (the one heap use, at
+// set-up), else the text itself. False with *error when the file cannot be read.
+bool load_body(std::string_view data, std::vector<std::uint8_t>* storage, https::ConstBytes* out,
+               std::string* error) {
+  if (data.empty() || data[0] != '@') {
+    *out = https::ConstBytes{reinterpret_cast<const std::uint8_t*>(data.data()), data.size()};
+    return true;
+  }
+  const std::string path(data.substr(1));
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    *error = "cannot read --data file '" + path + "': " + std::strerror(errno);
+    return false;
+  }
+  storage->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  if (in.bad()) {
+    *error = "error reading --data file '" + path + "'";
+    return false;
+  }
+  *out = https::ConstBytes{storage->data(), storage->size()};
+  return true;
+}
+
+// Loads the trust anchors the options name; false with *error when none could be loaded.
+bool load_trust(const GetOptions& o, https::TlsClientConfig* tls, std::string* error) {
+  if (o.capath != nullptr) {
+    if (tls->add_ca_dir(o.capath) == https::Status::kOk) return true;
+    *error = std::string("no usable CA certificate in directory '") + o.capath + "'";
+    return false;
+  }
+  const char* file = o.cacert;
+  if (file == nullptr) {
+    if (::access(kSystemBundle, R_OK) != 0) {
+      *error = std::string("no CA certificates: ") + kSystemBundle +
+               " does not exist; pass --cacert FILE or --capath DIR";
+      return false;
+    }
+    file = kSystemBundle;
+  }
+  if (tls->add_ca_file(file) == https::Status::kOk) return true;
+  *error = std::string("no usable CA certificate in '") + file + "'";
+  return false;
+}
+
+}  // namespace
+
+int exit_code(const https::ClientResult& result, bool output_failed) {
+  if (output_failed) return kExitLocalIo;
+  switch (result.outcome) {
+    case Outcome::kSuccess:
+      return kExitOk;
+    case Outcome::kRetriesExhausted:
+    case Outcome::kDeadline:
+    case Outcome::kBudgetExhausted:
+    case Outcome::kServerDelayTooLong:
+      return kExitGaveUp;
+    case Outcome::kTerminalStatus:
+      return kExitHttpStatus;
+    case Outcome::kTerminalFailure:
+      return result.error == https::Status::kTlsVerify ? kExitTlsVerify : kExitTransport;
+    case Outcome::kNotIdempotent:
+      // The last attempt either got an HTTP answer (error kOk) or failed in transport.
+      return result.error == https::Status::kOk ? kExitHttpStatus : kExitTransport;
+    case Outcome::kCancelled:
+      break;
+  }
+  return kExitInternal;
+}
+
+https::BodySink body_sink(BodyOutput* out) { return https::BodySink{&write_body, out}; }
+
+https::ClientBuffers client_buffers() {
+  return https::ClientBuffers{{g_request_head, sizeof g_request_head},
+                              {g_response_head, sizeof g_response_head},
+                              {g_io, sizeof g_io},
+                              {g_error_body, sizeof g_error_body}};
+}
+
+std::size_t tls_arena_bytes() { return kTlsArenaBytes; }
+
+https::Status install_tls_arena() {
+  if (https::tls_arena_installed()) return https::Status::kOk;
+  return https::tls_arena_init(g_tls_arena, sizeof g_tls_arena);
+}
+
+void LineBuffer::append(std::string_view s) {
+  const std::size_t room = sizeof text_ - 1 - size_;
+  const std::size_t n = s.size() < room ? s.size() : room;
+  std::memcpy(text_ + size_, s.data(), n);
+  size_ += n;
+  text_[size_] = '\0';
+}
+
+void LineBuffer::appendf(const char* format, ...) {
+  std::va_list args;
+  va_start(args, format);
+  const int n = std::vsnprintf(text_ + size_, sizeof text_ - size_, format, args);
+  va_end(args);
+  if (n > 0) size_ += static_cast<std::size_t>(n);
+  if (size_ > sizeof text_ - 1) size_ = sizeof text_ - 1;  // Cut: vsnprintf stopped there.
+}
+
+Reporter::Reporter(std::FILE* err, bool trace, bool countdown, const char* prefix, Millis start)
+    : err_(err), trace_(trace), countdown_(countdown && !trace), prefix_(prefix), start_(start) {}
+
+void Reporter::on_event(void* self, const https::ClientEvent& event) {
+  auto* r = static_cast<Reporter*>(self);
+  if (r->trace_) {
+    r->trace(event);
+  } else {
+    r->human(event);
+  }
+}
+
+void Reporter::human(const https::ClientEvent& event) {
+  using Kind = https::ClientEvent::Kind;
+  switch (event.kind) {
+    case Kind::kAttempt:
+      end_line();
+      line_.clear();
+      line_.appendf("attempt %u: ", event.attempt);
+      line_open_ = true;
+      break;
+    case Kind::kResponse:
+      line_.appendf("%u", static_cast<unsigned>(event.status));
+      if (!event.reason.empty()) {
+        line_.append(" ");
+        append_printable(&line_, event.reason);
+      }
+      break;
+    case Kind::kError:
+      append_printable(&line_, event.message);
+      line_.appendf(" (%s)", to_string(event.failure));
+      break;
+    case Kind::kWait:
+      line_.appendf(", retrying in %.2f s%s", static_cast<double>(event.wait.count()) / 1000.0,
+                    wait_note(event.wait_reason));
+      if (countdown_) {
+        waiting_ = true;
+        wait_end_ = event.at + event.wait;
+        last_draw_ = event.at;
+        draw_countdown(event.at);
+      } else {
+        end_line();
+      }
+      break;
+    case Kind::kDone:
+      end_line();
+      if (event.outcome != Outcome::kSuccess) {
+        std::fprintf(err_, "%sstopped after %u attempt%s: %s (%s)\n", prefix_, event.attempt,
+                     event.attempt == 1 ? "" : "s", to_string(event.outcome),
+                     describe_stop(event.outcome));
+      }
+      break;
+  }
+}
+
+void Reporter::trace(const https::ClientEvent& event) {
+  using Kind = https::ClientEvent::Kind;
+  static constexpr const char* kNames[] = {"attempt", "response", "error", "wait", "done"};
+  LineBuffer j;
+  j.appendf("{\"event\":\"%s\",\"t_ms\":%llu", kNames[static_cast<int>(event.kind)],
+            static_cast<unsigned long long>((event.at - start_).count()));
+  if (event.kind != Kind::kDone) j.appendf(",\"n\":%u", event.attempt);
+  switch (event.kind) {
+    case Kind::kAttempt:
+      break;
+    case Kind::kResponse:
+      j.appendf(",\"status\":%u,\"reason\":", static_cast<unsigned>(event.status));
+      append_json_string(&j, event.reason);
+      break;
+    case Kind::kError:
+      j.appendf(",\"kind\":\"%s\",\"message\":", to_string(event.failure));
+      append_json_string(&j, event.message);
+      break;
+    case Kind::kWait:
+      j.appendf(",\"ms\":%llu,\"reason\":\"%s\"",
+                static_cast<unsigned long long>(event.wait.count()), to_string(event.wait_reason));
+      break;
+    case Kind::kDone: {
+      j.appendf(",\"outcome\":\"%s\",\"attempts\":%u", to_string(event.outcome), event.attempt);
+      if (event.status != 0) j.appendf(",\"status\":%u", static_cast<unsigned>(event.status));
+      if (client_ != nullptr) {
+        j.appendf(",\"connections\":%u,\"resumed\":%s", client_->connections(),
+                  client_->resumed() ? "true" : "false");
+      }
+      const https::TlsArenaUsage arena = https::tls_arena_usage();
+      j.appendf(",\"arena_peak\":%zu,\"arena_peak_footprint\":%zu", arena.peak_bytes,
+                arena.peak_footprint_bytes());
+      break;
+    }
+  }
+  j.append("}\n");
+  std::fputs(j.c_str(), err_);
+}
+
+void Reporter::end_line() {
+  if (!line_open_) return;
+  if (waiting_) {
+    // Replaces the countdown with the plain line.
+    std::fprintf(err_, "\r%s\x1b[K\n", line_.c_str());
+  } else {
+    std::fprintf(err_, "%s\n", line_.c_str());
+  }
+  line_open_ = false;
+  waiting_ = false;
+}
+
+void Reporter::tick(Millis now) {
+  if (!wants_ticks() || now - last_draw_ < Millis(kTickMs)) return;
+  last_draw_ = now;
+  draw_countdown(now);
+}
+
+void Reporter::draw_countdown(Millis now) {
+  const double left = static_cast<double>((wait_end_ - now).count()) / 1000.0;
+  std::fprintf(err_, "\r%s, %.1f s left\x1b[K", line_.c_str(), left);
+  std::fflush(err_);
+}
+
+const https::ClientResult& run_client(https::Client& client, Reporter& reporter, LoopPeer* peer) {
+  Millis now = platform::monotonic_now();
+  https::ClientNext next = client.step(now);
+  while (next.kind != https::ClientNext::Kind::kDone) {
+    pollfd fds[kMaxPollFds];
+    std::size_t count = 0;
+    bool client_polled = false;
+    if (next.kind == https::ClientNext::Kind::kWaitIo && next.fd >= 0) {
+      fds[count++] = pollfd{next.fd, poll_events(next.interest), 0};
+      client_polled = true;
+    }
+    if (peer != nullptr) count += peer->poll_fds(fds + count, kMaxPollFds - count);
+    const int timeout = poll_timeout(now, next.at, reporter.wants_ticks());
+    // kWaitUntil with nothing else to watch is a plain sleep: poll(nullptr, 0, ms).
+    (void)::poll(count == 0 ? nullptr : fds, static_cast<nfds_t>(count), timeout);
+    now = platform::monotonic_now();
+    if (peer != nullptr) peer->serve(now);
+    reporter.tick(now);
+    const bool ready = client_polled && fds[0].revents != 0;
+    if (ready || now >= next.at) next = client.step(now);
+  }
+  return client.result();
+}
+
+int run_get(int argc, char** argv) {
+  std::string error;
+  const std::optional<GetOptions> parsed = parse_get_args(argc, argv, &error);
+  if (!parsed) {
+    std::fprintf(stderr, "%s%s\n", kPrefix, error.c_str());
+    return kExitUsage;
+  }
+  const GetOptions& o = *parsed;
+  if (o.help) {
+    print_get_usage(stdout);
+    return kExitOk;
+  }
+  https::Url url;
+  if (https::parse_url(o.url, &url) != https::Status::kOk) {
+    std::fprintf(stderr, "%sinvalid URL '%s' (expected https://host[:port]/path)\n", kPrefix,
+                 std::string(o.url).c_str());
+    return kExitUsage;
+  }
+  const std::optional<Policy> policy = make_policy(o, &error);
+  if (!policy) {
+    std::fprintf(stderr, "%s%s\n", kPrefix, error.c_str());
+    return kExitUsage;
+  }
+
+  std::vector<std::uint8_t> body_storage;
+  https::ConstBytes body;
+  if (o.data && !load_body(*o.data, &body_storage, &body, &error)) {
+    std::fprintf(stderr, "%s%s\n", kPrefix, error.c_str());
+    return kExitLocalIo;
+  }
+  BodyOutput output{stdout};
+  if (o.output != nullptr) {
+    output.file = std::fopen(o.output, "wb");
+    if (output.file == nullptr) {
+      std::fprintf(stderr, "%scannot open '%s' for writing: %s\n", kPrefix, o.output,
+                   std::strerror(errno));
+      return kExitLocalIo;
+    }
+  }
+
+  (void)std::setvbuf(output.file, g_output_buffer, _IOFBF, sizeof g_output_buffer);
+
+  if (install_tls_arena() != https::Status::kOk) {
+    std::fprintf(stderr, "%scannot install the TLS arena\n", kPrefix);
+    return kExitInternal;
+  }
+  https::TlsClientConfig tls;
+  if (url.tls) {
+    if (tls.init() != https::Status::kOk) {
+      std::fprintf(stderr, "%scannot set up TLS (entropy or crypto initialization failed)\n",
+                   kPrefix);
+      return kExitInternal;
+    }
+    if (!load_trust(o, &tls, &error)) {
+      std::fprintf(stderr, "%s%s\n", kPrefix, error.c_str());
+      return kExitUsage;
+    }
+  }
+
+  platform::Status random_status = platform::Status::kOk;
+  Xoshiro128 random = platform::make_os_random(&random_status);
+  RetryBudget budget(o.profile->budget);
+  const RetryContext context{*policy, random, &budget};
+  const Millis start = platform::monotonic_now();
+  Reporter reporter(stderr, o.trace, ::isatty(STDERR_FILENO) == 1, kPrefix, start);
+  https::Client client(url.tls ? &tls : nullptr, context, o.profile->timeouts, client_buffers(),
+                       body_sink(&output), ~std::uint64_t{0}, reporter.sink());
+  reporter.attach(&client);
+
+  https::RequestSpec spec;
+  spec.head.method = !o.method.empty() ? o.method : (o.data ? "POST" : "GET");
+  spec.head.url = url;
+  spec.head.user_agent = kUserAgent;
+  spec.head.headers = o.headers;
+  spec.head.header_count = o.header_count;
+  spec.body = body;
+  const https::Status started = client.start(spec);
+  if (started != https::Status::kOk) {
+    std::fprintf(stderr, "%s%s\n", kPrefix,
+                 started == https::Status::kBufferTooSmall
+                     ? "the request head does not fit its 8 KiB buffer"
+                     : "invalid request: check the method (-X), the headers (-H) and the URL");
+    return kExitUsage;
+  }
+
+  const https::ClientResult& result = run_client(client, reporter, nullptr);
+  if (std::fflush(output.file) != 0 && !output.failed) {
+    output.failed = true;
+    output.error = errno;
+  }
+  if (o.output != nullptr && std::fclose(output.file) != 0 && !output.failed) {
+    output.failed = true;
+    output.error = errno;
+  }
+  if (output.failed) {
+    std::fprintf(stderr, "%scannot write the body to %s: %s\n", kPrefix,
+                 o.output != nullptr ? o.output : "stdout", std::strerror(output.error));
+  }
+  return exit_code(result, output.failed);
+}
+
+}  // namespace stepback::tools
