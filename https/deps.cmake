@@ -60,6 +60,11 @@ if(stepback_mbedtls_dir)
       "mbedTLS configuration file (set by stepback)" FORCE)
   add_subdirectory("${stepback_mbedtls_dir}" "${PROJECT_BINARY_DIR}/third_party/mbedtls"
                    EXCLUDE_FROM_ALL SYSTEM)
+  # The config sets MBEDTLS_PLATFORM_GMTIME_R_ALT: mbedx509 checks certificate dates with our
+  # heap-free UTC conversion, linked behind it so every user of mbedx509 gets it.
+  add_library(stepback_mbedtls_time STATIC ${CMAKE_CURRENT_SOURCE_DIR}/src/mbedtls_time.cpp)
+  target_link_libraries(stepback_mbedtls_time PRIVATE MbedTLS::mbedcrypto $<BUILD_INTERFACE:stepback_warnings>)
+  target_link_libraries(mbedx509 PUBLIC stepback_mbedtls_time)
 else()
   find_package(MbedTLS 3.6 CONFIG QUIET)
   if(NOT MbedTLS_FOUND OR NOT MbedTLS_VERSION VERSION_LESS 3.7)

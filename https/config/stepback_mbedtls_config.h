@@ -8,6 +8,8 @@
 #define MBEDTLS_HAVE_ASM
 #define MBEDTLS_HAVE_TIME
 #define MBEDTLS_HAVE_TIME_DATE
+/* Certificate dates through https/src/mbedtls_time.cpp: no time-zone files, no heap. */
+#define MBEDTLS_PLATFORM_GMTIME_R_ALT
 #define MBEDTLS_PLATFORM_C
 #define MBEDTLS_FS_IO
 

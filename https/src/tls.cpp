@@ -162,8 +162,16 @@ Status TlsTransport::handshake() {
 
 Status TlsTransport::save_session(TlsSession* out) {
   if (out == nullptr) return Status::kInvalidArgument;
+  // mbedTLS exports a session once (until a TLS 1.3 ticket renews it): a second call fails,
+  // and must not wipe the session saved by the first.
+  mbedtls_ssl_session fresh;
+  mbedtls_ssl_session_init(&fresh);
+  if (mbedtls_ssl_get_session(&ssl_, &fresh) != 0) {
+    mbedtls_ssl_session_free(&fresh);
+    return Status::kError;
+  }
   out->clear();
-  if (mbedtls_ssl_get_session(&ssl_, &out->session_) != 0) return Status::kError;
+  out->session_ = fresh;  // Takes ownership of what `fresh` points to.
   out->valid_ = true;
   return Status::kOk;
 }
