@@ -11,6 +11,8 @@ packages=(
   g++-aarch64-linux-gnu g++-arm-linux-gnueabihf qemu-user  # ARM footprint and runs
   g++-mingw-w64-x86-64                     # Windows shims compile check
   dpkg-dev                                 # apt-get source, for scripts/fetch_deps.sh
+  openssl nginx                            # tests/integration: s_server, certificates, nginx
+  curl file procps                         # bench/https_bench.sh: the reference client, file, pgrep
   protobuf-compiler python3-protobuf       # nanopb generator (freshness check of https/proto)
 )
 

@@ -1,0 +1,337 @@
+// Proves "no heap after set-up" end to end: traps malloc/calloc/realloc/free and every
+// operator new (the technique of tests/core/alloc_free_test.cpp), sets up the TLS arena on a
+// static buffer, the TLS configuration with its CA and a started Client, then runs a whole
+// request with retries (503, 503, 200 over TLS to the scripted Python server, which runs in
+// another process) and expects zero heap calls during the step loop. Each trapped call keeps
+// a backtrace, printed on failure, so a regression names its allocation site.
+#include <dlfcn.h>
+#include <execinfo.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdlib>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <new>
+#include <sstream>
+#include <string>
+
+#include "integration_support.hpp"
+#include "stepback/core/random.hpp"
+#include "stepback/https/request_writer.hpp"
+#include "stepback/https/tls_arena.hpp"
+#include "stepback/platform/clock.hpp"
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define STEPBACK_NO_HEAP_TRAP 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
+#define STEPBACK_NO_HEAP_TRAP 1
+#endif
+#endif
+
+namespace {
+
+constexpr int kMaxTraces = 64;
+constexpr int kTraceFrames = 40;
+
+std::atomic<bool> g_armed{false};
+std::atomic<long> g_heap_calls{0};
+void* g_traces[kMaxTraces][kTraceFrames];
+int g_trace_depth[kMaxTraces];
+std::atomic<int> g_trace_count{0};
+thread_local bool t_tracing = false;  // backtrace() itself must not recurse into the trap.
+
+[[maybe_unused]] void note_call() {
+  if (!g_armed.load(std::memory_order_relaxed) || t_tracing) return;
+  g_heap_calls.fetch_add(1, std::memory_order_relaxed);
+  const int i = g_trace_count.load(std::memory_order_relaxed);
+  if (i < kMaxTraces) {
+    t_tracing = true;
+    g_trace_depth[i] = backtrace(g_traces[i], kTraceFrames);
+    g_trace_count.store(i + 1, std::memory_order_relaxed);
+    t_tracing = false;
+  }
+}
+
+}  // namespace
+
+#if !defined(STEPBACK_NO_HEAP_TRAP) && defined(__GLIBC__)
+// glibc exports its allocator under these names, so the trap can forward to it.
+extern "C" {
+void* __libc_malloc(std::size_t size);
+void* __libc_calloc(std::size_t count, std::size_t size);
+void* __libc_realloc(void* ptr, std::size_t size);
+void __libc_free(void* ptr);
+
+void* malloc(std::size_t size) {
+  note_call();
+  return __libc_malloc(size);
+}
+void* calloc(std::size_t count, std::size_t size) {
+  note_call();
+  return __libc_calloc(count, size);
+}
+void* realloc(void* ptr, std::size_t size) {
+  note_call();
+  return __libc_realloc(ptr, size);
+}
+void free(void* ptr) {
+  if (ptr != nullptr) note_call();
+  __libc_free(ptr);
+}
+}
+#define STEPBACK_MALLOC_TRAPPED 1
+#endif
+
+#if !defined(STEPBACK_NO_HEAP_TRAP)
+namespace {
+void* raw_alloc(std::size_t size) {
+#if defined(STEPBACK_MALLOC_TRAPPED)
+  return __libc_malloc(size == 0 ? 1 : size);
+#else
+  return std::malloc(size == 0 ? 1 : size);
+#endif
+}
+void raw_free(void* p) {
+  if (p == nullptr) return;
+  note_call();
+#if defined(STEPBACK_MALLOC_TRAPPED)
+  __libc_free(p);
+#else
+  std::free(p);
+#endif
+}
+}  // namespace
+
+void* operator new(std::size_t size) {
+  note_call();
+  void* p = raw_alloc(size);
+  if (p == nullptr) throw std::bad_alloc();
+  return p;
+}
+void* operator new[](std::size_t size) { return operator new(size); }
+void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
+  note_call();
+  return raw_alloc(size);
+}
+void* operator new[](std::size_t size, const std::nothrow_t& tag) noexcept {
+  return operator new(size, tag);
+}
+void operator delete(void* p) noexcept { raw_free(p); }
+void operator delete[](void* p) noexcept { raw_free(p); }
+void operator delete(void* p, std::size_t) noexcept { raw_free(p); }
+void operator delete[](void* p, std::size_t) noexcept { raw_free(p); }
+#endif
+
+namespace stepback::integration {
+namespace {
+
+// Counts (and traces) heap calls made while it is alive.
+class HeapTrap {
+ public:
+  HeapTrap() {
+    g_heap_calls = 0;
+    g_trace_count = 0;
+    g_armed = true;
+  }
+  ~HeapTrap() { g_armed = false; }
+  long calls() const { return g_heap_calls.load(); }
+};
+
+// Whether trace `i` passes through a function whose exported name contains `part`.
+bool trace_passes(int i, const char* part) {
+  for (int f = 0; f < g_trace_depth[i]; ++f) {
+    Dl_info info{};
+    if (dladdr(g_traces[i][f], &info) != 0 && info.dli_sname != nullptr &&
+        std::strstr(info.dli_sname, part) != nullptr) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// A label for the known allocation sites of trace `i`.
+const char* known_site(int i) {
+  if (trace_passes(i, "addrinfo")) return " (in getaddrinfo/freeaddrinfo)";
+  if (trace_passes(i, "x509_time_gmtime")) {
+    return " (glibc loads its time-zone data on the first gmtime_r(), called by mbedTLS to "
+           "check certificate validity)";
+  }
+  return "";
+}
+
+// The recorded traces, symbolized, for the failure message.
+std::string describe_traces() {
+  std::ostringstream out;
+  const int n = g_trace_count.load();
+  for (int i = 0; i < n; ++i) {
+    out << "heap call " << (i + 1) << known_site(i) << ":\n";
+    char** names = backtrace_symbols(g_traces[i], g_trace_depth[i]);
+    for (int f = 1; f < g_trace_depth[i] && names != nullptr; ++f) {
+      out << "    " << names[f] << "\n";
+      if (std::strstr(names[f], "gtest") != nullptr) break;  // Below the test body.
+    }
+    free(names);
+  }
+  return out.str();
+}
+
+// The body's size and checksum, kept without allocating.
+struct BodyTally {
+  std::size_t size = 0;
+  std::uint32_t hash = 2166136261U;
+};
+
+bool tally(void* context, https::ConstBytes data) {
+  auto* t = static_cast<BodyTally*>(context);
+  t->size += data.size;
+  t->hash = fnv1a(data.data, data.size, t->hash);
+  return true;
+}
+
+class HeapFreeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+#if defined(STEPBACK_NO_HEAP_TRAP) || !defined(STEPBACK_MALLOC_TRAPPED)
+    GTEST_SKIP() << "the heap trap needs glibc and no sanitizer";
+#endif
+    STEPBACK_REQUIRE_TOOL(python_path(), "python3");
+    STEPBACK_REQUIRE_TOOL(openssl_path(), "openssl");
+    STEPBACK_REQUIRE_TOOL(bash_path(), "bash");
+    ASSERT_NE(pki(), nullptr);
+  }
+
+  // Serves `script`, then runs one GET of 127.0.0.1 (numeric: no DNS) with the heap trapped
+  // from the first step to kDone. Everything is set up before the trap is armed; with
+  // `warm_libc_time`, so is glibc's time-zone state (see WithLibcTimeWarmedUp below).
+  void run_trapped(const std::string& script, std::uint32_t expected_attempts,
+                   std::uint32_t expected_connections, bool warm_libc_time = false) {
+    ScriptedServer server;
+    ScriptedServer::Options options;
+    options.script = script;
+    ASSERT_TRUE(server.start(options));
+    auto tls = make_tls(pki()->ca);  // Installs the static arena first.
+    ASSERT_NE(tls, nullptr);
+
+    const std::string url_text = server.url("/data");
+    https::Url url;
+    ASSERT_EQ(https::parse_url(url_text, &url), https::Status::kOk);
+    https::RequestSpec spec;
+    spec.head.url = url;
+    spec.head.user_agent = "stepback-heap-test";
+    static std::uint8_t request[2048], head[8192], io[16384], error_body[1024];
+    const https::ClientBuffers buffers{{request, sizeof request},
+                                       {head, sizeof head},
+                                       {io, sizeof io},
+                                       {error_body, sizeof error_body}};
+    Xoshiro128 random(7);
+    const Policy policy = test_policy();
+    const RetryContext context{policy, random, nullptr};
+    BodyTally body;
+    https::Client client(tls.get(), context, test_timeouts(), buffers,
+                         https::BodySink{&tally, &body}, 1 << 20, https::EventSink{});
+    ASSERT_EQ(client.start(spec), https::Status::kOk);
+
+    // Warm up what the loop and the trap call, so first-use set-up is not counted.
+    void* warm[4];
+    (void)backtrace(warm, 4);
+    (void)platform::monotonic_now();
+    (void)platform::wall_now();
+    if (warm_libc_time) {
+      const std::time_t epoch = 0;
+      std::tm tm{};
+      (void)gmtime_r(&epoch, &tm);
+    }
+    https::tls_arena_reset_peak();
+
+    long calls = -1;
+    bool hit_wall_limit = false;
+    {
+      HeapTrap trap;
+      const Millis begin = platform::monotonic_now();
+      const Millis wall_limit = begin + Millis(kRunWallLimitMs);
+      https::ClientNext next = client.step(begin);
+      while (next.kind != https::ClientNext::Kind::kDone) {
+        const Millis now = platform::monotonic_now();
+        if (now >= wall_limit) {
+          client.cancel();
+          hit_wall_limit = true;
+          break;
+        }
+        const int timeout = static_cast<int>((min(next.at, wall_limit) - now).count());
+        if (next.kind == https::ClientNext::Kind::kWaitIo) {
+          short events = 0;
+          if (next.interest == https::IoInterest::kRead) events = POLLIN;
+          if (next.interest == https::IoInterest::kWrite) events = POLLOUT;
+          if (next.interest == https::IoInterest::kReadWrite) events = POLLIN | POLLOUT;
+          pollfd p{next.fd, events, 0};
+          (void)::poll(&p, 1, timeout);
+        } else {
+          (void)::poll(nullptr, 0, timeout);
+        }
+        next = client.step(platform::monotonic_now());
+      }
+      calls = trap.calls();
+    }
+
+    const https::ClientResult& result = client.result();
+    EXPECT_FALSE(hit_wall_limit);
+    EXPECT_EQ(result.outcome, Outcome::kSuccess)
+        << to_string(result.outcome) << " " << https::to_string(result.error) << " "
+        << result.message;
+    EXPECT_EQ(result.attempts, expected_attempts);
+    EXPECT_EQ(client.connections(), expected_connections);
+    EXPECT_EQ(body.size, 4096U);
+    EXPECT_EQ(body.hash, pattern_fnv1a(4096));
+
+    EXPECT_EQ(calls, 0) << calls << " heap calls during the request; the first "
+                        << g_trace_count.load() << ":\n"
+                        << describe_traces();
+    const https::TlsArenaUsage usage = https::tls_arena_usage();
+    RecordProperty("arena_peak_footprint_bytes", std::to_string(usage.peak_footprint_bytes()));
+    std::printf("arena peak footprint during the request: %zu bytes\n",
+                usage.peak_footprint_bytes());
+  }
+};
+
+TEST_F(HeapFreeTest, TheTrapSeesHeapCalls) {
+  long calls = 0;
+  {
+    HeapTrap trap;
+    int* volatile p = new int(7);
+    delete p;
+    void* volatile q = std::malloc(16);
+    std::free(q);
+    calls = trap.calls();
+  }
+  EXPECT_EQ(calls, 4);
+}
+
+TEST_F(HeapFreeTest, RetriesOnAKeptConnectionMakeNoHeapCalls) {
+  run_trapped(R"([{"status": 503, "body": "busy"}, {"status": 503, "retry_info_proto": 0.2},
+                  {"status": 200, "pattern": 4096}])",
+              3, 1);
+}
+
+TEST_F(HeapFreeTest, RetriesWithReconnectsAndResumptionMakeNoHeapCalls) {
+  run_trapped(R"([{"status": 503, "close": true}, {"status": 503, "close": true},
+                  {"status": 200, "pattern": 4096, "close": true}])",
+              3, 3);
+}
+
+// The two tests above each run in a fresh process (one CTest test each), so their first
+// handshake is the process's first gmtime_r(), where glibc allocates its time-zone state.
+// This one does that first gmtime_r() during set-up, to show that nothing else in the
+// request allocates.
+TEST_F(HeapFreeTest, WithLibcTimeWarmedUpRetriesWithReconnectsMakeNoHeapCalls) {
+  run_trapped(R"([{"status": 503, "close": true}, {"status": 503},
+                  {"status": 200, "pattern": 4096}])",
+              3, 2, /*warm_libc_time=*/true);
+}
+
+}  // namespace
+}  // namespace stepback::integration

@@ -1,0 +1,298 @@
+// The Client against the scripted Python ssl server (scripted_server.py): status sequences,
+// server retry directions, keep-alive and Connection: close, body framing, and the faults a
+// real network produces (slow answers, resets mid-body, garbage, oversized heads).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "integration_support.hpp"
+
+namespace stepback::integration {
+namespace {
+
+using Kind = https::ClientEvent::Kind;
+
+class ScriptedServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    STEPBACK_REQUIRE_TOOL(python_path(), "python3");
+    STEPBACK_REQUIRE_TOOL(openssl_path(), "openssl");
+    STEPBACK_REQUIRE_TOOL(bash_path(), "bash");
+    ASSERT_NE(pki(), nullptr);
+    tls_ = make_tls(pki()->ca);
+    ASSERT_NE(tls_, nullptr);
+  }
+
+  // Starts the server with `script` (a JSON list of actions) and returns a GET set-up of
+  // `target` on it.
+  ClientSetup serve(const std::string& script, const std::string& target = "/",
+                    const std::string& tls_version = "any") {
+    ScriptedServer::Options options;
+    options.script = script;
+    options.tls_version = tls_version;
+    EXPECT_TRUE(server_.start(options));
+    ClientSetup setup;
+    setup.url = server_.url(target);
+    setup.tls = tls_.get();
+    return setup;
+  }
+
+  // Server log lines starting with `what` ("request", "handshake").
+  int logged(const std::string& what) const { return count_of(server_.log(), what + " "); }
+
+  std::unique_ptr<https::TlsClientConfig> tls_;
+  ScriptedServer server_;
+};
+
+TEST_F(ScriptedServerTest, Two503sThenSuccessTakesThreeAttempts) {
+  const RunResult run = run_client(serve(
+      R"([{"status": 503, "body": "busy"}, {"status": 503, "body": "busy"},
+          {"status": 200, "body": "hello"}])"));
+  EXPECT_EQ(run.result.outcome, Outcome::kSuccess) << run.summary();
+  EXPECT_EQ(run.result.attempts, 3U) << run.summary();
+  EXPECT_EQ(run.result.status, 200);
+  // Error bodies of retried answers are kept for RetryInfo, not handed to the caller.
+  EXPECT_EQ(run.body, "hello");
+  const auto waits = run.of(Kind::kWait);
+  ASSERT_EQ(waits.size(), 2U) << run.summary();
+  for (const Event& w : waits) {
+    EXPECT_EQ(w.wait_reason, WaitReason::kBackoff);
+    EXPECT_GE(w.wait.count(), 100U);  // initial_delay * 2^n + U[0, 50], capped at 500.
+    EXPECT_LE(w.wait.count(), 500U);
+  }
+  EXPECT_EQ(logged("request"), 3) << server_.log();
+}
+
+TEST_F(ScriptedServerTest, KeepAliveServesEveryRetryOnOneConnection) {
+  const RunResult run = run_client(serve(R"([{"status": 503}, {"status": 503}, {"status": 200}])"));
+  EXPECT_EQ(run.result.outcome, Outcome::kSuccess) << run.summary();
+  EXPECT_EQ(run.result.attempts, 3U);
+  EXPECT_EQ(run.connections, 1U) << run.summary();
+  EXPECT_EQ(logged("handshake"), 1) << server_.log();
+  EXPECT_EQ(count_of(server_.log(), "request conn=1 "), 3) << server_.log();
+}
+
+TEST_F(ScriptedServerTest, ConnectionCloseMakesEachRetryReconnect) {
+  const RunResult run = run_client(serve(
+      R"([{"status": 503, "close": true}, {"status": 503, "close": true},
+          {"status": 200, "body": "ok", "close": true}])"));
+  EXPECT_EQ(run.result.outcome, Outcome::kSuccess) << run.summary();
+  EXPECT_EQ(run.result.attempts, 3U);
+  EXPECT_EQ(run.connections, 3U) << run.summary();
+  EXPECT_EQ(run.body, "ok");
+  EXPECT_EQ(logged("handshake"), 3) << server_.log();
+}
+
+// A reconnect offers the session saved on the previous connection; the server confirms
+// resumption in its log (SSLSocket.session_reused) and the client in resumed().
+TEST_F(ScriptedServerTest, ReconnectResumesTheTls12Session) {
+  const RunResult run = run_client(serve(
+      R"([{"status": 503, "close": true}, {"status": 200, "body": "ok"}])", "/", "1.2"));
+  ASSERT_EQ(run.result.outcome, Outcome::kSuccess) << run.summary();
+  ASSERT_EQ(run.connections, 2U);
+  EXPECT_EQ(count_of(server_.log(), "version=TLSv1.2"), 2) << server_.log();
+  EXPECT_EQ(count_of(server_.log(), "handshake conn=2 version=TLSv1.2 reused=1"), 1)
+      << server_.log();
+  EXPECT_TRUE(run.resumed) << run.summary();
+}
+
+TEST_F(ScriptedServerTest, ReconnectResumesTheTls13Session) {
+  const RunResult run = run_client(serve(
+      R"([{"status": 503, "close": true}, {"status": 200, "body": "ok"}])", "/", "1.3"));
+  ASSERT_EQ(run.result.outcome, Outcome::kSuccess) << run.summary();
+  ASSERT_EQ(run.connections, 2U);
+  EXPECT_EQ(count_of(server_.log(), "version=TLSv1.3"), 2) << server_.log();
+  EXPECT_EQ(count_of(server_.log(), "handshake conn=2 version=TLSv1.3 reused=1"), 1)
+      << server_.log();
+  EXPECT_TRUE(run.resumed) << run.summary();
+}
+
+TEST_F(ScriptedServerTest, RetryAfterSecondsIsHonoured) {
+  const RunResult run = run_client(serve(
+      R"([{"status": 429, "headers": [["Retry-After", "1"]]}, {"status": 200, "body": "ok"}])"));
+  EXPECT_EQ(run.result.outcome, Outcome::kSuccess) << run.summary();
+  EXPECT_EQ(run.result.attempts, 2U);
+  const auto waits = run.of(Kind::kWait);
+  ASSERT_EQ(waits.size(), 1U) << run.summary();
+  EXPECT_EQ(waits[0].wait_reason, WaitReason::kRetryAfter);
+  EXPECT_GE(waits[0].wait.count(), 1000U);
+  // And the second attempt really started a second later.
+  const auto attempts = run.of(Kind::kAttempt);
+  ASSERT_EQ(attempts.size(), 2U);
+  EXPECT_GE((attempts[1].at - attempts[0].at).count(), 1000U) << run.summary();
+}
+
+TEST_F(ScriptedServerTest, RetryInfoInAProtobufStatusIsHonoured) {
+  // 0.8 s: longer than any backoff of the test policy (at most 500 ms), so it must win.
+  const RunResult run = run_client(serve(
+      R"([{"status": 503, "retry_info_proto": 0.8}, {"status": 200, "body": "ok"}])"));
+  EXPECT_EQ(run.result.outcome, Outcome::kSuccess) << run.summary();
+  EXPECT_EQ(run.result.attempts, 2U);
+  const auto waits = run.of(Kind::kWait);
+  ASSERT_EQ(waits.size(), 1U) << run.summary();
+  EXPECT_EQ(waits[0].wait_reason, WaitReason::kRetryInfo) << run.summary();
+  EXPECT_EQ(waits[0].wait.count(), 800U);
+}
+
+TEST_F(ScriptedServerTest, RetryInfoInAJsonStatusIsHonoured) {
+  const RunResult run = run_client(serve(
+      R"([{"status": 503, "retry_info_json": 0.8}, {"status": 200, "body": "ok"}])"));
+  EXPECT_EQ(run.result.outcome, Outcome::kSuccess) << run.summary();
+  EXPECT_EQ(run.result.attempts, 2U);
+  const auto waits = run.of(Kind::kWait);
+  ASSERT_EQ(waits.size(), 1U) << run.summary();
+  EXPECT_EQ(waits[0].wait_reason, WaitReason::kRetryInfo) << run.summary();
+  EXPECT_EQ(waits[0].wait.count(), 800U);
+}
+
+TEST_F(ScriptedServerTest, ContentLengthBodyOf200KiBArrivesIntact) {
+  constexpr std::size_t kSize = 200 * 1024;
+  const RunResult run = run_client(serve(R"([{"status": 200, "pattern": 204800}])"));
+  EXPECT_EQ(run.result.outcome, Outcome::kSuccess) << run.summary();
+  ASSERT_EQ(run.body.size(), kSize);
+  EXPECT_EQ(fnv1a(reinterpret_cast<const std::uint8_t*>(run.body.data()), run.body.size()),
+            pattern_fnv1a(kSize));
+}
+
+TEST_F(ScriptedServerTest, ChunkedBodyOf200KiBArrivesIntact) {
+  constexpr std::size_t kSize = 200 * 1024;
+  // Odd chunk sizes, so chunk boundaries fall anywhere within TLS records.
+  const RunResult run = run_client(serve(R"([{"status": 200, "pattern": 204800, "chunked": true,
+                                        "chunk": 7001}])"));
+  EXPECT_EQ(run.result.outcome, Outcome::kSuccess) << run.summary();
+  ASSERT_EQ(run.body.size(), kSize);
+  EXPECT_EQ(fnv1a(reinterpret_cast<const std::uint8_t*>(run.body.data()), run.body.size()),
+            pattern_fnv1a(kSize));
+}
+
+TEST_F(ScriptedServerTest, ChunkedRetryThenChunkedSuccessOnOneConnection) {
+  const RunResult run = run_client(serve(
+      R"([{"status": 503, "body": "busy busy", "chunked": true, "chunk": 4},
+          {"status": 200, "body": "chunked hello", "chunked": true, "chunk": 5}])"));
+  EXPECT_EQ(run.result.outcome, Outcome::kSuccess) << run.summary();
+  EXPECT_EQ(run.result.attempts, 2U);
+  EXPECT_EQ(run.connections, 1U) << run.summary();
+  EXPECT_EQ(run.body, "chunked hello");
+}
+
+TEST_F(ScriptedServerTest, SlowResponseTimesOutThenTheRetrySucceeds) {
+  ClientSetup setup =
+      serve(R"([{"delay": 2.0, "status": 200, "body": "late"}, {"status": 200, "body": "ok"}])");
+  setup.timeouts.read = Millis(500);
+  const RunResult run = run_client(setup);
+  EXPECT_EQ(run.result.outcome, Outcome::kSuccess) << run.summary();
+  EXPECT_EQ(run.result.attempts, 2U);
+  EXPECT_EQ(run.body, "ok");
+  const auto errors = run.of(Kind::kError);
+  ASSERT_EQ(errors.size(), 1U) << run.summary();
+  EXPECT_EQ(errors[0].failure, Failure::kTimeout);
+  // The retry did not sit out the server's delay.
+  EXPECT_LT(run.elapsed.count(), 2000U) << run.summary();
+  EXPECT_EQ(run.connections, 2U);
+}
+
+TEST_F(ScriptedServerTest, ResetMidBodyIsRetriedForGet) {
+  const RunResult run = run_client(serve(
+      R"([{"status": 200, "pattern": 100000, "reset_after": 3000},
+          {"status": 200, "body": "whole"}])"));
+  EXPECT_EQ(run.result.outcome, Outcome::kSuccess) << run.summary();
+  EXPECT_EQ(run.result.attempts, 2U);
+  const auto errors = run.of(Kind::kError);
+  ASSERT_EQ(errors.size(), 1U) << run.summary();
+  EXPECT_EQ(errors[0].failure, Failure::kReset);
+  // The sink saw the partial body of the first attempt, then the whole second one: a
+  // caller that streams must restart on kAttempt.
+  EXPECT_EQ(run.body.substr(run.body.size() - 5), "whole");
+}
+
+TEST_F(ScriptedServerTest, ResetMidBodyIsNotRetriedForPost) {
+  ClientSetup setup = serve(
+      R"([{"status": 200, "pattern": 100000, "reset_after": 3000},
+          {"status": 200, "body": "must not be reached"}])");
+  setup.method = "POST";
+  setup.body = "order=1";
+  const RunResult run = run_client(setup);
+  EXPECT_EQ(run.result.outcome, Outcome::kNotIdempotent) << run.summary();
+  EXPECT_EQ(run.result.attempts, 1U);
+  EXPECT_EQ(run.result.error, https::Status::kReset);
+  EXPECT_EQ(count_of(server_.log(), "request conn=1 method=POST target=/ body=7"), 1)
+      << server_.log();
+  EXPECT_EQ(logged("request"), 1) << server_.log();
+}
+
+TEST_F(ScriptedServerTest, PostIsRetriedOn503BecauseItWasNotProcessed) {
+  ClientSetup setup = serve(R"([{"status": 503}, {"status": 201, "body": "created"}])");
+  setup.method = "POST";
+  setup.body = "order=1";
+  const RunResult run = run_client(setup);
+  EXPECT_EQ(run.result.outcome, Outcome::kSuccess) << run.summary();
+  EXPECT_EQ(run.result.attempts, 2U);
+  EXPECT_EQ(run.result.status, 201);
+  EXPECT_EQ(run.body, "created");
+  EXPECT_EQ(count_of(server_.log(), "method=POST target=/ body=7"), 2) << server_.log();
+}
+
+TEST_F(ScriptedServerTest, PostIsNotRetriedOn500) {
+  ClientSetup setup = serve(R"([{"status": 500}, {"status": 201}])");
+  setup.method = "POST";
+  setup.body = "order=1";
+  const RunResult run = run_client(setup);
+  EXPECT_EQ(run.result.outcome, Outcome::kNotIdempotent) << run.summary();
+  EXPECT_EQ(run.result.attempts, 1U);
+  EXPECT_EQ(run.result.status, 500);
+}
+
+TEST_F(ScriptedServerTest, GarbageResponseIsATerminalProtocolFailure) {
+  const RunResult run = run_client(
+      serve(R"([{"raw": "SSH-2.0-OpenSSH_9.2\r\n\r\n"}, {"status": 200}])"));
+  EXPECT_EQ(run.result.outcome, Outcome::kTerminalFailure) << run.summary();
+  EXPECT_EQ(run.result.attempts, 1U);
+  EXPECT_EQ(run.result.error, https::Status::kProtocol);
+  EXPECT_EQ(logged("request"), 1) << server_.log();
+}
+
+TEST_F(ScriptedServerTest, OversizedHeadersAreTerminal) {
+  ClientSetup setup = serve(R"([{"status": 200, "header_bytes": 16000}, {"status": 200}])");
+  setup.head_buffer = 4096;
+  const RunResult run = run_client(setup);
+  EXPECT_EQ(run.result.outcome, Outcome::kTerminalFailure) << run.summary();
+  EXPECT_EQ(run.result.attempts, 1U);
+  EXPECT_EQ(run.result.error, https::Status::kHeadersTooLarge);
+  EXPECT_EQ(logged("request"), 1) << server_.log();
+}
+
+TEST_F(ScriptedServerTest, NotFoundIsATerminalStatus) {
+  const RunResult run = run_client(serve(R"([{"status": 404, "body": "no such thing"}])", "/missing"));
+  EXPECT_EQ(run.result.outcome, Outcome::kTerminalStatus) << run.summary();
+  EXPECT_EQ(run.result.attempts, 1U);
+  EXPECT_EQ(run.result.status, 404);
+  EXPECT_EQ(run.body, "no such thing");  // A terminal answer's body goes to the caller.
+  EXPECT_EQ(count_of(server_.log(), "target=/missing"), 1) << server_.log();
+}
+
+TEST_F(ScriptedServerTest, PersistentFailureExhaustsTheRetries) {
+  ClientSetup setup = serve(R"([{"status": 503}])");
+  setup.policy.max_retries = 2;
+  const RunResult run = run_client(setup);
+  EXPECT_EQ(run.result.outcome, Outcome::kRetriesExhausted) << run.summary();
+  EXPECT_EQ(run.result.attempts, 3U);
+  EXPECT_EQ(run.result.status, 503);
+  EXPECT_EQ(logged("request"), 3) << server_.log();
+}
+
+TEST_F(ScriptedServerTest, PlainHttpWorksWithoutTls) {
+  ScriptedServer::Options options;
+  options.script = R"([{"status": 503}, {"status": 200, "body": "plain"}])";
+  options.tls = false;
+  ScriptedServer plain;
+  ASSERT_TRUE(plain.start(options));
+  ClientSetup setup;
+  setup.url = plain.url("/");
+  const RunResult run = run_client(setup);
+  EXPECT_EQ(run.result.outcome, Outcome::kSuccess) << run.summary();
+  EXPECT_EQ(run.result.attempts, 2U);
+  EXPECT_EQ(run.body, "plain");
+}
+
+}  // namespace
+}  // namespace stepback::integration
