@@ -25,7 +25,18 @@ bool before_request(Status s) {
 Client::Client(TlsClientConfig* tls, const RetryContext& context,
                const profiles::Timeouts& timeouts, ClientBuffers buffers, BodySink body,
                std::uint64_t body_limit, EventSink events)
-    : tls_(tls),
+    : Client(tls, nullptr, context, timeouts, buffers, body, body_limit, events) {}
+
+Client::Client(Connector& connector, const RetryContext& context,
+               const profiles::Timeouts& timeouts, ClientBuffers buffers, BodySink body,
+               std::uint64_t body_limit, EventSink events)
+    : Client(nullptr, &connector, context, timeouts, buffers, body, body_limit, events) {}
+
+Client::Client(TlsClientConfig* tls, Connector* connector, const RetryContext& context,
+               const profiles::Timeouts& timeouts, ClientBuffers buffers, BodySink body,
+               std::uint64_t body_limit, EventSink events)
+    : own_connector_(tls),
+      connector_(connector != nullptr ? connector : &own_connector_),
       context_(&context),
       machine_(context),
       timeouts_(timeouts),
@@ -39,7 +50,6 @@ Client::~Client() { close_connection(); }
 
 Status Client::start(const RequestSpec& spec) {
   const Url& url = spec.head.url;
-  if (url.tls && tls_ == nullptr) return Status::kInvalidArgument;
   if (url.host.empty() || url.host.size() >= sizeof host_z_) return Status::kInvalidArgument;
   std::memcpy(host_z_, url.host.data(), url.host.size());
   host_z_[url.host.size()] = '\0';
@@ -66,8 +76,6 @@ ClientNext Client::step(Millis now) {
       return follow(now, machine_.step(now));
     case Phase::kConnecting:
       return connect_step(now);
-    case Phase::kHandshaking:
-      return handshake_step(now);
     case Phase::kSending:
       return send_step(now);
     case Phase::kReceiving:
@@ -116,11 +124,7 @@ ClientNext Client::begin_attempt(Millis now) {
   e.at = now;
   e.attempt = result_.attempts;
   emit(e);
-  sent_ = 0;
-  error_body_size_ = 0;
-  body_decided_ = false;
-  capture_error_body_ = false;
-  parser_.reset(spec_.head.method == "HEAD");
+  reset_exchange();
   if (connection_open_) {
     reused_ = true;
     phase_ = Phase::kSending;
@@ -130,43 +134,33 @@ ClientNext Client::begin_attempt(Millis now) {
   return connect(now);
 }
 
+void Client::reset_exchange() {
+  sent_ = 0;
+  error_body_size_ = 0;
+  body_decided_ = false;
+  capture_error_body_ = false;
+  parser_.reset(spec_.head.method == "HEAD");
+}
+
 ClientNext Client::connect(Millis now) {
   reused_ = false;
   ++connections_;
   phase_ = Phase::kConnecting;
-  const Status s = tcp_.start(host_z_, spec_.head.url.port, now, timeouts_.connect);
-  if (s != Status::kOk && s != Status::kWouldBlock) return fail_attempt(now, s, "could not start the connection");
+  const Status s = connector_->open(spec_.head.url, host_z_, now, timeouts_);
+  if (s != Status::kOk) return fail_attempt(now, s, connector_->failure_message());
   return connect_step(now);
 }
 
 ClientNext Client::connect_step(Millis now) {
-  const Status s = tcp_.step_connect(now);
+  const Status s = connector_->step(now);
   if (s == Status::kWouldBlock) {
-    if (now >= machine_.deadline()) return fail_attempt(now, Status::kConnectTimeout, "total deadline reached while connecting");
-    return wait_io(tcp_.wants(), min(tcp_.deadline(), machine_.deadline()));
+    if (now >= machine_.deadline()) {
+      return fail_attempt(now, Status::kConnectTimeout, "total deadline reached while connecting");
+    }
+    return wait_io(stream().wants(), min(connector_->deadline(), machine_.deadline()));
   }
-  if (s != Status::kOk) return fail_attempt(now, s, s == Status::kDnsFailed ? "name lookup failed" : "could not connect");
-  if (!spec_.head.url.tls) {
-    phase_ = Phase::kSending;
-    io_deadline_ = now + timeouts_.read;
-    return send_step(now);
-  }
-  const Status started = tls_stream_.start(tcp_, *tls_, host_z_, &session_);
-  if (started != Status::kOk) return fail_attempt(now, started, tls_stream_.failure_message());
-  phase_ = Phase::kHandshaking;
-  io_deadline_ = now + timeouts_.tls_handshake;
-  return handshake_step(now);
-}
-
-ClientNext Client::handshake_step(Millis now) {
-  const Status s = tls_stream_.handshake();
-  if (s == Status::kWouldBlock) {
-    if (now >= io_limit()) return fail_attempt(now, Status::kTimeout, "TLS handshake timed out");
-    return wait_io(tls_stream_.wants(), io_limit());
-  }
-  if (s != Status::kOk) return fail_attempt(now, s, tls_stream_.failure_message());
-  resumed_ = tls_stream_.resumed();
-  (void)tls_stream_.save_session(&session_);
+  if (s != Status::kOk) return fail_attempt(now, s, connector_->failure_message());
+  resumed_ = connector_->resumed();
   phase_ = Phase::kSending;
   io_deadline_ = now + timeouts_.read;
   return send_step(now);
@@ -221,7 +215,7 @@ ClientNext Client::receive_step(Millis now) {
 
 ClientNext Client::end_response(Millis now, bool reusable) {
   note_head(now);
-  if (spec_.head.url.tls) (void)tls_stream_.save_session(&session_);  // TLS 1.3 tickets arrive late.
+  connector_->exchange_done();
   if (reusable && parser_.keep_alive()) {
     connection_open_ = true;
   } else {
@@ -256,7 +250,10 @@ ClientNext Client::fail_attempt(Millis now, Status status, const char* message) 
   close_connection();
   // A kept connection the server had already closed: that is no attempt; the request goes
   // again at once on a fresh connection if re-sending it is safe.
-  if (stale_reuse && (idempotent_ || sent_ == 0)) return connect(now);
+  if (stale_reuse && (idempotent_ || sent_ == 0)) {
+    reset_exchange();
+    return connect(now);
+  }
   result_.error = status;
   result_.message = message;
   ClientEvent e;
@@ -285,20 +282,16 @@ ClientNext Client::end_attempt(Millis now, const AttemptResult& result) {
   return follow(now, next);
 }
 
-ClientNext Client::wait_io(IoInterest interest, Millis deadline) const {
-  return ClientNext{ClientNext::Kind::kWaitIo, tcp_.fd(), interest, deadline};
+ClientNext Client::wait_io(IoInterest interest, Millis deadline) {
+  return ClientNext{ClientNext::Kind::kWaitIo, stream().fd(), interest, deadline};
 }
 
 Millis Client::io_limit() const { return min(io_deadline_, machine_.deadline()); }
 
-Transport& Client::stream() {
-  if (spec_.head.url.tls) return tls_stream_;
-  return tcp_;
-}
+Transport& Client::stream() { return connector_->stream(); }
 
 void Client::close_connection() {
-  if (spec_.head.url.tls) tls_stream_.close();
-  tcp_.close();
+  connector_->close();
   connection_open_ = false;
 }
 

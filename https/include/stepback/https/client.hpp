@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "stepback/core/retry_machine.hpp"
+#include "stepback/https/connector.hpp"
 #include "stepback/https/request_writer.hpp"
 #include "stepback/https/response_parser.hpp"
 #include "stepback/https/tcp_transport.hpp"
@@ -80,8 +81,12 @@ struct ClientBuffers {
 // One request with retries. Not copyable; everything it is given must outlive it.
 class Client {
  public:
-  // `tls` may be null for http:// URLs only; `context` supplies policy, randomness and budget.
+  // Connects with the built-in TcpTlsConnector; `tls` may be null for http:// URLs only.
+  // `context` supplies policy, randomness and budget.
   Client(TlsClientConfig* tls, const RetryContext& context, const profiles::Timeouts& timeouts,
+         ClientBuffers buffers, BodySink body, std::uint64_t body_limit, EventSink events);
+  // Connects through `connector` (the app's own, or a scripted one in tests).
+  Client(Connector& connector, const RetryContext& context, const profiles::Timeouts& timeouts,
          ClientBuffers buffers, BodySink body, std::uint64_t body_limit, EventSink events);
   ~Client();
   Client(const Client&) = delete;
@@ -103,22 +108,26 @@ class Client {
   std::uint32_t connections() const { return connections_; }
 
  private:
-  enum class Phase : std::uint8_t { kIdle, kConnecting, kHandshaking, kSending, kReceiving, kWaiting, kDone };
+  enum class Phase : std::uint8_t { kIdle, kConnecting, kSending, kReceiving, kWaiting, kDone };
+
+  Client(TlsClientConfig* tls, Connector* connector, const RetryContext& context,
+         const profiles::Timeouts& timeouts, ClientBuffers buffers, BodySink body,
+         std::uint64_t body_limit, EventSink events);
 
   // The phases an attempt goes through, each with its own *_step(); follow() turns the
   // retry machine's answers into attempts, waits and the end.
   ClientNext follow(Millis now, const Next& next);
   ClientNext begin_attempt(Millis now);
+  void reset_exchange();
   ClientNext connect(Millis now);
   ClientNext connect_step(Millis now);
-  ClientNext handshake_step(Millis now);
   ClientNext send_step(Millis now);
   ClientNext receive_step(Millis now);
   ClientNext end_response(Millis now, bool reusable);
   ClientNext fail_attempt(Millis now, Status status, const char* message);
   ClientNext end_attempt(Millis now, const AttemptResult& result);
   AttemptResult response_result(Millis wall_now) const;
-  ClientNext wait_io(IoInterest interest, Millis deadline) const;
+  ClientNext wait_io(IoInterest interest, Millis deadline);
   Millis io_limit() const;
   Transport& stream();
   void close_connection();
@@ -126,7 +135,8 @@ class Client {
   void note_head(Millis now);
   static bool deliver_body(void* self, ConstBytes data);
 
-  TlsClientConfig* tls_;
+  TcpTlsConnector own_connector_;  // Used unless the caller brought a connector.
+  Connector* connector_;
   const RetryContext* context_;
   RetryMachine machine_;
   profiles::Timeouts timeouts_;
@@ -135,16 +145,13 @@ class Client {
   std::uint64_t body_limit_;
   EventSink events_;
   ResponseParser parser_;
-  TcpTransport tcp_;
-  TlsTransport tls_stream_;
-  TlsSession session_;
   RequestSpec spec_;
   std::string_view host_;
   char host_z_[256] = {};       // NUL-terminated host for getaddrinfo and SNI.
   std::size_t head_size_ = 0;   // Bytes of the request head in buffers_.request.
   std::size_t sent_ = 0;        // Request bytes (head + body) sent this attempt.
   std::size_t error_body_size_ = 0;
-  Millis io_deadline_{};        // When the current connect, handshake or read times out.
+  Millis io_deadline_{};        // When the current send or read times out.
   Millis now_{};                // The `now` of the step() under way, for events.
   ClientResult result_;
   Phase phase_ = Phase::kIdle;

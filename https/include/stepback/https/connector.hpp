@@ -1,0 +1,90 @@
+// Connector: how a Client opens connections. TcpTlsConnector, the built-in one, resolves,
+// connects over TCP and runs the TLS handshake (or stays plain for http://); an app can
+// bring its own (pre-resolved addresses, another socket API), and tests script one.
+#ifndef STEPBACK_HTTPS_CONNECTOR_HPP_
+#define STEPBACK_HTTPS_CONNECTOR_HPP_
+
+#include <cstdint>
+
+#include "stepback/core/millis.hpp"
+#include "stepback/https/request_writer.hpp"
+#include "stepback/https/tcp_transport.hpp"
+#include "stepback/https/tls.hpp"
+#include "stepback/https/transport.hpp"
+#include "stepback/https/types.hpp"
+#include "stepback/profiles/profile.hpp"
+
+namespace stepback::https {
+
+// Opens one connection at a time, step-driven; the stream stays valid until close().
+class Connector {
+ public:
+  // Begins a connection to `url` (`host` is url.host NUL-terminated) at `now`; kOk to go on
+  // with step(), or the failure (kInvalidArgument, kDnsFailed, kConnectFailed, ...).
+  [[nodiscard]] virtual Status open(const Url& url, const char* host, Millis now,
+                                    const profiles::Timeouts& timeouts) = 0;
+  // Advances the connection: kOk when stream() is ready for the request, kWouldBlock (poll
+  // stream().fd() for stream().wants() until deadline()), or the failure.
+  [[nodiscard]] virtual Status step(Millis now) = 0;
+  // The connected stream.
+  virtual Transport& stream() = 0;
+  // When the connect or handshake under way times out.
+  virtual Millis deadline() const = 0;
+  // Whether the last connection resumed a saved TLS session.
+  virtual bool resumed() const = 0;
+  // What the last failure was, in words ("" if none).
+  virtual const char* failure_message() const = 0;
+  // A response was read completely; a TLS connector saves the session (TLS 1.3 tickets
+  // arrive after the handshake).
+  virtual void exchange_done() = 0;
+  // Closes the connection, if any; safe to call twice.
+  virtual void close() = 0;
+
+ protected:
+  Connector() = default;
+  Connector(const Connector&) = default;
+  Connector& operator=(const Connector&) = default;
+  ~Connector() = default;
+};
+
+// TCP (numeric hosts parsed, names through getaddrinfo, which blocks) and TLS over it for
+// https:// URLs, with the session saved and offered again on reconnection.
+class TcpTlsConnector final : public Connector {
+ public:
+  // `tls` may be null when only http:// URLs are used; it must outlive the connector.
+  explicit TcpTlsConnector(TlsClientConfig* tls) : tls_(tls) {}
+  ~TcpTlsConnector() { close(); }
+  TcpTlsConnector(const TcpTlsConnector&) = delete;
+  TcpTlsConnector& operator=(const TcpTlsConnector&) = delete;
+
+  [[nodiscard]] Status open(const Url& url, const char* host, Millis now,
+                            const profiles::Timeouts& timeouts) override;
+  [[nodiscard]] Status step(Millis now) override;
+  Transport& stream() override;
+  Millis deadline() const override;
+  bool resumed() const override { return resumed_; }
+  const char* failure_message() const override { return message_; }
+  void exchange_done() override;
+  void close() override;
+
+ private:
+  enum class Phase : std::uint8_t { kIdle, kConnecting, kHandshaking, kReady };
+
+  Status fail(Status s, const char* what);
+
+  TlsClientConfig* tls_;
+  TcpTransport tcp_;
+  TlsTransport tls_stream_;
+  TlsSession session_;
+  const char* host_ = "";
+  Millis handshake_timeout_{};
+  Millis handshake_deadline_ = Millis::max();
+  Phase phase_ = Phase::kIdle;
+  bool use_tls_ = false;
+  bool resumed_ = false;
+  char message_[320] = {};
+};
+
+}  // namespace stepback::https
+
+#endif  // STEPBACK_HTTPS_CONNECTOR_HPP_

@@ -1,0 +1,272 @@
+// The Client's transitions against scripted connections: each test scripts what every
+// connection receives and checks what was sent, the waits asked for and the outcome, with a
+// fake clock and a seeded generator.
+#include "stepback/https/client.hpp"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tests/support/scripted_transport.hpp"
+
+namespace stepback::https {
+namespace {
+
+using testing::ScriptedTransport;
+
+constexpr char kOk[] = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
+constexpr char k503[] = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n";
+
+// Hands out scripted connections in order; open() fails with `open_failures` first.
+class ScriptedConnector final : public Connector {
+ public:
+  ScriptedTransport& add() {
+    connections_.push_back(std::make_unique<ScriptedTransport>());
+    connections_.back()->set_fd(100 + static_cast<int>(connections_.size()));
+    return *connections_.back();
+  }
+  std::vector<Status> open_failures;
+
+  Status open(const Url&, const char* host, Millis, const profiles::Timeouts&) override {
+    host_ = host;
+    if (opened_failures_ < open_failures.size()) return open_failures[opened_failures_++];
+    if (next_ >= connections_.size()) return Status::kConnectFailed;
+    current_ = connections_[next_++].get();
+    return Status::kOk;
+  }
+  Status step(Millis) override { return Status::kOk; }
+  Transport& stream() override { return current_ != nullptr ? *current_ : idle_; }
+  Millis deadline() const override { return Millis::max(); }
+  bool resumed() const override { return false; }
+  const char* failure_message() const override { return "scripted failure"; }
+  void exchange_done() override { ++exchanges_; }
+  void close() override {
+    if (current_ != nullptr) current_->close();
+    current_ = nullptr;
+  }
+
+  std::size_t opened() const { return next_; }
+  std::size_t exchanges() const { return exchanges_; }
+  std::string host() const { return host_; }
+  ScriptedTransport& connection(std::size_t i) { return *connections_[i]; }
+
+ private:
+  std::vector<std::unique_ptr<ScriptedTransport>> connections_;
+  ScriptedTransport idle_;
+  ScriptedTransport* current_ = nullptr;
+  std::size_t next_ = 0;
+  std::size_t opened_failures_ = 0;
+  std::size_t exchanges_ = 0;
+  std::string host_;
+};
+
+bool collect(void* context, ConstBytes data) {
+  static_cast<std::string*>(context)->append(reinterpret_cast<const char*>(data.data), data.size);
+  return true;
+}
+
+void record(void* context, const ClientEvent& e) {
+  static_cast<std::vector<ClientEvent>*>(context)->push_back(e);
+}
+
+// One client with its buffers, a short policy (no jitter: exact waits) and a fake clock.
+struct Harness {
+  explicit Harness(const char* url = "https://example.test/x", const char* method = "GET") {
+    policy.jitter = Jitter::kNone;
+    policy.initial_delay = Millis(100);
+    policy.max_backoff = Millis(400);
+    policy.max_retries = 3;
+    timeouts.read = Millis(5000);
+    EXPECT_EQ(parse_url(url, &spec.head.url), Status::kOk);
+    spec.head.method = method;
+  }
+  ClientNext start() {
+    client = std::make_unique<Client>(
+        connector, context, timeouts,
+        ClientBuffers{MutableBytes{request, sizeof request}, MutableBytes{head, sizeof head},
+                      MutableBytes{io, sizeof io}, MutableBytes{error_body, sizeof error_body}},
+        BodySink{collect, &body}, 1 << 20, EventSink{record, &events});
+    EXPECT_EQ(client->start(spec), Status::kOk);
+    return client->step(now);
+  }
+  // Steps until done, jumping the clock to each deadline; at most `limit` steps.
+  ClientNext run(ClientNext next, int limit = 10000) {
+    for (int i = 0; i < limit && next.kind != ClientNext::Kind::kDone; ++i) {
+      if (next.kind == ClientNext::Kind::kWaitUntil) {
+        waits.push_back((next.at - now).count());
+        now = next.at;
+      }
+      next = client->step(now);
+    }
+    return next;
+  }
+
+  Policy policy;
+  Xoshiro128 random{7};
+  RetryContext context{policy, random, nullptr};
+  profiles::Timeouts timeouts;
+  ScriptedConnector connector;
+  RequestSpec spec;
+  std::uint8_t request[1024];
+  std::uint8_t head[1024];
+  std::uint8_t io[64];
+  std::uint8_t error_body[512];
+  std::string body;
+  std::vector<ClientEvent> events;
+  std::vector<std::uint64_t> waits;
+  Millis now{1000};
+  std::unique_ptr<Client> client;
+};
+
+TEST(Client, SendsTheRequestAndDeliversTheBody) {
+  Harness h;
+  h.connector.add().recv_data(kOk);
+  const ClientNext done = h.run(h.start());
+  ASSERT_EQ(done.kind, ClientNext::Kind::kDone);
+  EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
+  EXPECT_EQ(h.client->result().status, 200);
+  EXPECT_EQ(h.client->result().attempts, 1U);
+  EXPECT_EQ(h.body, "hello");
+  EXPECT_EQ(h.connector.host(), "example.test");
+  EXPECT_EQ(h.connector.connection(0).sent().rfind("GET /x HTTP/1.1\r\nHost: example.test\r\n", 0), 0U);
+  EXPECT_EQ(h.connector.exchanges(), 1U);
+}
+
+TEST(Client, RetriesOnTheKeptConnectionAtEverySplitOfTheResponses) {
+  const std::string first = k503;
+  for (std::size_t chunk = 1; chunk <= first.size() + 5; ++chunk) {
+    Harness h;
+    h.connector.add().recv_data(k503).recv_data(kOk).set_max_recv_chunk(chunk);
+    const ClientNext done = h.run(h.start());
+    ASSERT_EQ(done.kind, ClientNext::Kind::kDone) << chunk;
+    EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess) << chunk;
+    EXPECT_EQ(h.client->result().attempts, 2U) << chunk;
+    EXPECT_EQ(h.connector.opened(), 1U) << "keep-alive, chunk " << chunk;
+    EXPECT_EQ(h.waits, (std::vector<std::uint64_t>{100})) << chunk;
+    EXPECT_EQ(h.body, "hello") << "the 503's body never reaches the caller, chunk " << chunk;
+  }
+}
+
+TEST(Client, WaitsForReadableDataAndTimesOutSilence) {
+  Harness h;
+  h.connector.add().recv_would_block();  // Then silence (the script's end is would-block).
+  h.connector.add().recv_data(kOk);
+  ClientNext next = h.start();
+  ASSERT_EQ(next.kind, ClientNext::Kind::kWaitIo);
+  EXPECT_EQ(next.fd, 101);
+  EXPECT_EQ(next.interest, IoInterest::kRead);
+  EXPECT_EQ(next.at, h.now + h.timeouts.read);
+  h.now = next.at;  // Nothing arrived within the read timeout.
+  next = h.run(h.client->step(h.now));
+  EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
+  EXPECT_EQ(h.client->result().attempts, 2U);
+  bool saw_timeout = false;
+  for (const ClientEvent& e : h.events) saw_timeout |= e.kind == ClientEvent::Kind::kError && e.failure == Failure::kTimeout;
+  EXPECT_TRUE(saw_timeout);
+}
+
+TEST(Client, PartialWritesAndWriteWaitsSendTheWholeRequest) {
+  Harness h("https://example.test/upload", "PUT");
+  const std::string payload(300, 'p');
+  h.spec.body = ConstBytes{reinterpret_cast<const std::uint8_t*>(payload.data()), payload.size()};
+  ScriptedTransport& c = h.connector.add();
+  c.send_accept(10).send_would_block().send_accept(7).set_max_send_chunk(50);
+  c.recv_data(kOk);
+  ClientNext next = h.start();
+  ASSERT_EQ(next.kind, ClientNext::Kind::kWaitIo);
+  EXPECT_EQ(next.interest, IoInterest::kWrite);
+  next = h.run(h.client->step(h.now));
+  EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
+  const std::string& sent = c.sent();
+  EXPECT_NE(sent.find("Content-Length: 300\r\n"), std::string::npos);
+  EXPECT_EQ(sent.substr(sent.size() - payload.size()), payload);
+}
+
+TEST(Client, ResetMidBodyIsRetriedForGetButNotForPost) {
+  const char* partial = "HTTP/1.1 200 OK\r\nContent-Length: 50\r\n\r\nhalf";
+  Harness get;
+  get.connector.add().recv_data(partial).recv_reset();
+  get.connector.add().recv_data(kOk);
+  get.run(get.start());
+  EXPECT_EQ(get.client->result().outcome, Outcome::kSuccess);
+  EXPECT_EQ(get.connector.opened(), 2U);
+
+  Harness post("https://example.test/orders", "POST");
+  post.connector.add().recv_data(partial).recv_reset();
+  post.connector.add().recv_data(kOk);
+  post.run(post.start());
+  EXPECT_EQ(post.client->result().outcome, Outcome::kNotIdempotent);
+  EXPECT_EQ(post.client->result().error, Status::kReset);
+  EXPECT_EQ(post.connector.opened(), 1U);
+}
+
+TEST(Client, PostIsRetriedWhenItProvablyWasNotProcessed) {
+  Harness h("https://example.test/orders", "POST");
+  h.connector.open_failures = {Status::kConnectFailed};
+  h.connector.add().recv_data(k503).recv_data(kOk);
+  h.run(h.start());
+  EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
+  EXPECT_EQ(h.client->result().attempts, 3U);  // Refused, 503, 200.
+}
+
+TEST(Client, AKeptConnectionTheServerClosedIsReplacedWithoutCountingAnAttempt) {
+  Harness h;
+  h.connector.add().recv_data(k503).recv_closed();  // Closes while idle during the wait.
+  h.connector.add().recv_data(kOk);
+  h.run(h.start());
+  EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
+  EXPECT_EQ(h.client->result().attempts, 2U);
+  EXPECT_EQ(h.client->connections(), 2U);
+}
+
+TEST(Client, RetryAfterSetsTheWait) {
+  Harness h;
+  h.policy.max_server_delay = Millis::seconds(60);
+  h.connector.add()
+      .recv_data("HTTP/1.1 429 Too Many Requests\r\nRetry-After: 3\r\nContent-Length: 0\r\n\r\n")
+      .recv_data(kOk);
+  h.run(h.start());
+  EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
+  EXPECT_EQ(h.waits, (std::vector<std::uint64_t>{3000}));
+  bool saw = false;
+  for (const ClientEvent& e : h.events) saw |= e.kind == ClientEvent::Kind::kWait && e.wait_reason == WaitReason::kRetryAfter;
+  EXPECT_TRUE(saw);
+}
+
+TEST(Client, RetryInfoInAJsonErrorBodySetsTheWait) {
+  Harness h;
+  const std::string json =
+      R"({"error":{"code":503,"details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"1.5s"}]}})";
+  h.connector.add()
+      .recv_data("HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: " +
+                 std::to_string(json.size()) + "\r\n\r\n" + json)
+      .recv_data(kOk);
+  h.run(h.start());
+  EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
+  EXPECT_EQ(h.waits, (std::vector<std::uint64_t>{1500}));
+  EXPECT_EQ(h.body, "hello");
+}
+
+TEST(Client, OversizedHeadIsTerminal) {
+  Harness h;
+  h.connector.add().recv_data("HTTP/1.1 200 OK\r\nX-Big: " + std::string(2000, 'b') + "\r\n\r\n");
+  h.run(h.start());
+  EXPECT_EQ(h.client->result().outcome, Outcome::kTerminalFailure);
+  EXPECT_EQ(h.client->result().error, Status::kHeadersTooLarge);
+  EXPECT_EQ(h.client->result().attempts, 1U);
+}
+
+TEST(Client, CancelEndsTheRequestAndClosesTheConnection) {
+  Harness h;
+  h.connector.add().recv_would_block();
+  ASSERT_EQ(h.start().kind, ClientNext::Kind::kWaitIo);
+  h.client->cancel();
+  EXPECT_EQ(h.client->step(h.now).kind, ClientNext::Kind::kDone);
+  EXPECT_EQ(h.client->result().outcome, Outcome::kCancelled);
+  EXPECT_TRUE(h.connector.connection(0).closed());
+}
+
+}  // namespace
+}  // namespace stepback::https
