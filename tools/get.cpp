@@ -3,9 +3,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdarg>
 #include <cstring>
-#include <fstream>
 #include <iterator>
 #include <optional>
 #include <string_view>
@@ -359,14 +359,19 @@ bool load_body(std::string_view data, std::vector<std::uint8_t>* storage, https:
     *out = https::ConstBytes{reinterpret_cast<const std::uint8_t*>(data.data()), data.size()};
     return true;
   }
+  // stdio, not iostreams: an ifstream pulls the whole locale machinery into a static build.
   const std::string path(data.substr(1));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  std::FILE* in = std::fopen(path.c_str(), "rb");
+  if (in == nullptr) {
     *error = "cannot read --data file '" + path + "': " + std::strerror(errno);
     return false;
   }
-  storage->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  if (in.bad()) {
+  std::uint8_t chunk[4096];
+  std::size_t n = 0;
+  while ((n = std::fread(chunk, 1, sizeof chunk, in)) > 0) storage->insert(storage->end(), chunk, chunk + n);
+  const bool failed = std::ferror(in) != 0;
+  std::fclose(in);
+  if (failed) {
     *error = "error reading --data file '" + path + "'";
     return false;
   }
