@@ -65,6 +65,38 @@ if(stepback_mbedtls_dir)
   add_library(stepback_mbedtls_time STATIC ${CMAKE_CURRENT_SOURCE_DIR}/src/mbedtls_time.cpp)
   target_link_libraries(stepback_mbedtls_time PRIVATE MbedTLS::mbedcrypto $<BUILD_INTERFACE:stepback_warnings>)
   target_link_libraries(mbedx509 PUBLIC stepback_mbedtls_time)
+  set(STEPBACK_MBEDTLS_FROM_PACKAGE OFF CACHE INTERNAL "mbedTLS is an installed package")
+
+  # Installed with stepback, as stepback::mbedtls, stepback::mbedx509, stepback::mbedcrypto.
+  # mbedTLS's own install stays off: it would export MBEDTLS_CONFIG_FILE as the path into our
+  # source tree, and put a library built with our configuration into the shared include/
+  # and lib/, over any system mbedTLS. Instead the archives go to lib/stepback/vendor, the
+  # headers and our configuration file to include/stepback/vendor, and the exported
+  # definition names the configuration file relative to that directory.
+  if(STEPBACK_INSTALL)
+    foreach(target IN ITEMS mbedtls mbedx509 mbedcrypto)
+      set_property(TARGET ${target} PROPERTY INTERFACE_INCLUDE_DIRECTORIES
+        "$<BUILD_INTERFACE:${stepback_mbedtls_dir}/include>"
+        "$<INSTALL_INTERFACE:${STEPBACK_VENDOR_INCLUDEDIR}>")
+      set_property(TARGET ${target} PROPERTY INTERFACE_COMPILE_DEFINITIONS
+        "$<BUILD_INTERFACE:MBEDTLS_CONFIG_FILE=\"${STEPBACK_MBEDTLS_CONFIG_FILE}\">"
+        "$<INSTALL_INTERFACE:MBEDTLS_CONFIG_FILE=\"stepback_mbedtls_config.h\">")
+    endforeach()
+    set_target_properties(stepback_mbedtls_time PROPERTIES EXPORT_NAME mbedtls_time)
+    set(stepback_mbedtls_archives mbedtls mbedx509 stepback_mbedtls_time mbedcrypto)
+    # Upstream trees (not Debian's) also build these two and link them into mbedcrypto.
+    foreach(target IN ITEMS everest p256m)
+      if(TARGET ${target})
+        list(APPEND stepback_mbedtls_archives ${target})
+      endif()
+    endforeach()
+    stepback_install(TARGETS ${stepback_mbedtls_archives} DESTINATION "${STEPBACK_VENDOR_LIBDIR}")
+    # In link order, for the pkg-config file (top-level CMakeLists.txt).
+    set_property(GLOBAL PROPERTY STEPBACK_VENDOR_ARCHIVES ${stepback_mbedtls_archives})
+    install(DIRECTORY "${stepback_mbedtls_dir}/include/mbedtls" "${stepback_mbedtls_dir}/include/psa"
+            DESTINATION "${STEPBACK_VENDOR_INCLUDEDIR}" FILES_MATCHING PATTERN "*.h")
+    install(FILES "${STEPBACK_MBEDTLS_CONFIG_FILE}" DESTINATION "${STEPBACK_VENDOR_INCLUDEDIR}")
+  endif()
 else()
   find_package(MbedTLS 3.6 CONFIG QUIET)
   if(NOT MbedTLS_FOUND OR NOT MbedTLS_VERSION VERSION_LESS 3.7)
@@ -74,6 +106,8 @@ else()
   endif()
   message(STATUS "mbedTLS ${MbedTLS_VERSION} from the installed package (${MbedTLS_DIR}), "
                  "with the configuration it was built with")
+  # The installed stepback package then finds it with find_dependency(MbedTLS).
+  set(STEPBACK_MBEDTLS_FROM_PACKAGE ON CACHE INTERNAL "mbedTLS is an installed package")
 endif()
 
 list(APPEND STEPBACK_HTTPS_SOURCES src/tls_arena.cpp)

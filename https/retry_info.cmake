@@ -60,5 +60,11 @@ set(STEPBACK_NANOPB_DIR "${stepback_nanopb_dir}" CACHE INTERNAL "nanopb tree in 
 # Links the nanopb runtime and the generated descriptors' headers into <target>.
 function(stepback_https_retry_info_link target)
   target_include_directories(${target} PRIVATE "${CMAKE_CURRENT_SOURCE_DIR}/proto")
-  target_link_libraries(${target} PRIVATE $<BUILD_INTERFACE:stepback_nanopb>)
+  # Not $<BUILD_INTERFACE:...>: consumers of the installed static library link the runtime too.
+  target_link_libraries(${target} PRIVATE stepback_nanopb)
 endfunction()
+
+# Installed as lib/libstepback_nanopb.a, exported as stepback::nanopb; its headers are not
+# needed by ours, so they are not installed.
+set_target_properties(stepback_nanopb PROPERTIES EXPORT_NAME nanopb)
+stepback_install(TARGETS stepback_nanopb)

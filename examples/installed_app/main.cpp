@@ -1,0 +1,124 @@
+// One HTTPS GET with retries, stepped from a poll() loop: the smallest complete use of
+// stepback::https::Client. The body goes to stdout, one line per attempt to stderr.
+//
+//   installed_app [URL [CA_FILE]]
+//
+// URL defaults to https://127.0.0.1:8443/, CA_FILE to the Debian system bundle. Exits 0
+// when the final response is a success, 1 otherwise.
+#include <poll.h>
+
+#include <cstdint>
+#include <cstdio>
+
+#include "stepback/https/client.hpp"
+#include "stepback/https/tls_arena.hpp"
+#include "stepback/platform/clock.hpp"
+#include "stepback/platform/random.hpp"
+#include "stepback/profiles/active.hpp"
+
+namespace {
+
+namespace https = stepback::https;
+
+// mbedTLS allocates only from this arena (one TLS connection and a small CA file need
+// about 40 KiB; a system CA bundle, several hundred).
+alignas(16) std::uint8_t g_tls_arena[1024 * 1024];
+// The client's buffers: the request head, the response head, receive scratch, and the
+// body of retryable error responses (for RetryInfo).
+std::uint8_t g_request[4 * 1024];
+std::uint8_t g_response_head[8 * 1024];
+std::uint8_t g_io[16 * 1024];
+std::uint8_t g_error_body[2 * 1024];
+
+bool write_body(void* /*context*/, https::ConstBytes data) {
+  return std::fwrite(data.data, 1, data.size, stdout) == data.size;
+}
+
+void print_event(void* /*context*/, const https::ClientEvent& event) {
+  using Kind = https::ClientEvent::Kind;
+  switch (event.kind) {
+    case Kind::kResponse:
+      std::fprintf(stderr, "attempt %u: HTTP %u\n", event.attempt, static_cast<unsigned>(event.status));
+      break;
+    case Kind::kError:
+      std::fprintf(stderr, "attempt %u: %s\n", event.attempt, event.message);
+      break;
+    case Kind::kWait:
+      std::fprintf(stderr, "retrying in %llu ms\n", static_cast<unsigned long long>(event.wait.count()));
+      break;
+    default:
+      break;
+  }
+}
+
+short poll_events(https::IoInterest interest) {
+  switch (interest) {
+    case https::IoInterest::kRead:
+      return POLLIN;
+    case https::IoInterest::kWrite:
+      return POLLOUT;
+    case https::IoInterest::kReadWrite:
+      return POLLIN | POLLOUT;
+    case https::IoInterest::kNone:
+      break;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const char* url_text = argc > 1 ? argv[1] : "https://127.0.0.1:8443/";
+  const char* ca_file = argc > 2 ? argv[2] : "/etc/ssl/certs/ca-certificates.crt";
+
+  https::RequestSpec spec;
+  if (https::parse_url(url_text, &spec.head.url) != https::Status::kOk) {
+    std::fprintf(stderr, "not an http(s) URL: %s\n", url_text);
+    return 1;
+  }
+  // Set-up, once: the TLS arena before any mbedTLS call, then the TLS configuration and
+  // its trust anchors.
+  if (https::tls_arena_init(g_tls_arena, sizeof g_tls_arena) != https::Status::kOk) {
+    std::fprintf(stderr, "cannot install the TLS arena\n");
+    return 1;
+  }
+  https::TlsClientConfig tls;
+  if (tls.init() != https::Status::kOk || tls.add_ca_file(ca_file) != https::Status::kOk) {
+    std::fprintf(stderr, "cannot set up TLS with CA file %s\n", ca_file);
+    return 1;
+  }
+
+  const stepback::profiles::DeviceProfile& profile = stepback::profiles::active;
+  stepback::platform::Status random_status{};
+  stepback::Xoshiro128 random = stepback::platform::make_os_random(&random_status);
+  stepback::RetryBudget budget(profile.budget);
+  const stepback::RetryContext context{profile.retry, random, &budget};
+  https::Client client(&tls, context, profile.timeouts,
+                       https::ClientBuffers{{g_request, sizeof g_request},
+                                            {g_response_head, sizeof g_response_head},
+                                            {g_io, sizeof g_io},
+                                            {g_error_body, sizeof g_error_body}},
+                       https::BodySink{&write_body, nullptr}, 1024 * 1024,
+                       https::EventSink{&print_event, nullptr});
+  if (client.start(spec) != https::Status::kOk) {
+    std::fprintf(stderr, "invalid request\n");
+    return 1;
+  }
+
+  // The main loop: sleep in poll() until the client's fd is ready or its deadline passes.
+  stepback::Millis now = stepback::platform::monotonic_now();
+  https::ClientNext next = client.step(now);
+  while (next.kind != https::ClientNext::Kind::kDone) {
+    pollfd fd{next.fd, poll_events(next.interest), 0};
+    const bool io = next.kind == https::ClientNext::Kind::kWaitIo && next.fd >= 0;
+    const std::uint64_t ms = (next.at - now).count();
+    (void)::poll(io ? &fd : nullptr, io ? 1 : 0, static_cast<int>(ms < 60000 ? ms : 60000));
+    now = stepback::platform::monotonic_now();
+    if ((io && fd.revents != 0) || now >= next.at) next = client.step(now);
+  }
+  const https::ClientResult& result = client.result();
+  std::fflush(stdout);
+  std::fprintf(stderr, "%s after %u attempt(s), HTTP %u\n", stepback::to_string(result.outcome),
+               result.attempts, static_cast<unsigned>(result.status));
+  return result.outcome == stepback::Outcome::kSuccess ? 0 : 1;
+}

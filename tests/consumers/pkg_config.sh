@@ -1,0 +1,20 @@
+#!/bin/sh
+# The pkg-config smoke test: compiles and links consumer.cpp against an installed stepback
+# with nothing but `pkg-config --cflags --libs stepback`, then runs it.
+#
+# Usage: pkg_config.sh PKG_CONFIG PC_DIR CXX CXXFLAGS LDFLAGS OUT_DIR SOURCE [EMULATOR...]
+# CXXFLAGS and LDFLAGS are the build's own (sanitizers, target flags), each one string.
+set -eu
+pkg_config=$1 pc_dir=$2 cxx=$3 cxxflags=$4 ldflags=$5 out=$6 source=$7
+shift 7
+emulator="$*"
+
+mkdir -p "$out"
+flags=$(PKG_CONFIG_PATH="$pc_dir" "$pkg_config" --cflags --libs stepback)
+echo "pkg-config --cflags --libs stepback: $flags"
+# pkg-config escapes shell characters (the MBEDTLS_CONFIG_FILE=<...> definition) for a
+# shell to parse, as make's recipes do; hence eval rather than a plain $flags.
+eval "set -x; \"\$cxx\" -std=c++17 $cxxflags -o \"\$out/consumer\" \"\$source\" $flags $ldflags"
+set +x
+# shellcheck disable=SC2086  # the emulator is a command and its arguments
+$emulator "$out/consumer"
