@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <type_traits>
 #include <vector>
@@ -18,7 +19,12 @@ using testing::ScriptedRandom;
 using Kind = Next::Kind;
 
 static_assert(std::is_trivially_copyable_v<RetryMachine>);
-static_assert(sizeof(RetryMachine) <= 32 + sizeof(void*), "state <= 32 bytes besides the context reference");
+// 32 bytes of state besides the context pointer; where a 64-bit member is 8-aligned and the
+// pointer is 4 bytes (32-bit ARM), the object rounds up to 40.
+constexpr std::size_t kStateAndPointer = 32 + sizeof(void*);
+static_assert(sizeof(RetryMachine) <= (kStateAndPointer + alignof(RetryMachine) - 1) /
+                                          alignof(RetryMachine) * alignof(RetryMachine),
+              "state <= 32 bytes besides the context reference");
 
 Policy literal_policy() {
   Policy p;  // 1 s, x2, cap 32 s, 6 retries, seed jitter, no deadline.
