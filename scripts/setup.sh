@@ -14,6 +14,7 @@ packages=(
   openssl nginx                            # tests/integration: s_server, certificates, nginx
   curl file procps                         # bench/https_bench.sh: the reference client, file, pgrep
   protobuf-compiler python3-protobuf       # nanopb generator (freshness check of https/proto)
+  clang lld android-libnativehelper-dev android-platform-frameworks-native-headers  # scripts/check_android.sh
 )
 
 missing=()

@@ -1,19 +1,22 @@
 #!/usr/bin/env bash
-# Builds and runs every test: the freestanding core check, the Windows compile check, and
-# the desktop, mobile and asan-ubsan workflows (configure, build, ctest). Ends with one
-# line of totals over the three ctest runs.
+# Builds and runs every test: the freestanding core check, the Windows and Android compile
+# checks, the desktop and asan-ubsan workflows, then scripts/test_cross.sh (Cortex-M4 core
+# build, host mobile, aarch64 and armhf under qemu, same passed tests required). Ends with
+# one line of totals over all ctest runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/check_core.sh
 platform/check_mingw.sh
+scripts/check_android.sh
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-for preset in desktop mobile asan-ubsan; do
+for preset in desktop asan-ubsan; do
   echo "== workflow $preset"
   cmake --workflow --preset "$preset" 2>&1 | tee -a "$log"
 done
+scripts/test_cross.sh 2>&1 | tee -a "$log"
 
 # ctest counts skipped tests among the passed ones; report them apart.
 read -r total failed < <(awk '/tests passed, .* tests failed out of/ { t += $NF; f += $4 } END { print t + 0, f + 0 }' "$log")
