@@ -20,164 +20,34 @@
 #include <string>
 
 #include "integration_support.hpp"
+#include "tests/support/heap_trap.hpp"
 #include "stepback/core/random.hpp"
 #include "stepback/https/request_writer.hpp"
 #include "stepback/https/tls_arena.hpp"
 #include "stepback/platform/clock.hpp"
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define STEPBACK_NO_HEAP_TRAP 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
-#define STEPBACK_NO_HEAP_TRAP 1
-#endif
-#endif
-
-namespace {
-
-constexpr int kMaxTraces = 64;
-constexpr int kTraceFrames = 40;
-
-std::atomic<bool> g_armed{false};
-std::atomic<long> g_heap_calls{0};
-void* g_traces[kMaxTraces][kTraceFrames];
-int g_trace_depth[kMaxTraces];
-std::atomic<int> g_trace_count{0};
-thread_local bool t_tracing = false;  // backtrace() itself must not recurse into the trap.
-
-[[maybe_unused]] void note_call() {
-  if (!g_armed.load(std::memory_order_relaxed) || t_tracing) return;
-  g_heap_calls.fetch_add(1, std::memory_order_relaxed);
-  const int i = g_trace_count.load(std::memory_order_relaxed);
-  if (i < kMaxTraces) {
-    t_tracing = true;
-    g_trace_depth[i] = backtrace(g_traces[i], kTraceFrames);
-    g_trace_count.store(i + 1, std::memory_order_relaxed);
-    t_tracing = false;
-  }
-}
-
-}  // namespace
-
-#if !defined(STEPBACK_NO_HEAP_TRAP) && defined(__GLIBC__)
-// glibc exports its allocator under these names, so the trap can forward to it.
-extern "C" {
-void* __libc_malloc(std::size_t size);
-void* __libc_calloc(std::size_t count, std::size_t size);
-void* __libc_realloc(void* ptr, std::size_t size);
-void __libc_free(void* ptr);
-
-void* malloc(std::size_t size) {
-  note_call();
-  return __libc_malloc(size);
-}
-void* calloc(std::size_t count, std::size_t size) {
-  note_call();
-  return __libc_calloc(count, size);
-}
-void* realloc(void* ptr, std::size_t size) {
-  note_call();
-  return __libc_realloc(ptr, size);
-}
-void free(void* ptr) {
-  if (ptr != nullptr) note_call();
-  __libc_free(ptr);
-}
-}
-#define STEPBACK_MALLOC_TRAPPED 1
-#endif
-
-#if !defined(STEPBACK_NO_HEAP_TRAP)
-namespace {
-void* raw_alloc(std::size_t size) {
-#if defined(STEPBACK_MALLOC_TRAPPED)
-  return __libc_malloc(size == 0 ? 1 : size);
-#else
-  return std::malloc(size == 0 ? 1 : size);
-#endif
-}
-void raw_free(void* p) {
-  if (p == nullptr) return;
-  note_call();
-#if defined(STEPBACK_MALLOC_TRAPPED)
-  __libc_free(p);
-#else
-  std::free(p);
-#endif
-}
-}  // namespace
-
-void* operator new(std::size_t size) {
-  note_call();
-  void* p = raw_alloc(size);
-  if (p == nullptr) throw std::bad_alloc();
-  return p;
-}
-void* operator new[](std::size_t size) { return operator new(size); }
-void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
-  note_call();
-  return raw_alloc(size);
-}
-void* operator new[](std::size_t size, const std::nothrow_t& tag) noexcept {
-  return operator new(size, tag);
-}
-void operator delete(void* p) noexcept { raw_free(p); }
-void operator delete[](void* p) noexcept { raw_free(p); }
-void operator delete(void* p, std::size_t) noexcept { raw_free(p); }
-void operator delete[](void* p, std::size_t) noexcept { raw_free(p); }
-#endif
-
 namespace stepback::integration {
 namespace {
 
-// Counts (and traces) heap calls made while it is alive.
-class HeapTrap {
- public:
-  HeapTrap() {
-    g_heap_calls = 0;
-    g_trace_count = 0;
-    g_armed = true;
-  }
-  ~HeapTrap() { g_armed = false; }
-  long calls() const { return g_heap_calls.load(); }
-};
+using testing::HeapTrap;
 
-// Whether trace `i` passes through a function whose exported name contains `part`.
-bool trace_passes(int i, const char* part) {
-  for (int f = 0; f < g_trace_depth[i]; ++f) {
-    Dl_info info{};
-    if (dladdr(g_traces[i][f], &info) != 0 && info.dli_sname != nullptr &&
-        std::strstr(info.dli_sname, part) != nullptr) {
-      return true;
-    }
-  }
-  return false;
-}
-
-// A label for the known allocation sites of trace `i`.
+// A label for the known allocation sites of recorded call `i`.
 const char* known_site(int i) {
-  if (trace_passes(i, "addrinfo")) return " (in getaddrinfo/freeaddrinfo)";
-  if (trace_passes(i, "x509_time_gmtime")) {
+  if (HeapTrap::passes_through(i, "addrinfo")) return " (in getaddrinfo/freeaddrinfo)";
+  if (HeapTrap::passes_through(i, "x509_time_gmtime")) {
     return " (glibc loads its time-zone data on the first gmtime_r(), called by mbedTLS to "
            "check certificate validity)";
   }
   return "";
 }
 
-// The recorded traces, symbolized, for the failure message.
+// The recorded traces, labelled and symbolized, for the failure message.
 std::string describe_traces() {
-  std::ostringstream out;
-  const int n = g_trace_count.load();
-  for (int i = 0; i < n; ++i) {
-    out << "heap call " << (i + 1) << known_site(i) << ":\n";
-    char** names = backtrace_symbols(g_traces[i], g_trace_depth[i]);
-    for (int f = 1; f < g_trace_depth[i] && names != nullptr; ++f) {
-      out << "    " << names[f] << "\n";
-      if (std::strstr(names[f], "gtest") != nullptr) break;  // Below the test body.
-    }
-    free(names);
+  std::string out;
+  for (int i = 0; i < HeapTrap::traces(); ++i) {
+    out += "recorded call " + std::to_string(i + 1) + known_site(i) + "\n";
   }
-  return out.str();
+  return out + HeapTrap::describe();
 }
 
 // The body's size and checksum, kept without allocating.
@@ -196,9 +66,9 @@ bool tally(void* context, https::ConstBytes data) {
 class HeapFreeTest : public ::testing::Test {
  protected:
   void SetUp() override {
-#if defined(STEPBACK_NO_HEAP_TRAP) || !defined(STEPBACK_MALLOC_TRAPPED)
-    GTEST_SKIP() << "the heap trap needs glibc and no sanitizer";
-#endif
+    if (!testing::heap_trap_available()) {
+      GTEST_SKIP() << "the heap trap needs glibc and no sanitizer";
+    }
     STEPBACK_REQUIRE_TOOL(python_path(), "python3");
     STEPBACK_REQUIRE_TOOL(openssl_path(), "openssl");
     STEPBACK_REQUIRE_TOOL(bash_path(), "bash");
@@ -289,7 +159,7 @@ class HeapFreeTest : public ::testing::Test {
     EXPECT_EQ(body.hash, pattern_fnv1a(4096));
 
     EXPECT_EQ(calls, 0) << calls << " heap calls during the request; the first "
-                        << g_trace_count.load() << ":\n"
+                        << HeapTrap::traces() << ":\n"
                         << describe_traces();
     const https::TlsArenaUsage usage = https::tls_arena_usage();
     RecordProperty("arena_peak_footprint_bytes", std::to_string(usage.peak_footprint_bytes()));
