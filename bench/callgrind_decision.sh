@@ -98,7 +98,7 @@ done
 
 echo "## Instructions per retry decision"
 echo
-echo "Host $(uname -m), $("$cxx" --version | head -n 1), -O2, valgrind $(valgrind --version | sed 's/^valgrind-//');"
+echo "Host $(uname -m), $("$cxx" --version | sed -n 1p), -O2, valgrind $(valgrind --version | sed 's/^valgrind-//');"
 echo "(Ir(K=$K2) - Ir(K=$K1)) / $((K2 - K1)), default policy with the strategy, no budget, no deadline."
 [[ "$(uname -m)" == x86_64 ]] || echo "Note: the target is stated for x86-64; this host is $(uname -m)."
 echo

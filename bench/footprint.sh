@@ -145,7 +145,7 @@ for t in "${targets[@]}"; do
     "$size_tool" -A "$obj" | awk '$1 ~ /^\.text($|\.)/ { s += $2 } END { print s + 0 }' >"$obj.code"
   done
   code_only[$t]="$(cat "$dir"/*.o.code | awk '{ s += $1 } END { print s }')"
-  status[$t]="$("$cc" --version | head -n 1)"
+  status[$t]="$("$cc" --version | sed -n 1p)"
 done
 
 if [[ "$required_failed" == 1 ]]; then
@@ -566,7 +566,7 @@ CMAKE
         n = split(src, p, "/"); bytes[p[n]] += hex($(f + 1))
       }
       END { for (k in bytes) printf "%d %s\n", bytes[k], k }' "$tmp/build-$t/stepback_get_min.map" |
-      sort -k1,1nr | head -n 12 | awk '{ printf "| %s | %d |\n", $2, $1 }'
+      sort -k1,1nr | awk 'NR <= 12 { printf "| %s | %d |\n", $2, $1 }'
   fi
 fi
 

@@ -205,7 +205,7 @@ done
 [[ -n "$port" ]] || { cat "$tmp/nginx.out" "$tmp/error.log" >&2 2>/dev/null; die "nginx did not start"; }
 url="https://127.0.0.1:$port/file"
 # The one worker, whose CPU time (/proc/PID/schedstat) is the server's side of each GET.
-worker_pid="$(pgrep -P "$nginx_pid" | head -n 1)" || true
+worker_pid="$(pgrep -P "$nginx_pid" | sed -n 1p)" || true
 [[ -n "$worker_pid" && -r "/proc/$worker_pid/schedstat" ]] || die "cannot find nginx's worker process"
 
 sb_cmd=("$stepback" get "$url" --cacert "$cert" -o /dev/null)
@@ -387,7 +387,7 @@ echo "## One HTTPS GET on loopback: stepback vs curl"
 echo
 echo "- Host: $(uname -m), $(nproc) CPUs, $(uname -sr); build: $build_type ($build_dir)."
 echo "- Server: nginx $("$nginx_bin" -v 2>&1 | sed 's|.*/||'), one worker, 127.0.0.1:$port, TLS 1.3 only, self-signed ECDSA P-256 certificate, keep-alive, session tickets; \`GET /file\` ($FILE_BYTES bytes)."
-echo "- Clients: $("$stepback" --version | head -n 1) (mbedTLS 3.6.6, linked statically); $(curl --version | head -n 1 | cut -d' ' -f1-2,4-5)."
+echo "- Clients: $("$stepback" --version | sed -n 1p) (mbedTLS 3.6.6, linked statically); $(curl --version | sed -n 1p | cut -d' ' -f1-2,4-5)."
 echo "- \$TMP is the run's temp dir; both clients trust only \$TMP/cert.pem and make one full handshake per process."
 echo
 echo "### Per GET (one process each), medians of $runs runs, interleaved"

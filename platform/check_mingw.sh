@@ -19,7 +19,7 @@ flags=(-std=c++17 -Wall -Wextra -Wpedantic -Wconversion -Wsign-conversion -Wshad
        -I"$root/core/include" -I"$root/platform/include")
 sources=(platform/src/clock_win.cpp platform/src/random_win.cpp platform/src/random_common.cpp)
 
-echo "check_mingw: $("$cxx" --version | head -n 1)"
+echo "check_mingw: $("$cxx" --version | sed -n 1p)"
 objects=()
 for src in "${sources[@]}"; do
   obj="$out/$(basename "$src" .cpp).o"

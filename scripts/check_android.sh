@@ -66,7 +66,7 @@ command -v cmake >/dev/null || missing "cmake"
   missing "third_party/mbedtls (run scripts/fetch_deps.sh)"
 resource_dir=$("$cxx" -print-resource-dir)
 nm_tool=$(command -v llvm-nm || command -v llvm-nm-14 || echo nm)
-echo "check_android: $("$cxx" --version | head -n 1); clang headers from $resource_dir/include"
+echo "check_android: $("$cxx" --version | sed -n 1p); clang headers from $resource_dir/include"
 
 # ---------------------------------------------------------------------------------------
 # 1. toolchains/android.cmake

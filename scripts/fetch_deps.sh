@@ -40,10 +40,10 @@ tree_version() {
   case "$name" in
     mbedtls)
       sed -n 's/^#define MBEDTLS_VERSION_STRING *"\([^"]*\)".*/\1/p' \
-        "$dir/include/mbedtls/build_info.h" 2>/dev/null | head -n1 ;;
+        "$dir/include/mbedtls/build_info.h" 2>/dev/null | sed -n 1p ;;
     nanopb)
       sed -n 's/^#define NANOPB_VERSION *"\{0,1\}nanopb-\([^" ]*\)"\{0,1\}.*/\1/p' \
-        "$dir/pb.h" 2>/dev/null | head -n1 ;;
+        "$dir/pb.h" 2>/dev/null | sed -n 1p ;;
   esac
 }
 
@@ -142,7 +142,7 @@ fetch() {
   mkdir -p "$work"
   local debian_version origin
   debian_version=$(apt-cache "${apt_opts[@]}" showsrc --only-source "$name" 2>/dev/null |
-    sed -n 's/^Version: *//p' | head -n1)
+    sed -n 's/^Version: *//p' | sed -n 1p)
   [ -n "$debian_version" ] || die "$suite has no source package '$name'"
   say "apt-get source $name=$debian_version ($suite)"
   if (cd "$work" && apt-get "${apt_opts[@]}" -q source "$name=$debian_version") \
@@ -160,13 +160,13 @@ fetch() {
       die "apt-get source $name=$debian_version failed, also with --tar-only"
     }
     local orig
-    orig=$(find "$work" -maxdepth 1 -name '*.orig.tar.*' | head -n1)
+    orig=$(find "$work" -maxdepth 1 -name '*.orig.tar.*' | sed -n 1p)
     say "unpacking $(basename "$orig") (hash-verified; Debian patches not applied)"
     tar -xf "$orig" -C "$work"
     origin="Debian $debian_version, upstream tarball only"
   fi
   local dir version
-  dir=$(find "$work" -mindepth 1 -maxdepth 1 -type d | head -n1)
+  dir=$(find "$work" -mindepth 1 -maxdepth 1 -type d | sed -n 1p)
   [ -n "$dir" ] || die "apt-get source $name unpacked nothing"
   version=$(tree_version "$name" "$dir")
   [ -n "$version" ] || die "cannot read the version of the unpacked $name in $dir"
