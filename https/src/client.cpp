@@ -14,12 +14,6 @@ ConstBytes bytes_of(std::string_view s) {
   return ConstBytes{reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
 }
 
-// Failures that happen before any request byte leaves: the server cannot have acted.
-bool before_request(Status s) {
-  return s == Status::kDnsFailed || s == Status::kConnectFailed || s == Status::kConnectTimeout ||
-         s == Status::kTlsHandshake || s == Status::kTlsVerify;
-}
-
 }  // namespace
 
 Client::Client(TlsClientConfig* tls, const RetryContext& context,
@@ -263,8 +257,10 @@ ClientNext Client::fail_attempt(Millis now, Status status, const char* message) 
   e.failure = to_failure(status);
   e.message = message;
   emit(e);
-  const bool maybe_processed = sent_ > 0 && !before_request(status);
-  return end_attempt(now, AttemptResult::transport(to_failure(status), maybe_processed));
+  // The core's rule by failure kind, narrowed by what this attempt knows: nothing was sent.
+  const AttemptResult by_kind = AttemptResult::transport(to_failure(status));
+  return end_attempt(now, AttemptResult::transport(by_kind.failure,
+                                                   sent_ > 0 && by_kind.may_have_been_processed));
 }
 
 ClientNext Client::end_attempt(Millis now, const AttemptResult& result) {

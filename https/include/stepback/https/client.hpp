@@ -11,7 +11,6 @@
 #include "stepback/https/connector.hpp"
 #include "stepback/https/request_writer.hpp"
 #include "stepback/https/response_parser.hpp"
-#include "stepback/https/tcp_transport.hpp"
 #include "stepback/https/tls.hpp"
 #include "stepback/https/types.hpp"
 #include "stepback/profiles/profile.hpp"
@@ -146,7 +145,6 @@ class Client {
   EventSink events_;
   ResponseParser parser_;
   RequestSpec spec_;
-  std::string_view host_;
   char host_z_[256] = {};       // NUL-terminated host for getaddrinfo and SNI.
   std::size_t head_size_ = 0;   // Bytes of the request head in buffers_.request.
   std::size_t sent_ = 0;        // Request bytes (head + body) sent this attempt.
