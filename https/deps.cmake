@@ -64,6 +64,9 @@ if(stepback_mbedtls_dir)
   # heap-free UTC conversion, linked behind it so every user of mbedx509 gets it.
   add_library(stepback_mbedtls_time STATIC ${CMAKE_CURRENT_SOURCE_DIR}/src/mbedtls_time.cpp)
   target_link_libraries(stepback_mbedtls_time PRIVATE MbedTLS::mbedcrypto $<BUILD_INTERFACE:stepback_warnings>)
+  if(NOT MSVC)
+    target_compile_options(stepback_mbedtls_time PRIVATE -fno-exceptions -fno-rtti)
+  endif()
   target_link_libraries(mbedx509 PUBLIC stepback_mbedtls_time)
   set(STEPBACK_MBEDTLS_FROM_PACKAGE OFF CACHE INTERNAL "mbedTLS is an installed package")
 

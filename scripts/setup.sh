@@ -7,14 +7,15 @@ set -euo pipefail
 packages=(
   cmake ninja-build g++ python3            # build
   libgtest-dev libbenchmark-dev valgrind   # tests and benches
-  gcc-arm-none-eabi                        # freestanding Cortex-M core build
+  gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib  # freestanding Cortex-M core: compiler, <cstdint>, C++ headers
   g++-aarch64-linux-gnu g++-arm-linux-gnueabihf qemu-user  # ARM footprint and runs
   g++-mingw-w64-x86-64                     # Windows shims compile check
   dpkg-dev                                 # apt-get source, for scripts/fetch_deps.sh
   openssl nginx                            # tests/integration: s_server, certificates, nginx
   curl file procps                         # bench/https_bench.sh: the reference client, file, pgrep
   protobuf-compiler python3-protobuf       # nanopb generator (freshness check of https/proto)
-  clang lld android-libnativehelper-dev android-platform-frameworks-native-headers  # scripts/check_android.sh
+  clang libclang-rt-14-dev                 # asan-ubsan preset: the suite built with clang, sanitizers
+  lld android-libnativehelper-dev android-platform-frameworks-native-headers  # scripts/check_android.sh
 )
 
 missing=()
@@ -33,3 +34,6 @@ fi
 
 # Third-party sources (mbedTLS, nanopb) into third_party/; needs no root.
 "$(dirname "$0")/fetch_deps.sh"
+
+# Proves the result: one tiny program per toolchain, compiled, linked and run where possible.
+"$(dirname "$0")/probe_toolchains.sh"

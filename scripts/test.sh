@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds and runs every test: the freestanding core check, the Windows and Android compile
-# checks, the desktop and asan-ubsan workflows, then scripts/test_cross.sh (Cortex-M4 core
+# checks, the desktop (g++) and asan-ubsan (clang) workflows, the check that the library
+# archives need no C++ runtime, then scripts/test_cross.sh (Cortex-M4 core
 # build, host mobile, aarch64 and armhf under qemu, same passed tests required). Ends with
 # one line of totals over all ctest runs.
 set -euo pipefail
@@ -16,6 +17,7 @@ for preset in desktop asan-ubsan; do
   echo "== workflow $preset"
   cmake --workflow --preset "$preset" 2>&1 | tee -a "$log"
 done
+scripts/check_runtime_free.sh build/desktop
 scripts/test_cross.sh 2>&1 | tee -a "$log"
 
 # ctest counts skipped tests among the passed ones; report them apart.

@@ -36,7 +36,6 @@ Client::Client(TlsClientConfig* tls, Connector* connector, const RetryContext& c
       timeouts_(timeouts),
       buffers_(buffers),
       body_(body),
-      body_limit_(body_limit),
       events_(events),
       parser_(buffers.response_head, BodySink{&Client::deliver_body, this}, body_limit) {}
 

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "socket_length.hpp"
 #include "stepback/https/tcp_transport.hpp"
 
 namespace stepback::https {
@@ -63,10 +64,11 @@ std::size_t copy_addresses(const addrinfo* list, std::uint16_t port, SocketAddre
   std::size_t n = 0;
   for (const addrinfo* ai = list; ai != nullptr && n < capacity; ai = ai->ai_next) {
     if (ai->ai_family != AF_INET && ai->ai_family != AF_INET6) continue;
-    if (ai->ai_addr == nullptr || ai->ai_addrlen > sizeof(SocketAddress::bytes)) continue;
+    const auto length = detail::checked_socket_length(ai->ai_addrlen, sizeof(SocketAddress::bytes));
+    if (ai->ai_addr == nullptr || !length) continue;
     out[n] = SocketAddress{};
-    std::memcpy(out[n].bytes, ai->ai_addr, ai->ai_addrlen);
-    out[n].size = static_cast<std::uint32_t>(ai->ai_addrlen);
+    std::memcpy(out[n].bytes, ai->ai_addr, *length);
+    out[n].size = *length;
     set_port(&out[n], port);
     ++n;
   }
@@ -290,7 +292,7 @@ Status TcpTransport::connect_next(Millis now) {
       abandon_address(connect_status(errno), errno);
       continue;
     }
-    if (::connect(fd_, as_sockaddr(a), static_cast<socklen_t>(a.size)) == 0) {
+    if (::connect(fd_, as_sockaddr(a), detail::to_socket_length<socklen_t>(a.size)) == 0) {
       state_ = State::kConnected;
       ever_connected_ = true;
       wants_ = IoInterest::kNone;
@@ -347,7 +349,7 @@ Status TcpTransport::step_connect(Millis now) {
     return connect_next(now);
   }
   int error = 0;
-  socklen_t len = sizeof error;
+  auto len = detail::to_socket_length<socklen_t>(sizeof error);
   if (::getsockopt(fd_, SOL_SOCKET, SO_ERROR, &error, &len) != 0) error = errno;
   if (error != 0) {
     abandon_address(connect_status(error), error);

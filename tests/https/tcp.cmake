@@ -7,3 +7,4 @@ if(CMAKE_SYSTEM_NAME MATCHES "^(Linux|Android|Darwin|iOS)$")
   # dlsym(RTLD_NEXT) for the getaddrinfo() interposer.
   target_link_libraries(tcp_transport_test PRIVATE ${CMAKE_DL_LIBS})
 endif()
+stepback_add_test(socket_length_test socket_length_test.cpp)

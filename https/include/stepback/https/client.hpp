@@ -141,7 +141,6 @@ class Client {
   profiles::Timeouts timeouts_;
   ClientBuffers buffers_;
   BodySink body_;
-  std::uint64_t body_limit_;
   EventSink events_;
   ResponseParser parser_;
   RequestSpec spec_;
