@@ -150,7 +150,8 @@ ClientNext Client::connect_step(Millis now) {
     if (now >= machine_.deadline()) {
       return fail_attempt(now, Status::kConnectTimeout, "total deadline reached while connecting");
     }
-    return wait_io(stream().wants(), min(connector_->deadline(), machine_.deadline()));
+    return wait_io(connector_->fd(), connector_->wants(),
+                   min(connector_->deadline(), machine_.deadline()));
   }
   if (s != Status::kOk) return fail_attempt(now, s, connector_->failure_message());
   resumed_ = connector_->resumed();
@@ -173,7 +174,7 @@ ClientNext Client::send_step(Millis now) {
     }
     if (s == Status::kWouldBlock) {
       if (now >= io_limit()) return fail_attempt(now, Status::kTimeout, "timed out sending the request");
-      return wait_io(stream().wants(), io_limit());
+      return wait_io(stream().fd(), stream().wants(), io_limit());
     }
     return fail_attempt(now, s, "the connection failed while sending the request");
   }
@@ -196,7 +197,7 @@ ClientNext Client::receive_step(Millis now) {
     }
     if (s == Status::kWouldBlock) {
       if (now >= io_limit()) return fail_attempt(now, Status::kTimeout, "timed out waiting for the response");
-      return wait_io(stream().wants(), io_limit());
+      return wait_io(stream().fd(), stream().wants(), io_limit());
     }
     if (s == Status::kClosed) {
       if (parser_.finish() == ParseProgress::kDone) return end_response(now, false);
@@ -277,8 +278,13 @@ ClientNext Client::end_attempt(Millis now, const AttemptResult& result) {
   return follow(now, next);
 }
 
-ClientNext Client::wait_io(IoInterest interest, Millis deadline) {
-  return ClientNext{ClientNext::Kind::kWaitIo, stream().fd(), interest, deadline};
+ClientNext Client::wait_io(int fd, IoInterest interest, Millis deadline) {
+  // Never "wait for I/O" on nothing: a loop polling fd -1 would sleep through the whole
+  // deadline however soon the connection got ready.
+  if (fd < 0 || interest == IoInterest::kNone) {
+    return ClientNext{ClientNext::Kind::kWaitUntil, -1, IoInterest::kNone, deadline};
+  }
+  return ClientNext{ClientNext::Kind::kWaitIo, fd, interest, deadline};
 }
 
 Millis Client::io_limit() const { return min(io_deadline_, machine_.deadline()); }

@@ -51,6 +51,18 @@ Status TcpTlsConnector::step(Millis now) {
   return phase_ == Phase::kReady ? Status::kOk : Status::kInvalidArgument;
 }
 
+int TcpTlsConnector::fd() const {
+  // While TCP connects, the TLS transport has no descriptor yet: the socket is the TCP one.
+  return phase_ == Phase::kHandshaking || (phase_ == Phase::kReady && use_tls_) ? tls_stream_.fd()
+                                                                                : tcp_.fd();
+}
+
+IoInterest TcpTlsConnector::wants() const {
+  return phase_ == Phase::kHandshaking || (phase_ == Phase::kReady && use_tls_)
+             ? tls_stream_.wants()
+             : tcp_.wants();
+}
+
 Transport& TcpTlsConnector::stream() {
   if (use_tls_) return tls_stream_;
   return tcp_;

@@ -29,16 +29,40 @@ class ScriptedConnector final : public Connector {
   }
   std::vector<Status> open_failures;
 
-  Status open(const Url&, const char* host, Millis, const profiles::Timeouts&) override {
+  Status open(const Url&, const char* host, Millis now, const profiles::Timeouts& t) override {
     host_ = host;
+    deadline_ = now + t.connect;
     if (opened_failures_ < open_failures.size()) return open_failures[opened_failures_++];
     if (next_ >= connections_.size()) return Status::kConnectFailed;
     current_ = connections_[next_++].get();
+    blocks_left_ = connect_blocks;
+    connecting_ = false;
     return Status::kOk;
   }
-  Status step(Millis) override { return Status::kOk; }
+  // Each connection's step() first answers kWouldBlock `connect_blocks` times, waiting on
+  // `connecting_fd` (-1: a connector with nothing to watch) for writing.
+  int connect_blocks = 0;
+  int connecting_fd = -1;
+
+  Status step(Millis) override {
+    if (blocks_left_ > 0) {
+      --blocks_left_;
+      connecting_ = true;
+      return Status::kWouldBlock;
+    }
+    connecting_ = false;
+    return Status::kOk;
+  }
+  int fd() const override {
+    if (connecting_) return connecting_fd;
+    return current_ != nullptr ? current_->fd() : -1;
+  }
+  IoInterest wants() const override {
+    if (connecting_) return IoInterest::kWrite;
+    return current_ != nullptr ? current_->wants() : IoInterest::kNone;
+  }
   Transport& stream() override { return current_ != nullptr ? *current_ : idle_; }
-  Millis deadline() const override { return Millis::max(); }
+  Millis deadline() const override { return deadline_; }
   bool resumed() const override { return false; }
   const char* failure_message() const override { return "scripted failure"; }
   void exchange_done() override { ++exchanges_; }
@@ -58,6 +82,9 @@ class ScriptedConnector final : public Connector {
   ScriptedTransport* current_ = nullptr;
   std::size_t next_ = 0;
   std::size_t opened_failures_ = 0;
+  int blocks_left_ = 0;
+  bool connecting_ = false;
+  Millis deadline_ = Millis::max();
   std::size_t exchanges_ = 0;
   std::string host_;
 };
@@ -94,6 +121,7 @@ struct Harness {
   // Steps until done, jumping the clock to each deadline; at most `limit` steps.
   ClientNext run(ClientNext next, int limit = 10000) {
     for (int i = 0; i < limit && next.kind != ClientNext::Kind::kDone; ++i) {
+      nexts.push_back(next);
       if (next.kind == ClientNext::Kind::kWaitUntil) {
         waits.push_back((next.at - now).count());
         now = next.at;
@@ -116,6 +144,7 @@ struct Harness {
   std::string body;
   std::vector<ClientEvent> events;
   std::vector<std::uint64_t> waits;
+  std::vector<ClientNext> nexts;  // Every answer of step() that run() followed.
   Millis now{1000};
   std::unique_ptr<Client> client;
 };
@@ -266,6 +295,71 @@ TEST(Client, CancelEndsTheRequestAndClosesTheConnection) {
   EXPECT_EQ(h.client->step(h.now).kind, ClientNext::Kind::kDone);
   EXPECT_EQ(h.client->result().outcome, Outcome::kCancelled);
   EXPECT_TRUE(h.connector.connection(0).closed());
+}
+
+}  // namespace
+}  // namespace stepback::https
+
+namespace stepback::https {
+namespace {
+
+// The main-loop contract (issue 13): a "wait for I/O" always names a descriptor to poll.
+// Returns the first kWaitIo answer without one, or nullptr.
+const ClientNext* io_wait_without_fd(const std::vector<ClientNext>& nexts) {
+  for (const ClientNext& n : nexts) {
+    if (n.kind == ClientNext::Kind::kWaitIo && (n.fd < 0 || n.interest == IoInterest::kNone)) {
+      return &n;
+    }
+  }
+  return nullptr;
+}
+
+// Regression (issue 13): while a connection was being made the Client asked to wait for I/O
+// on the TLS stream's fd, -1 until the handshake starts, so the app's loop slept until the
+// connect deadline. A connector with nothing to watch now gets a plain timed wait.
+TEST(ClientWaitContract, ConnectingWithoutADescriptorIsATimedWait) {
+  Harness h;
+  h.connector.connect_blocks = 2;
+  h.connector.connecting_fd = -1;
+  h.connector.add().recv_data(kOk);
+  const ClientNext first = h.start();
+  EXPECT_EQ(first.kind, ClientNext::Kind::kWaitUntil);
+  h.nexts.clear();
+  const ClientNext done = h.run(first);
+  ASSERT_EQ(done.kind, ClientNext::Kind::kDone);
+  EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
+  EXPECT_EQ(io_wait_without_fd(h.nexts), nullptr);
+}
+
+TEST(ClientWaitContract, ConnectingReportsTheConnectingSocketForWriting) {
+  Harness h;
+  h.connector.connect_blocks = 1;
+  h.connector.connecting_fd = 9;
+  h.connector.add().recv_data(kOk);
+  const ClientNext first = h.start();
+  ASSERT_EQ(first.kind, ClientNext::Kind::kWaitIo);
+  EXPECT_EQ(first.fd, 9);
+  EXPECT_EQ(first.interest, IoInterest::kWrite);
+}
+
+// Every phase that can wait: connect, a send and a receive that block, a backoff wait, and a
+// second attempt on the kept connection.
+TEST(ClientWaitContract, NoPhaseWaitsForIoWithoutADescriptor) {
+  Harness h;
+  h.connector.connect_blocks = 1;
+  h.connector.connecting_fd = -1;
+  ScriptedTransport& c = h.connector.add();
+  c.send_would_block(IoInterest::kWrite).recv_would_block(IoInterest::kRead).recv_data(k503);
+  c.recv_would_block(IoInterest::kRead).recv_data(kOk);
+  const ClientNext done = h.run(h.start());
+  ASSERT_EQ(done.kind, ClientNext::Kind::kDone);
+  EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
+  EXPECT_EQ(h.client->result().attempts, 2U);
+  EXPECT_EQ(h.connector.opened(), 1U);  // The second attempt reused the connection.
+  EXPECT_EQ(io_wait_without_fd(h.nexts), nullptr);
+  std::size_t io_waits = 0;
+  for (const ClientNext& n : h.nexts) io_waits += n.kind == ClientNext::Kind::kWaitIo ? 1 : 0;
+  EXPECT_GE(io_waits, 3U);
 }
 
 }  // namespace

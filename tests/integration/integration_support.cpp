@@ -239,6 +239,9 @@ std::string loopback_url(bool tls, std::uint16_t port, const std::string& target
                              "--key", options.key.empty() ? certs->server_key : options.key,
                              "--tls", options.tls_version});
   }
+  if (options.full_queue_seconds > 0) {
+    argv.insert(argv.end(), {"--full-queue", std::to_string(options.full_queue_seconds)});
+  }
   if (!process_.start(argv, dir_.file("output.txt"))) {
     return ::testing::AssertionFailure() << "could not start " << python_path();
   }
@@ -512,6 +515,7 @@ RunResult run_client(const ClientSetup& setup) {
     const Millis until = min(next.at, wall_limit);
     const int timeout = static_cast<int>((until - now).count());
     if (next.kind == https::ClientNext::Kind::kWaitIo) {
+      if (next.fd < 0 || next.interest == https::IoInterest::kNone) ++run.io_waits_without_fd;
       pollfd p{next.fd, poll_events(next.interest), 0};
       (void)::poll(&p, 1, timeout);
     } else {

@@ -137,6 +137,10 @@ class ScriptedServer {
     std::string tls_version = "any";    // "1.2", "1.3" or "any".
     std::string cert;                   // Defaults to the PKI's server certificate.
     std::string key;
+    // > 0: the listener's accept queue is full for this many seconds after start, so a
+    // client's SYN is dropped and the kernel sends it again after about a second: a connect
+    // that takes a while, as on any real network.
+    double full_queue_seconds = 0;
   };
 
   // Starts the server and waits for its port.
@@ -254,6 +258,9 @@ struct RunResult {
   std::vector<Event> events;
   std::string body;             // Every byte the sink received.
   Millis elapsed{};
+  // How many kWaitIo answers named no descriptor (fd < 0) or no interest: the loop could only
+  // sleep through them. Must stay 0 (the main-loop contract).
+  std::uint32_t io_waits_without_fd = 0;
 
   // The events of `kind`, in order.
   std::vector<Event> of(https::ClientEvent::Kind kind) const;

@@ -24,6 +24,10 @@ An action is an object; every field is optional:
   handshake conn=N version=TLSv1.3 reused=0|1
   request conn=N method=GET target=/x body=LEN
 
+--full-queue S keeps the listener's accept queue full for S seconds after the port file is
+written (backlog 0, filled by the server's own connections), so a client's SYN is dropped and
+the kernel retransmits it after about a second: a slow connect on loopback.
+
 The server exits by itself after --lifetime seconds, or when its parent process is gone.
 """
 
@@ -200,12 +204,25 @@ class Server:
         listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         listener.bind(("127.0.0.1", 0))
-        listener.listen(16)
+        fillers = []
+        if args.full_queue > 0:
+            # Backlog 0 queues one connection; the next SYN finds the queue full and is dropped.
+            listener.listen(0)
+            filler = socket.create_connection(listener.getsockname(), timeout=2)
+            fillers.append(filler)
+        else:
+            listener.listen(16)
         listener.settimeout(0.2)
         tmp = args.port_file + ".tmp"
         with open(tmp, "w", encoding="utf-8") as f:
             f.write("%d\n" % listener.getsockname()[1])
         os.rename(tmp, args.port_file)
+        if fillers:
+            time.sleep(args.full_queue)
+            queued, _ = listener.accept()  # The filler itself; now the queue has room.
+            queued.close()
+            for f in fillers:
+                f.close()
         parent = os.getppid()
         end = time.monotonic() + args.lifetime
         while time.monotonic() < end and os.getppid() == parent:
@@ -255,6 +272,7 @@ def main():
     p.add_argument("--key")
     p.add_argument("--tls", choices=["1.2", "1.3", "any"], default="any")
     p.add_argument("--lifetime", type=float, default=120.0)
+    p.add_argument("--full-queue", type=float, default=0.0)
     args = p.parse_args()
     Server(args).run(args)
 

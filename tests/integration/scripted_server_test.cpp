@@ -296,3 +296,36 @@ TEST_F(ScriptedServerTest, PlainHttpWorksWithoutTls) {
 
 }  // namespace
 }  // namespace stepback::integration
+
+namespace stepback::integration {
+namespace {
+
+// Regression (issue 13): while TCP connected, the Client asked its loop to wait for I/O on
+// fd -1 (the TLS stream had no socket yet), so every connect that did not complete at once
+// waited out the whole connect timeout. Here the server's accept queue is full for 0.3 s,
+// the client's SYN is dropped and retransmitted after about a second: the request must
+// finish on its first connection, long before the 20 s connect timeout, and no wait may lack
+// a descriptor.
+TEST_F(ScriptedServerTest, SlowConnectIsFollowedNotWaitedOut) {
+  ScriptedServer::Options options;
+  options.script = R"([{"status": 200, "body": "hello"}])";
+  options.full_queue_seconds = 0.3;
+  ASSERT_TRUE(server_.start(options));
+  ClientSetup setup;
+  setup.url = server_.url("/");
+  setup.tls = tls_.get();
+  setup.timeouts.connect = Millis(20000);
+  setup.timeouts.tls_handshake = Millis(20000);
+  const RunResult run = run_client(setup);
+  EXPECT_EQ(run.result.outcome, Outcome::kSuccess) << run.summary();
+  EXPECT_EQ(run.result.attempts, 1U) << run.summary();
+  EXPECT_EQ(run.connections, 1U);
+  EXPECT_EQ(run.body, "hello");
+  EXPECT_EQ(run.io_waits_without_fd, 0U);
+  // A SYN retransmission takes about 1 s (3 s for a second one); waiting out the timeout
+  // takes 20 s. The bound separates the two by far more than any machine's noise.
+  EXPECT_LT(run.elapsed, Millis(10000)) << run.summary();
+}
+
+}  // namespace
+}  // namespace stepback::integration

@@ -126,7 +126,7 @@ class Client {
   ClientNext fail_attempt(Millis now, Status status, const char* message);
   ClientNext end_attempt(Millis now, const AttemptResult& result);
   AttemptResult response_result(Millis wall_now) const;
-  ClientNext wait_io(IoInterest interest, Millis deadline);
+  ClientNext wait_io(int fd, IoInterest interest, Millis deadline);
   Millis io_limit() const;
   Transport& stream();
   void close_connection();

@@ -24,8 +24,14 @@ class Connector {
   [[nodiscard]] virtual Status open(const Url& url, const char* host, Millis now,
                                     const profiles::Timeouts& timeouts) = 0;
   // Advances the connection: kOk when stream() is ready for the request, kWouldBlock (poll
-  // stream().fd() for stream().wants() until deadline()), or the failure.
+  // fd() for wants() until deadline()), or the failure.
   [[nodiscard]] virtual Status step(Millis now) = 0;
+  // The descriptor the connection under way waits on after step() answered kWouldBlock (the
+  // connecting socket, then the one the handshake runs over); -1 when there is nothing to
+  // watch, and the caller then waits for deadline() alone.
+  virtual int fd() const = 0;
+  // What fd() waits for: kWrite while a TCP connect is under way, the handshake's need after.
+  virtual IoInterest wants() const = 0;
   // The connected stream.
   virtual Transport& stream() = 0;
   // When the connect or handshake under way times out.
@@ -60,6 +66,8 @@ class TcpTlsConnector final : public Connector {
   [[nodiscard]] Status open(const Url& url, const char* host, Millis now,
                             const profiles::Timeouts& timeouts) override;
   [[nodiscard]] Status step(Millis now) override;
+  int fd() const override;
+  IoInterest wants() const override;
   Transport& stream() override;
   Millis deadline() const override;
   bool resumed() const override { return resumed_; }
