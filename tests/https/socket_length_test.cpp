@@ -18,7 +18,7 @@ class SocketLengthTest : public ::testing::Test {};
 
 // glibc and 64-bit bionic (unsigned), 32-bit bionic (int).
 using LengthTypes = ::testing::Types<std::uint32_t, std::int32_t>;
-TYPED_TEST_SUITE(SocketLengthTest, LengthTypes);
+TYPED_TEST_SUITE(SocketLengthTest, LengthTypes, );  // Empty name generator: clang -Wpedantic.
 
 TYPED_TEST(SocketLengthTest, AcceptsLengthsUpToTheCapacity) {
   EXPECT_EQ(checked_socket_length(TypeParam{16}, 128), std::optional<std::uint32_t>(16));
