@@ -15,6 +15,7 @@
 #include "stepback/core/budget.hpp"
 #include "stepback/core/retry_machine.hpp"
 #include "stepback/https/request_writer.hpp"
+#include "stepback/https/tcp_tls_connector.hpp"
 #include "stepback/https/tls.hpp"
 #include "stepback/https/tls_arena.hpp"
 #include "stepback/platform/clock.hpp"
@@ -37,11 +38,16 @@ struct BodyBuffer {
   std::size_t size = 0;
 };
 
-bool keep_body(void* context, https::ConstBytes data) {
+bool keep_body(void* context, std::uint64_t offset, https::ConstBytes data) {
   auto* body = static_cast<BodyBuffer*>(context);
-  if (data.size > sizeof body->bytes - body->size) return false;
+  if (offset != body->size || data.size > sizeof body->bytes - body->size) return false;
   std::memcpy(body->bytes + body->size, data.data, data.size);
   body->size += data.size;
+  return true;
+}
+
+bool restart_body(void* context) {
+  static_cast<BodyBuffer*>(context)->size = 0;
   return true;
 }
 
@@ -175,8 +181,14 @@ int run_demo(int argc, char** argv) {
   BodyBuffer body;
   const Millis start = platform::monotonic_now();
   Reporter reporter(stderr, o.trace, ::isatty(STDERR_FILENO) == 1, kPrefix, start);
-  https::Client client(&tls, context, o.profile->timeouts, client_buffers(),
-                       https::BodySink{&keep_body, &body}, ~std::uint64_t{0}, reporter.sink());
+  https::TcpTlsConnector connector(&tls);
+  https::ClientOptions options;
+  options.timeouts = o.profile->timeouts;
+  options.buffers = client_buffers();
+  options.body = https::ResponseSink{&keep_body, &restart_body, &body};
+  options.events = reporter.sink();
+  options.wall_now = &platform::wall_now;
+  https::Client client(connector, context, options);
   reporter.attach(&client);
   https::RequestSpec spec;
   spec.head.url = url;

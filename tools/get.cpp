@@ -16,6 +16,7 @@
 #include "stepback/core/budget.hpp"
 #include "stepback/core/retry_machine.hpp"
 #include "stepback/https/request_writer.hpp"
+#include "stepback/https/tcp_tls_connector.hpp"
 #include "stepback/https/tls.hpp"
 #include "stepback/https/tls_arena.hpp"
 #include "stepback/platform/clock.hpp"
@@ -60,7 +61,8 @@ constexpr std::uint64_t kMaxSeconds = 400ULL * 24 * 3600;
 
 std::string option_names() {
   return join_names({"--cacert", "--capath", "--profile", "--max-retries", "--max-backoff",
-                     "--deadline", "-X", "-H", "--data", "-o", "--trace", "--help"});
+                     "--deadline", "--max-time", "--idempotency", "-X", "-H", "--data", "-o",
+                     "--trace", "--help"});
 }
 
 // What `stepback get` was asked for. The views point into argv, which outlives the request.
@@ -72,6 +74,8 @@ struct GetOptions {
   std::optional<std::uint32_t> max_retries;
   std::optional<Millis> max_backoff;
   std::optional<Millis> deadline;
+  std::optional<Millis> max_time;
+  https::RequestSpec::Idempotency idempotency = https::RequestSpec::Idempotency::kByMethod;
   std::string_view method;  // Empty: GET, or POST with --data.
   https::Header headers[kMaxHeaders];
   std::size_t header_count = 0;
@@ -138,7 +142,8 @@ std::optional<GetOptions> parse_get_args(int argc, char** argv, std::string* err
     }
     const bool known = flag == "--cacert" || flag == "--capath" || flag == "--profile" ||
                        flag == "--max-retries" || flag == "--max-backoff" || flag == "--deadline" ||
-                       flag == "-X" || flag == "-H" || flag == "--data" || flag == "-o";
+                       flag == "--max-time" || flag == "--idempotency" || flag == "-X" ||
+                       flag == "-H" || flag == "--data" || flag == "-o";
     if (!known) {
       *error = "unknown option '" + std::string(flag) + "' (allowed: " + option_names() + ")";
       return std::nullopt;
@@ -175,6 +180,27 @@ std::optional<GetOptions> parse_get_args(int argc, char** argv, std::string* err
         return std::nullopt;
       }
       (flag == "--max-backoff" ? o.max_backoff : o.deadline) = s;
+    } else if (flag == "--max-time") {
+      const std::optional<Millis> s = parse_seconds(*value);
+      if (!s || s->count() == 0) {
+        *error = "invalid --max-time " + shown() + " (expected seconds above 0, such as 60)";
+        return std::nullopt;
+      }
+      o.max_time = s;
+    } else if (flag == "--idempotency") {
+      using I = https::RequestSpec::Idempotency;
+      if (*value == "auto") {
+        o.idempotency = I::kByMethod;
+      } else if (*value == "strict") {
+        o.idempotency = I::kStrict;
+      } else if (*value == "yes") {
+        o.idempotency = I::kYes;
+      } else if (*value == "no") {
+        o.idempotency = I::kNo;
+      } else {
+        *error = "invalid --idempotency " + shown() + " (allowed: auto, strict, yes, no)";
+        return std::nullopt;
+      }
     } else if (flag == "-X") {
       o.method = *value;
     } else if (flag == "-H") {
@@ -231,6 +257,7 @@ void print_get_usage(std::FILE* out) {
       out,
       "usage: stepback get URL [--cacert FILE | --capath DIR] [--profile desktop|mobile]\n"
       "                        [--max-retries N] [--max-backoff SECONDS] [--deadline SECONDS]\n"
+      "                        [--max-time SECONDS] [--idempotency auto|strict|yes|no]\n"
       "                        [-X METHOD] [-H 'Name: value']... [--data @FILE|TEXT]\n"
       "                        [-o FILE] [--trace]\n"
       "\n"
@@ -246,12 +273,17 @@ void print_get_usage(std::FILE* out) {
       "                       (default: %s, chosen at build time)\n"
       "  --max-retries N      retries after the first attempt (0..1000)\n"
       "  --max-backoff S      the cap on one backoff wait, in seconds (e.g. 32 or 0.5)\n"
-      "  --deadline S         give up once the next wait would pass S seconds (0: none)\n"
+      "  --deadline S         no new attempt or wait past S seconds (0: none); an attempt\n"
+      "                       that is receiving is never cut (it ends on a stall instead)\n"
+      "  --max-time S         an overall limit on the whole request, transfers included\n"
+      "  --idempotency RULE   when a request that may have reached the server is re-sent:\n"
+      "                       auto (by method), strict (safe methods or a precondition such\n"
+      "                       as If-Match or ifGenerationMatch), yes, no\n"
       "  -X METHOD            the request method (default GET, or POST with --data);\n"
       "                       POST and PATCH are re-sent only when provably not processed\n"
       "  -H 'Name: value'     an extra request header (repeatable, at most %zu)\n"
       "  --data @FILE|TEXT    the request body: FILE's bytes, or TEXT itself\n"
-      "  -o FILE              write the body to FILE instead of stdout\n"
+      "  -o FILE              write the body to FILE.part, renamed to FILE on success only\n"
       "  --trace              one JSON object per event on stderr instead of progress lines\n"
       "                       (attempt, response, error, wait, done; each with t_ms)\n"
       "  --help               print this help\n"
@@ -267,14 +299,30 @@ void print_get_usage(std::FILE* out) {
       "  5  TLS verification failed (certificate chain, validity or host name)\n"
       "  6  another failure that is not retried: malformed or oversized response, TLS\n"
       "     handshake failure or lost connection of a request that is not idempotent\n"
-      "  7  local I/O error: the --data file cannot be read, or the output cannot be written\n",
+      "  7  local I/O error: the --data file cannot be read, or the output cannot be written\n"
+      "  8  the body had to start over and stdout cannot (use -o FILE); nothing was spliced\n"
+      "  9  --max-time passed\n",
       kSystemBundle, profiles::active.name, kMaxHeaders);
 }
 
-bool write_body(void* context, https::ConstBytes data) {
+bool write_body(void* context, std::uint64_t /*offset*/, https::ConstBytes data) {
+  // Bytes arrive in order, each once (the Client's contract), so appending is enough.
   auto* out = static_cast<BodyOutput*>(context);
   if (data.size == 0) return true;
   if (std::fwrite(data.data, 1, data.size, out->file) != data.size) {
+    out->failed = true;
+    out->error = errno;
+    return false;
+  }
+  return true;
+}
+
+// Starts the output over: a file is emptied; stdout (or any pipe) cannot be.
+bool restart_body(void* context) {
+  auto* out = static_cast<BodyOutput*>(context);
+  if (!out->restartable) return false;
+  if (std::fflush(out->file) != 0 || ::ftruncate(::fileno(out->file), 0) != 0 ||
+      std::fseek(out->file, 0, SEEK_SET) != 0) {
     out->failed = true;
     out->error = errno;
     return false;
@@ -415,6 +463,8 @@ int exit_code(const https::ClientResult& result, bool output_failed) {
     case Outcome::kTerminalStatus:
       return kExitHttpStatus;
     case Outcome::kTerminalFailure:
+      if (result.error == https::Status::kRestartRefused) return kExitNoSplice;
+      if (result.error == https::Status::kTimeLimit) return kExitTimeLimit;
       return result.error == https::Status::kTlsVerify ? kExitTlsVerify : kExitTransport;
     case Outcome::kNotIdempotent:
       // The last attempt either got an HTTP answer (error kOk) or failed in transport.
@@ -425,7 +475,9 @@ int exit_code(const https::ClientResult& result, bool output_failed) {
   return kExitInternal;
 }
 
-https::BodySink body_sink(BodyOutput* out) { return https::BodySink{&write_body, out}; }
+https::ResponseSink body_sink(BodyOutput* out) {
+  return https::ResponseSink{&write_body, &restart_body, out};
+}
 
 https::ClientBuffers client_buffers() {
   return https::ClientBuffers{{g_request_head, sizeof g_request_head},
@@ -502,6 +554,12 @@ void Reporter::human(const https::ClientEvent& event) {
         end_line();
       }
       break;
+    case Kind::kResume:
+      end_line();
+      std::fprintf(err_, "%sresuming at byte %llu%s\n", prefix_,
+                   static_cast<unsigned long long>(event.offset),
+                   event.validator.empty() ? "" : " of the same representation (If-Range)");
+      break;
     case Kind::kDone:
       end_line();
       if (event.outcome != Outcome::kSuccess) {
@@ -515,7 +573,8 @@ void Reporter::human(const https::ClientEvent& event) {
 
 void Reporter::trace(const https::ClientEvent& event) {
   using Kind = https::ClientEvent::Kind;
-  static constexpr const char* kNames[] = {"attempt", "response", "error", "wait", "done"};
+  static constexpr const char* kNames[] = {"attempt", "response", "error", "wait", "resume", "done"};
+  static_assert(std::size(kNames) == static_cast<std::size_t>(Kind::kDone) + 1);
   LineBuffer j;
   j.appendf("{\"event\":\"%s\",\"t_ms\":%llu", kNames[static_cast<int>(event.kind)],
             static_cast<unsigned long long>((event.at - start_).count()));
@@ -535,12 +594,18 @@ void Reporter::trace(const https::ClientEvent& event) {
       j.appendf(",\"ms\":%llu,\"reason\":\"%s\"",
                 static_cast<unsigned long long>(event.wait.count()), to_string(event.wait_reason));
       break;
+    case Kind::kResume:
+      j.appendf(",\"offset\":%llu,\"validator\":", static_cast<unsigned long long>(event.offset));
+      append_json_string(&j, event.validator);
+      break;
     case Kind::kDone: {
       j.appendf(",\"outcome\":\"%s\",\"attempts\":%u", to_string(event.outcome), event.attempt);
       if (event.status != 0) j.appendf(",\"status\":%u", static_cast<unsigned>(event.status));
       if (client_ != nullptr) {
-        j.appendf(",\"connections\":%u,\"resumed\":%s", client_->connections(),
-                  client_->resumed() ? "true" : "false");
+        j.appendf(",\"connections\":%u,\"resumed\":%s,\"delivered\":%llu,\"refetched\":%llu",
+                  client_->connections(), client_->resumed() ? "true" : "false",
+                  static_cast<unsigned long long>(client_->delivered()),
+                  static_cast<unsigned long long>(client_->refetched()));
       }
       const https::TlsArenaUsage arena = https::tls_arena_usage();
       j.appendf(",\"arena_peak\":%zu,\"arena_peak_footprint\":%zu", arena.peak_bytes,
@@ -631,13 +696,17 @@ int run_get(int argc, char** argv) {
     return kExitLocalIo;
   }
   BodyOutput output{stdout};
+  // -o FILE: the body goes to FILE.part, renamed over FILE on success only, so a failed run
+  // neither leaves a partial FILE nor wipes an existing one.
+  const std::string part = o.output != nullptr ? std::string(o.output) + ".part" : std::string();
   if (o.output != nullptr) {
-    output.file = std::fopen(o.output, "wb");
+    output.file = std::fopen(part.c_str(), "wb");
     if (output.file == nullptr) {
-      std::fprintf(stderr, "%scannot open '%s' for writing: %s\n", kPrefix, o.output,
+      std::fprintf(stderr, "%scannot open '%s' for writing: %s\n", kPrefix, part.c_str(),
                    std::strerror(errno));
       return kExitLocalIo;
     }
+    output.restartable = true;
   }
 
   (void)std::setvbuf(output.file, g_output_buffer, _IOFBF, sizeof g_output_buffer);
@@ -665,8 +734,15 @@ int run_get(int argc, char** argv) {
   const RetryContext context{*policy, random, &budget};
   const Millis start = platform::monotonic_now();
   Reporter reporter(stderr, o.trace, ::isatty(STDERR_FILENO) == 1, kPrefix, start);
-  https::Client client(url.tls ? &tls : nullptr, context, o.profile->timeouts, client_buffers(),
-                       body_sink(&output), ~std::uint64_t{0}, reporter.sink());
+  https::TcpTlsConnector connector(url.tls ? &tls : nullptr);
+  https::ClientOptions options;
+  options.timeouts = o.profile->timeouts;
+  options.buffers = client_buffers();
+  options.body = body_sink(&output);
+  options.events = reporter.sink();
+  options.wall_now = &platform::wall_now;
+  options.max_time = o.max_time;
+  https::Client client(connector, context, options);
   reporter.attach(&client);
 
   https::RequestSpec spec;
@@ -675,7 +751,8 @@ int run_get(int argc, char** argv) {
   spec.head.user_agent = kUserAgent;
   spec.head.headers = o.headers;
   spec.head.header_count = o.header_count;
-  spec.body = body;
+  spec.body = https::BodySource::of(&body);
+  spec.idempotency = o.idempotency;
   const https::Status started = client.start(spec);
   if (started != https::Status::kOk) {
     std::fprintf(stderr, "%s%s\n", kPrefix,
@@ -696,9 +773,19 @@ int run_get(int argc, char** argv) {
   }
   if (output.failed) {
     std::fprintf(stderr, "%scannot write the body to %s: %s\n", kPrefix,
-                 o.output != nullptr ? o.output : "stdout", std::strerror(output.error));
+                 o.output != nullptr ? part.c_str() : "stdout", std::strerror(output.error));
   }
-  return exit_code(result, output.failed);
+  const int code = exit_code(result, output.failed);
+  if (o.output != nullptr) {
+    if (code == kExitOk && std::rename(part.c_str(), o.output) != 0) {
+      std::fprintf(stderr, "%scannot rename '%s' to '%s': %s\n", kPrefix, part.c_str(),
+                   o.output, std::strerror(errno));
+      (void)std::remove(part.c_str());
+      return kExitLocalIo;
+    }
+    if (code != kExitOk) (void)std::remove(part.c_str());
+  }
+  return code;
 }
 
 }  // namespace stepback::tools

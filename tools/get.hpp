@@ -27,6 +27,8 @@ enum ExitCode : int {
   kExitTlsVerify = 5,   // The server's certificate or host name did not verify.
   kExitTransport = 6,   // Another transport or protocol failure that is not retried.
   kExitLocalIo = 7,     // Reading the --data file or writing the output failed.
+  kExitNoSplice = 8,    // The body had to start over and the output (stdout) cannot.
+  kExitTimeLimit = 9,   // --max-time passed.
 };
 
 // The exit code for a finished request; `output_failed` when writing the body failed.
@@ -37,10 +39,11 @@ struct BodyOutput {
   std::FILE* file = nullptr;
   bool failed = false;
   int error = 0;  // errno of the failed write.
+  bool restartable = false;  // A regular file that can be emptied and written again.
 };
 
-// A BodySink that writes to `out`, which must outlive the client.
-https::BodySink body_sink(BodyOutput* out);
+// A ResponseSink that writes to `out`, which must outlive the client.
+https::ResponseSink body_sink(BodyOutput* out);
 
 // The process's static client buffers (request head, response head, io, error body); one
 // client at a time may use them.

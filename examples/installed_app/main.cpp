@@ -11,6 +11,7 @@
 #include <cstdio>
 
 #include "stepback/https/client.hpp"
+#include "stepback/https/tcp_tls_connector.hpp"
 #include "stepback/https/tls_arena.hpp"
 #include "stepback/platform/clock.hpp"
 #include "stepback/platform/random.hpp"
@@ -30,7 +31,9 @@ std::uint8_t g_response_head[8 * 1024];
 std::uint8_t g_io[16 * 1024];
 std::uint8_t g_error_body[2 * 1024];
 
-bool write_body(void* /*context*/, https::ConstBytes data) {
+// Bytes arrive once each, in order; stdout cannot start over, so restart stays null and a
+// body that would have to start over fails the request instead of splicing.
+bool write_body(void* /*context*/, std::uint64_t /*offset*/, https::ConstBytes data) {
   return std::fwrite(data.data, 1, data.size, stdout) == data.size;
 }
 
@@ -93,13 +96,18 @@ int main(int argc, char** argv) {
   stepback::Xoshiro128 random = stepback::platform::make_os_random(&random_status);
   stepback::RetryBudget budget(profile.budget);
   const stepback::RetryContext context{profile.retry, random, &budget};
-  https::Client client(&tls, context, profile.timeouts,
-                       https::ClientBuffers{{g_request, sizeof g_request},
-                                            {g_response_head, sizeof g_response_head},
-                                            {g_io, sizeof g_io},
-                                            {g_error_body, sizeof g_error_body}},
-                       https::BodySink{&write_body, nullptr}, 1024 * 1024,
-                       https::EventSink{&print_event, nullptr});
+  https::TcpTlsConnector connector(&tls);
+  https::ClientOptions options;
+  options.timeouts = profile.timeouts;
+  options.buffers = https::ClientBuffers{{g_request, sizeof g_request},
+                                         {g_response_head, sizeof g_response_head},
+                                         {g_io, sizeof g_io},
+                                         {g_error_body, sizeof g_error_body}};
+  options.body = https::ResponseSink{&write_body, nullptr, nullptr};
+  options.body_limit = 1024 * 1024;
+  options.events = https::EventSink{&print_event, nullptr};
+  options.wall_now = &stepback::platform::wall_now;
+  https::Client client(connector, context, options);
   if (client.start(spec) != https::Status::kOk) {
     std::fprintf(stderr, "invalid request\n");
     return 1;

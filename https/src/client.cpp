@@ -1,82 +1,202 @@
 #include "stepback/https/client.hpp"
 
+#include <cstdio>
 #include <cstring>
 
+#include "http1_text.hpp"
 #include "stepback/https/failure.hpp"
 #include "stepback/https/http_date.hpp"
 #include "stepback/https/retry_info.hpp"
-#include "stepback/platform/clock.hpp"
 
 namespace stepback::https {
 namespace {
+
+// Receive calls one step() makes before handing control back to the loop: a peer that
+// sends without pause cannot starve the application.
+constexpr int kReceivesPerStep = 4;
 
 ConstBytes bytes_of(std::string_view s) {
   return ConstBytes{reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
 }
 
+// Whether the query of `target` has a parameter named `name`.
+bool has_query_parameter(std::string_view target, std::string_view name) {
+  const std::size_t q = target.find('?');
+  if (q == std::string_view::npos) return false;
+  std::string_view query = target.substr(q + 1);
+  while (!query.empty()) {
+    const std::size_t amp = query.find('&');
+    const std::string_view param = query.substr(0, amp);
+    if (param.substr(0, param.find('=')) == name) return true;
+    if (amp == std::string_view::npos) break;
+    query.remove_prefix(amp + 1);
+  }
+  return false;
+}
+
+bool has_precondition(const RequestHead& head) {
+  static constexpr std::string_view kHeaders[] = {
+      "if-match", "if-none-match", "if-unmodified-since", "x-goog-if-generation-match",
+      "x-goog-if-metageneration-match"};
+  for (std::size_t i = 0; i < head.header_count; ++i) {
+    for (const std::string_view h : kHeaders) {
+      if (http1_text::iequals(head.headers[i].name, h)) return true;
+    }
+  }
+  return has_query_parameter(head.url.target, "ifGenerationMatch") ||
+         has_query_parameter(head.url.target, "ifMetagenerationMatch") ||
+         has_query_parameter(head.url.target, "ifSourceGenerationMatch");
+}
+
+bool is_safe_method(std::string_view m) {
+  return m == "GET" || m == "HEAD" || m == "OPTIONS" || m == "TRACE";
+}
+
+// Parses "bytes FIRST-LAST/TOTAL" (TOTAL may be "*"); false when malformed.
+bool parse_content_range(std::string_view v, std::uint64_t* first, std::uint64_t* last,
+                         std::optional<std::uint64_t>* total) {
+  if (v.substr(0, 6) != "bytes ") return false;
+  v.remove_prefix(6);
+  auto number = [&v](std::uint64_t* out) {
+    std::size_t i = 0;
+    std::uint64_t n = 0;
+    for (; i < v.size() && v[i] >= '0' && v[i] <= '9' && i < 19; ++i) {
+      n = n * 10 + static_cast<std::uint64_t>(v[i] - '0');
+    }
+    if (i == 0) return false;
+    v.remove_prefix(i);
+    *out = n;
+    return true;
+  };
+  std::uint64_t t = 0;
+  if (!number(first) || v.empty() || v[0] != '-') return false;
+  v.remove_prefix(1);
+  if (!number(last) || v.empty() || v[0] != '/' || *last < *first) return false;
+  v.remove_prefix(1);
+  if (v == "*") {
+    *total = std::nullopt;
+    return true;
+  }
+  if (!number(&t) || !v.empty() || t <= *last) return false;
+  *total = t;
+  return true;
+}
+
+// Appends `text` at `*at` in `out`; false when it does not fit.
+bool append(MutableBytes out, std::size_t* at, std::string_view text) {
+  if (out.size - *at < text.size()) return false;
+  std::memcpy(out.data + *at, text.data(), text.size());
+  *at += text.size();
+  return true;
+}
+
 }  // namespace
 
-Client::Client(TlsClientConfig* tls, const RetryContext& context,
-               const profiles::Timeouts& timeouts, ClientBuffers buffers, BodySink body,
-               std::uint64_t body_limit, EventSink events)
-    : Client(tls, nullptr, context, timeouts, buffers, body, body_limit, events) {}
+BodySource BodySource::of(const ConstBytes* bytes) {
+  BodySource s;
+  s.read = [](void* context, std::uint64_t offset, MutableBytes out) -> std::size_t {
+    const auto* b = static_cast<const ConstBytes*>(context);
+    if (offset >= b->size) return 0;
+    const std::uint64_t left = b->size - offset;
+    const std::size_t n = left < out.size ? static_cast<std::size_t>(left) : out.size;
+    std::memcpy(out.data, b->data + offset, n);
+    return n;
+  };
+  s.context = const_cast<ConstBytes*>(bytes);
+  s.size = bytes->size;
+  return s;
+}
 
-Client::Client(Connector& connector, const RetryContext& context,
-               const profiles::Timeouts& timeouts, ClientBuffers buffers, BodySink body,
-               std::uint64_t body_limit, EventSink events)
-    : Client(nullptr, &connector, context, timeouts, buffers, body, body_limit, events) {}
+bool is_idempotent(const RequestSpec& spec) {
+  switch (spec.idempotency) {
+    case RequestSpec::Idempotency::kByMethod:
+      return is_idempotent_method(spec.head.method);
+    case RequestSpec::Idempotency::kStrict:
+      return is_safe_method(spec.head.method) || has_precondition(spec.head);
+    case RequestSpec::Idempotency::kYes:
+      return true;
+    case RequestSpec::Idempotency::kNo:
+      break;
+  }
+  return false;
+}
 
-Client::Client(TlsClientConfig* tls, Connector* connector, const RetryContext& context,
-               const profiles::Timeouts& timeouts, ClientBuffers buffers, BodySink body,
-               std::uint64_t body_limit, EventSink events)
-    : own_connector_(tls),
-      connector_(connector != nullptr ? connector : &own_connector_),
-      context_(&context),
+Client::Client(Connector& connector, const RetryContext& context, const ClientOptions& options)
+    : connector_(connector),
+      context_(context),
       machine_(context),
-      timeouts_(timeouts),
-      buffers_(buffers),
-      body_(body),
-      events_(events),
-      parser_(buffers.response_head, BodySink{&Client::deliver_body, this}, body_limit) {}
+      options_(options),
+      parser_(options.buffers.response_head, BodySink{&Client::deliver_body, this},
+              options.body_limit) {}
 
 Client::~Client() { close_connection(); }
 
 Status Client::start(const RequestSpec& spec) {
   const Url& url = spec.head.url;
+  if (options_.wall_now == nullptr) return Status::kInvalidArgument;
   if (url.host.empty() || url.host.size() >= sizeof host_z_) return Status::kInvalidArgument;
+  if (spec.body.size > 0 && spec.body.read == nullptr) return Status::kInvalidArgument;
   std::memcpy(host_z_, url.host.data(), url.host.size());
   host_z_[url.host.size()] = '\0';
   spec_ = spec;
   spec_.head.body_size = spec.body.size;
-  const Status written = write_request_head(spec_.head, buffers_.request, &head_size_);
+  const Status written = write_head(0);
   if (written != Status::kOk) return written;
-  bool idempotent = is_idempotent_method(spec.head.method);
-  if (spec.idempotency != RequestSpec::Idempotency::kByMethod) {
-    idempotent = spec.idempotency == RequestSpec::Idempotency::kYes;
-  }
-  idempotent_ = idempotent;
-  machine_ = RetryMachine(*context_, idempotent ? Idempotent::kYes : Idempotent::kNo);
+  idempotent_ = is_idempotent(spec);
+  strict_ = spec.idempotency == RequestSpec::Idempotency::kStrict ||
+            spec.idempotency == RequestSpec::Idempotency::kNo;
+  resumable_ = spec.head.method == "GET";
+  machine_ = RetryMachine(context_, idempotent_ ? Idempotent::kYes : Idempotent::kNo);
   result_ = ClientResult{};
+  delivered_ = refetched_ = range_from_ = skip_ = 0;
+  total_.reset();
+  validator_size_ = 0;
+  sink_failed_ = false;
+  started_ = false;
   phase_ = Phase::kIdle;
   return Status::kOk;
 }
 
 ClientNext Client::step(Millis now) {
   now_ = now;
-  switch (phase_) {
-    case Phase::kIdle:
-    case Phase::kWaiting:
-      return follow(now, machine_.step(now));
-    case Phase::kConnecting:
-      return connect_step(now);
-    case Phase::kSending:
-      return send_step(now);
-    case Phase::kReceiving:
-      return receive_step(now);
-    case Phase::kDone:
-      break;
+  if (!started_) {
+    started_ = true;
+    time_limit_ = options_.max_time ? now + *options_.max_time : Millis::max();
   }
-  return ClientNext{};
+  if (phase_ != Phase::kDone && now >= time_limit_) {
+    phase_ = stop(now, Outcome::kTerminalFailure, Status::kTimeLimit,
+                  "the request's overall time limit (max_time) passed")
+                 .phase;
+  }
+  // The transition table: each handler yields an answer for the loop or names the next
+  // phase; phase_ changes here and nowhere else. A handler never calls another, and every
+  // path through an attempt yields within a few turns.
+  for (;;) {
+    Step s;
+    switch (phase_) {
+      case Phase::kIdle:
+      case Phase::kWaiting:
+        s = on_machine(now);
+        break;
+      case Phase::kConnecting:
+        s = on_connect(now);
+        break;
+      case Phase::kSending:
+        s = on_send(now);
+        break;
+      case Phase::kReceiving:
+        s = on_receive(now);
+        break;
+      case Phase::kDone:
+        return ClientNext{};
+    }
+    phase_ = s.phase;
+    if (s.yield) {
+      // The loop sleeps at most until the overall limit.
+      if (s.next.kind != ClientNext::Kind::kDone && s.next.at > time_limit_) s.next.at = time_limit_;
+      return s.next;
+    }
+  }
 }
 
 void Client::cancel() {
@@ -87,19 +207,23 @@ void Client::cancel() {
   phase_ = Phase::kDone;
 }
 
-ClientNext Client::follow(Millis now, const Next& next) {
+Client::Step Client::on_machine(Millis now) {
+  const Next next = machine_.step(now);
   switch (next.kind) {
     case Next::Kind::kSend:
+      if (sink_failed_) {
+        return stop(now, Outcome::kTerminalFailure, Status::kRestartRefused,
+                    "the body had to start over and the sink cannot restart; nothing was spliced");
+      }
       return begin_attempt(now);
     case Next::Kind::kWaitUntil:
-      phase_ = Phase::kWaiting;
-      return ClientNext{ClientNext::Kind::kWaitUntil, -1, IoInterest::kNone, next.at};
+      return yield(ClientNext{ClientNext::Kind::kWaitUntil, -1, IoInterest::kNone, next.at},
+                   Phase::kWaiting);
     case Next::Kind::kDone:
       break;
   }
   close_connection();
   result_.outcome = next.outcome;
-  phase_ = Phase::kDone;
   ClientEvent e;
   e.kind = ClientEvent::Kind::kDone;
   e.at = now;
@@ -107,97 +231,143 @@ ClientNext Client::follow(Millis now, const Next& next) {
   e.status = result_.status;
   e.outcome = next.outcome;
   emit(e);
-  return ClientNext{};
+  return yield(ClientNext{}, Phase::kDone);
 }
 
-ClientNext Client::begin_attempt(Millis now) {
+Client::Step Client::begin_attempt(Millis now) {
   ++result_.attempts;
+  // A cut download goes on from where it stopped, pinned to the same representation.
+  const std::uint64_t from = resumable_ && validator_size_ > 0 ? delivered_ : 0;
+  if (write_head(from) != Status::kOk) {
+    // The Range lines do not fit the request buffer: fetch it whole (the sink restarts).
+    (void)write_head(0);
+    range_from_ = 0;
+  }
+  if (range_from_ > 0) {
+    ClientEvent r;
+    r.kind = ClientEvent::Kind::kResume;
+    r.at = now;
+    r.attempt = result_.attempts;
+    r.offset = range_from_;
+    r.validator = std::string_view(validator_, validator_size_);
+    emit(r);
+  }
   ClientEvent e;
   e.kind = ClientEvent::Kind::kAttempt;
   e.at = now;
   e.attempt = result_.attempts;
   emit(e);
-  reset_exchange();
+  reset_exchange(now);
   if (connection_open_) {
     reused_ = true;
-    phase_ = Phase::kSending;
-    io_deadline_ = now + timeouts_.read;
-    return send_step(now);
+    return go(Phase::kSending);
   }
-  return connect(now);
+  return open_connection(now);
 }
 
-void Client::reset_exchange() {
+void Client::reset_exchange(Millis now) {
   sent_ = 0;
+  chunk_size_ = chunk_sent_ = 0;
   error_body_size_ = 0;
-  body_decided_ = false;
-  capture_error_body_ = false;
+  skip_ = 0;
+  body_use_ = BodyUse::kUndecided;
+  refetch_ = false;
   parser_.reset(spec_.head.method == "HEAD");
+  io_deadline_ = now + options_.timeouts.read;
 }
 
-ClientNext Client::connect(Millis now) {
+Client::Step Client::open_connection(Millis now) {
   reused_ = false;
   ++connections_;
-  phase_ = Phase::kConnecting;
-  const Status s = connector_->open(spec_.head.url, host_z_, now, timeouts_);
-  if (s != Status::kOk) return fail_attempt(now, s, connector_->failure_message());
-  return connect_step(now);
+  const Status s = connector_.open(spec_.head.url, host_z_, now, options_.timeouts);
+  if (s != Status::kOk) return fail_attempt(now, s, connector_.failure_message());
+  return go(Phase::kConnecting);
 }
 
-ClientNext Client::connect_step(Millis now) {
-  const Status s = connector_->step(now);
+Client::Step Client::on_connect(Millis now) {
+  const Status s = connector_.step(now);
   if (s == Status::kWouldBlock) {
+    // Nothing of the request has left yet: the retry deadline may end this attempt.
     if (now >= machine_.deadline()) {
-      return fail_attempt(now, Status::kConnectTimeout, "total deadline reached while connecting");
+      return fail_attempt(now, Status::kConnectTimeout,
+                          "the retry deadline passed while connecting");
     }
-    return wait_io(connector_->fd(), connector_->wants(),
-                   min(connector_->deadline(), machine_.deadline()));
+    return wait_io(connector_.fd(), connector_.wants(),
+                   min(connector_.deadline(), machine_.deadline()), Phase::kConnecting);
   }
-  if (s != Status::kOk) return fail_attempt(now, s, connector_->failure_message());
-  resumed_ = connector_->resumed();
-  phase_ = Phase::kSending;
-  io_deadline_ = now + timeouts_.read;
-  return send_step(now);
+  if (s != Status::kOk) return fail_attempt(now, s, connector_.failure_message());
+  resumed_ = connector_.resumed();
+  io_deadline_ = now + options_.timeouts.read;
+  return go(Phase::kSending);
 }
 
-ClientNext Client::send_step(Millis now) {
-  const std::size_t total = head_size_ + spec_.body.size;
+Client::Step Client::on_send(Millis now) {
+  const std::uint64_t total = head_size_ + spec_.body.size;
   while (sent_ < total) {
-    ConstBytes chunk = sent_ < head_size_
-                           ? ConstBytes{buffers_.request.data + sent_, head_size_ - sent_}
-                           : ConstBytes{spec_.body.data + (sent_ - head_size_), total - sent_};
+    ConstBytes chunk;
+    if (sent_ < head_size_) {
+      chunk = ConstBytes{options_.buffers.request.data + sent_,
+                         head_size_ - static_cast<std::size_t>(sent_)};
+    } else {
+      if (chunk_sent_ == chunk_size_) {
+        // Pulls the next run of body bytes into the scratch buffer.
+        const std::uint64_t offset = sent_ - head_size_;
+        const std::uint64_t left = spec_.body.size - offset;
+        MutableBytes out = options_.buffers.io;
+        if (out.size > left) out.size = static_cast<std::size_t>(left);
+        const std::size_t n = spec_.body.read(spec_.body.context, offset, out);
+        if (n == 0 || n > out.size) {
+          return stop(now, Outcome::kTerminalFailure, Status::kBodySource,
+                      "the request body source ended before its stated size");
+        }
+        chunk_size_ = n;
+        chunk_sent_ = 0;
+      }
+      chunk = ConstBytes{options_.buffers.io.data + chunk_sent_, chunk_size_ - chunk_sent_};
+    }
     std::size_t n = 0;
     const Status s = stream().send(chunk, &n);
     if (s == Status::kOk) {
+      if (sent_ >= head_size_) chunk_sent_ += n;
       sent_ += n;
+      if (n > 0) io_deadline_ = now + options_.timeouts.read;
       continue;
     }
     if (s == Status::kWouldBlock) {
-      if (now >= io_limit()) return fail_attempt(now, Status::kTimeout, "timed out sending the request");
-      return wait_io(stream().fd(), stream().wants(), io_limit());
+      if (now >= attempt_limit()) return fail_attempt(now, Status::kTimeout, "the request stalled: nothing could be sent for the read timeout");
+      return wait_io(stream().fd(), stream().wants(), attempt_limit(), Phase::kSending);
     }
     return fail_attempt(now, s, "the connection failed while sending the request");
   }
-  phase_ = Phase::kReceiving;
-  io_deadline_ = now + timeouts_.read;
-  return receive_step(now);
+  io_deadline_ = now + options_.timeouts.read;
+  return go(Phase::kReceiving);
 }
 
-ClientNext Client::receive_step(Millis now) {
-  for (;;) {
+Client::Step Client::on_receive(Millis now) {
+  for (int i = 0; i < kReceivesPerStep; ++i) {
     std::size_t n = 0;
-    const Status s = stream().recv(buffers_.io, &n);
+    const Status s = stream().recv(options_.buffers.io, &n);
     if (s == Status::kOk) {
-      io_deadline_ = now + timeouts_.read;  // The read timeout bounds silence, not the whole body.
+      io_deadline_ = now + options_.timeouts.read;  // The read timeout bounds silence, not the body.
       std::size_t consumed = 0;
-      const ParseProgress p = parser_.feed(ConstBytes{buffers_.io.data, n}, &consumed);
-      if (p == ParseProgress::kFailed) return fail_attempt(now, parser_.error(), "the response is malformed or too large");
+      const ParseProgress p = parser_.feed(ConstBytes{options_.buffers.io.data, n}, &consumed);
+      if (p == ParseProgress::kFailed) {
+        if (sink_failed_) {
+          return stop(now, Outcome::kTerminalFailure, Status::kRestartRefused,
+                      "the body had to start over and the sink cannot restart; nothing was spliced");
+        }
+        return fail_attempt(now, parser_.error(), "the response is malformed or too large");
+      }
       if (p == ParseProgress::kDone) return end_response(now, consumed == n);
       continue;
     }
     if (s == Status::kWouldBlock) {
-      if (now >= io_limit()) return fail_attempt(now, Status::kTimeout, "timed out waiting for the response");
-      return wait_io(stream().fd(), stream().wants(), io_limit());
+      if (now >= attempt_limit()) {
+        return fail_attempt(now, Status::kTimeout,
+                            parser_.started() ? "the response stalled: no byte for the read timeout"
+                                              : "timed out waiting for the response");
+      }
+      return wait_io(stream().fd(), stream().wants(), attempt_limit(), Phase::kReceiving);
     }
     if (s == Status::kClosed) {
       if (parser_.finish() == ParseProgress::kDone) return end_response(now, false);
@@ -205,11 +375,14 @@ ClientNext Client::receive_step(Millis now) {
     }
     return fail_attempt(now, s, "the connection failed while receiving the response");
   }
+  // Bytes keep coming: hand the loop back its turn, to be stepped again at once.
+  return yield(ClientNext{ClientNext::Kind::kWaitUntil, -1, IoInterest::kNone, now},
+               Phase::kReceiving);
 }
 
-ClientNext Client::end_response(Millis now, bool reusable) {
-  note_head(now);
-  connector_->exchange_done();
+Client::Step Client::end_response(Millis now, bool reusable) {
+  decide_body(now);
+  connector_.exchange_done();
   if (reusable && parser_.keep_alive()) {
     connection_open_ = true;
   } else {
@@ -218,38 +391,57 @@ ClientNext Client::end_response(Millis now, bool reusable) {
   result_.status = parser_.status();
   result_.error = Status::kOk;
   result_.message = "";
-  return end_attempt(now, response_result(platform::wall_now()));
+  if (sink_failed_) {
+    return stop(now, Outcome::kTerminalFailure, Status::kRestartRefused,
+                "the body had to start over and the sink cannot restart; nothing was spliced");
+  }
+  if (refetch_) {
+    return fail_attempt(now, Status::kReset,
+                        "the server's range did not continue the body; fetching it whole again");
+  }
+  // A part (206) that ends before the representation does is still a cut body.
+  const std::uint16_t status = parser_.status();
+  if (resumable_ && body_use_ == BodyUse::kDeliver && total_ && delivered_ < *total_ &&
+      (status == 200 || status == 206)) {
+    return fail_attempt(now, Status::kReset, "the response ended before the whole body arrived");
+  }
+  return report(now, response_result());
 }
 
-AttemptResult Client::response_result(Millis wall_now) const {
+AttemptResult Client::response_result() const {
   const std::uint16_t status = parser_.status();
+  AttemptResult r = AttemptResult::http(status);
   if (const auto retry_after = parser_.retry_after()) {
-    if (const auto delay = parse_retry_after(*retry_after, wall_now)) {
-      return AttemptResult::http(status, *delay, DelaySource::kRetryAfter);
+    if (const auto delay = parse_retry_after(*retry_after, options_.wall_now())) {
+      r = AttemptResult::http(status, *delay, DelaySource::kRetryAfter);
     }
   }
-  if (capture_error_body_ && error_body_size_ > 0) {
-    const ConstBytes body{buffers_.error_body.data, error_body_size_};
+  if (r.delay_source == DelaySource::kNone && body_use_ == BodyUse::kCapture &&
+      error_body_size_ > 0) {
+    const ConstBytes body{options_.buffers.error_body.data, error_body_size_};
     const std::string_view type = parser_.content_type().value_or(std::string_view{});
     if (const auto delay = retry_delay_from_error_body(bytes_of(type), body)) {
-      return AttemptResult::http(status, *delay, DelaySource::kRetryInfo);
+      r = AttemptResult::http(status, *delay, DelaySource::kRetryInfo);
     }
   }
-  return AttemptResult::http(status);
+  // Under the strict rules a 429 or 503 does not prove the request was left alone.
+  if (strict_) r.may_have_been_processed = true;
+  return r;
 }
 
-ClientNext Client::fail_attempt(Millis now, Status status, const char* message) {
+Client::Step Client::fail_attempt(Millis now, Status status, const char* message) {
   const bool stale_reuse = reused_ && !parser_.started() &&
                            (status == Status::kReset || status == Status::kClosed);
   close_connection();
   // A kept connection the server had already closed: that is no attempt; the request goes
   // again at once on a fresh connection if re-sending it is safe.
   if (stale_reuse && (idempotent_ || sent_ == 0)) {
-    reset_exchange();
-    return connect(now);
+    reset_exchange(now);
+    return open_connection(now);
   }
   result_.error = status;
   result_.message = message;
+  if (parser_.head_complete()) result_.status = parser_.status();
   ClientEvent e;
   e.kind = ClientEvent::Kind::kError;
   e.at = now;
@@ -259,12 +451,11 @@ ClientNext Client::fail_attempt(Millis now, Status status, const char* message) 
   emit(e);
   // The core's rule by failure kind, narrowed by what this attempt knows: nothing was sent.
   const AttemptResult by_kind = AttemptResult::transport(to_failure(status));
-  return end_attempt(now, AttemptResult::transport(by_kind.failure,
-                                                   sent_ > 0 && by_kind.may_have_been_processed));
+  return report(now, AttemptResult::transport(by_kind.failure,
+                                              sent_ > 0 && by_kind.may_have_been_processed));
 }
 
-ClientNext Client::end_attempt(Millis now, const AttemptResult& result) {
-  phase_ = Phase::kWaiting;
+Client::Step Client::report(Millis now, const AttemptResult& result) {
   const Next next = machine_.report(now, result);
   if (next.kind == Next::Kind::kWaitUntil) {
     ClientEvent e;
@@ -275,58 +466,183 @@ ClientNext Client::end_attempt(Millis now, const AttemptResult& result) {
     e.wait_reason = machine_.wait_reason();
     emit(e);
   }
-  return follow(now, next);
+  // The machine answers step(now) as report() did; the next turn follows it.
+  return go(Phase::kWaiting);
 }
 
-ClientNext Client::wait_io(int fd, IoInterest interest, Millis deadline) {
-  // Never "wait for I/O" on nothing: a loop polling fd -1 would sleep through the whole
-  // deadline however soon the connection got ready.
-  if (fd < 0 || interest == IoInterest::kNone) {
-    return ClientNext{ClientNext::Kind::kWaitUntil, -1, IoInterest::kNone, deadline};
+Client::Step Client::stop(Millis now, Outcome outcome, Status status, const char* message) {
+  machine_.cancel();
+  close_connection();
+  result_.outcome = outcome;
+  result_.error = status;
+  result_.message = message;
+  ClientEvent e;
+  e.kind = ClientEvent::Kind::kError;
+  e.at = now;
+  e.attempt = result_.attempts;
+  e.failure = to_failure(status);
+  e.message = message;
+  emit(e);
+  e.kind = ClientEvent::Kind::kDone;
+  e.status = result_.status;
+  e.outcome = outcome;
+  emit(e);
+  return yield(ClientNext{}, Phase::kDone);
+}
+
+Status Client::write_head(std::uint64_t range_from) {
+  range_from_ = 0;
+  const Status s = write_request_head(spec_.head, options_.buffers.request, &head_size_);
+  if (s != Status::kOk || range_from == 0) return s;
+  // Inserts Range and If-Range before the blank line that ends the head.
+  MutableBytes out = options_.buffers.request;
+  std::size_t at = head_size_ - 2;
+  char number[24];
+  std::snprintf(number, sizeof number, "%llu", static_cast<unsigned long long>(range_from));
+  const bool fits = append(out, &at, "Range: bytes=") && append(out, &at, number) &&
+                    append(out, &at, "-\r\nIf-Range: ") &&
+                    append(out, &at, std::string_view(validator_, validator_size_)) &&
+                    append(out, &at, "\r\n\r\n");
+  if (!fits) return Status::kBufferTooSmall;
+  head_size_ = at;
+  range_from_ = range_from;
+  return Status::kOk;
+}
+
+bool Client::restart_sink() {
+  if (delivered_ == 0) return true;
+  const ResponseSink& sink = options_.body;
+  if (sink.write != nullptr && (sink.restart == nullptr || !sink.restart(sink.context))) {
+    sink_failed_ = true;
+    return false;
   }
-  return ClientNext{ClientNext::Kind::kWaitIo, fd, interest, deadline};
+  refetched_ += delivered_;
+  delivered_ = 0;
+  return true;
 }
 
-Millis Client::io_limit() const { return min(io_deadline_, machine_.deadline()); }
-
-Transport& Client::stream() { return connector_->stream(); }
-
-void Client::close_connection() {
-  connector_->close();
-  connection_open_ = false;
-}
-
-void Client::emit(const ClientEvent& event) const {
-  if (events_.on_event != nullptr) events_.on_event(events_.context, event);
-}
-
-void Client::note_head(Millis now) {
-  if (body_decided_) return;
-  // Retryable answers keep their body for RetryInfo; the others' bodies go to the caller.
-  body_decided_ = true;
-  capture_error_body_ =
-      classify(context_->policy, AttemptResult::http(parser_.status())) == Verdict::kRetryable;
+void Client::decide_body(Millis now) {
+  if (body_use_ != BodyUse::kUndecided) return;
+  const std::uint16_t status = parser_.status();
   ClientEvent e;
   e.kind = ClientEvent::Kind::kResponse;
   e.at = now;
   e.attempt = result_.attempts;
-  e.status = parser_.status();
+  e.status = status;
   e.reason = parser_.reason();
   emit(e);
+  // Retryable answers keep their body for RetryInfo; it is never the representation.
+  if (classify(context_.policy, AttemptResult::http(status)) == Verdict::kRetryable) {
+    body_use_ = BodyUse::kCapture;
+    return;
+  }
+  body_use_ = BodyUse::kDeliver;
+  const std::optional<std::string_view> etag = parser_.header("etag");
+  const std::optional<std::string_view> modified = parser_.header("last-modified");
+  if (status == 206 && range_from_ > 0) {
+    std::uint64_t first = 0;
+    std::uint64_t last = 0;
+    std::optional<std::uint64_t> total;
+    const auto range = parser_.header("content-range");
+    if (range && parse_content_range(*range, &first, &last, &total) && first == delivered_ &&
+        (!total_ || !total || *total == *total_)) {
+      if (total) total_ = total;
+      return;  // The missing bytes, in place.
+    }
+    // Another range or another length: never splice; start the body over.
+    body_use_ = BodyUse::kDiscard;
+    validator_size_ = 0;
+    refetch_ = restart_sink();
+    return;
+  }
+  if (status / 100 == 2) {
+    // A whole representation. If it is provably the one the sink has part of, the part is
+    // skipped; otherwise the sink starts over.
+    const bool same = delivered_ > 0 && validator_is_etag_ && etag &&
+                      *etag == std::string_view(validator_, validator_size_);
+    if (same) {
+      skip_ = delivered_;
+    } else if (!restart_sink()) {
+      body_use_ = BodyUse::kDiscard;
+      return;
+    }
+    // Remembers what pins a resume to this representation: a strong ETag, else Last-Modified.
+    validator_size_ = 0;
+    const std::optional<std::string_view> v =
+        etag && etag->substr(0, 2) != "W/" ? etag : (etag ? std::nullopt : modified);
+    if (v && v->size() <= sizeof validator_) {
+      std::memcpy(validator_, v->data(), v->size());
+      validator_size_ = v->size();
+      validator_is_etag_ = etag.has_value();
+    }
+    total_ = parser_.chunked() ? std::nullopt : parser_.content_length();
+    return;
+  }
+  if (status == 416 && range_from_ > 0) {
+    // The range no longer fits the object: it changed. Start over.
+    body_use_ = BodyUse::kDiscard;
+    validator_size_ = 0;
+    refetch_ = restart_sink();
+    return;
+  }
+  // Another final status: its body is the caller's, unless part of a representation is
+  // already there and the two would run together.
+  if (delivered_ > 0) body_use_ = BodyUse::kDiscard;
+}
+
+Client::Step Client::wait_io(int fd, IoInterest interest, Millis deadline, Phase phase) const {
+  // Never "wait for I/O" on nothing: a loop polling fd -1 would sleep through the whole
+  // deadline however soon the connection got ready.
+  if (fd < 0 || interest == IoInterest::kNone) {
+    return yield(ClientNext{ClientNext::Kind::kWaitUntil, -1, IoInterest::kNone, deadline}, phase);
+  }
+  return yield(ClientNext{ClientNext::Kind::kWaitIo, fd, interest, deadline}, phase);
+}
+
+Millis Client::attempt_limit() const { return min(io_deadline_, time_limit_); }
+
+Transport& Client::stream() { return connector_.stream(); }
+
+void Client::close_connection() {
+  connector_.close();
+  connection_open_ = false;
+}
+
+void Client::emit(const ClientEvent& event) const {
+  if (options_.events.on_event != nullptr) options_.events.on_event(options_.events.context, event);
 }
 
 bool Client::deliver_body(void* self, ConstBytes data) {
   auto* c = static_cast<Client*>(self);
-  c->note_head(c->now_);  // The head is complete once body bytes flow.
-  if (!c->capture_error_body_) {
-    return c->body_.write == nullptr || c->body_.write(c->body_.context, data);
+  c->decide_body(c->now_);  // The head is complete once body bytes flow.
+  switch (c->body_use_) {
+    case BodyUse::kCapture: {
+      // Keeps what fits; a longer error body is cut (RetryInfo then reads as absent).
+      MutableBytes& keep = c->options_.buffers.error_body;
+      const std::size_t room = keep.size - c->error_body_size_;
+      const std::size_t n = data.size < room ? data.size : room;
+      if (n > 0) std::memcpy(keep.data + c->error_body_size_, data.data, n);
+      c->error_body_size_ += n;
+      return true;
+    }
+    case BodyUse::kDiscard:
+      return !c->sink_failed_;
+    case BodyUse::kUndecided:
+    case BodyUse::kDeliver:
+      break;
   }
-  // Keeps what fits; a longer error body is cut (RetryInfo then reads as absent).
-  const std::size_t room = c->buffers_.error_body.size - c->error_body_size_;
-  const std::size_t n = data.size < room ? data.size : room;
-  if (n > 0) std::memcpy(c->buffers_.error_body.data + c->error_body_size_, data.data, n);
-  c->error_body_size_ += n;
-  return true;
+  if (c->skip_ > 0) {
+    const std::size_t n = data.size < c->skip_ ? data.size : static_cast<std::size_t>(c->skip_);
+    c->skip_ -= n;
+    c->refetched_ += n;
+    data.data += n;
+    data.size -= n;
+    if (data.size == 0) return true;
+  }
+  const ResponseSink& sink = c->options_.body;
+  const std::uint64_t offset = c->delivered_;
+  c->delivered_ += data.size;
+  return sink.write == nullptr || sink.write(sink.context, offset, data);
 }
 
 }  // namespace stepback::https

@@ -28,6 +28,9 @@ Failure to_failure(Status s) {
       return Failure::kTooLarge;
     case Status::kProtocol:
     case Status::kInvalidArgument:
+    case Status::kRestartRefused:
+    case Status::kTimeLimit:
+    case Status::kBodySource:
     case Status::kError:
       return Failure::kProtocol;
   }

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,7 +30,7 @@ class ScriptedConnector final : public Connector {
   }
   std::vector<Status> open_failures;
 
-  Status open(const Url&, const char* host, Millis now, const profiles::Timeouts& t) override {
+  Status open(const Url&, const char* host, Millis now, const Timeouts& t) override {
     host_ = host;
     deadline_ = now + t.connect;
     if (opened_failures_ < open_failures.size()) return open_failures[opened_failures_++];
@@ -89,10 +90,9 @@ class ScriptedConnector final : public Connector {
   std::string host_;
 };
 
-bool collect(void* context, ConstBytes data) {
-  static_cast<std::string*>(context)->append(reinterpret_cast<const char*>(data.data), data.size);
-  return true;
-}
+struct Harness;
+bool collect(void* context, std::uint64_t offset, ConstBytes data);
+bool restart(void* context);
 
 void record(void* context, const ClientEvent& e) {
   static_cast<std::vector<ClientEvent>*>(context)->push_back(e);
@@ -110,11 +110,17 @@ struct Harness {
     spec.head.method = method;
   }
   ClientNext start() {
-    client = std::make_unique<Client>(
-        connector, context, timeouts,
+    ClientOptions options;
+    options.timeouts = timeouts;
+    options.buffers =
         ClientBuffers{MutableBytes{request, sizeof request}, MutableBytes{head, sizeof head},
-                      MutableBytes{io, sizeof io}, MutableBytes{error_body, sizeof error_body}},
-        BodySink{collect, &body}, 1 << 20, EventSink{record, &events});
+                      MutableBytes{io, sizeof io}, MutableBytes{error_body, sizeof error_body}};
+    options.body = ResponseSink{collect, restartable ? restart : nullptr, this};
+    options.body_limit = 1 << 20;
+    options.events = EventSink{record, &events};
+    options.wall_now = [] { return wall; };
+    options.max_time = max_time;
+    client = std::make_unique<Client>(connector, context, options);
     EXPECT_EQ(client->start(spec), Status::kOk);
     return client->step(now);
   }
@@ -122,7 +128,8 @@ struct Harness {
   ClientNext run(ClientNext next, int limit = 10000) {
     for (int i = 0; i < limit && next.kind != ClientNext::Kind::kDone; ++i) {
       nexts.push_back(next);
-      if (next.kind == ClientNext::Kind::kWaitUntil) {
+      // A wait that ends at once is the client handing back its turn, not a backoff.
+      if (next.kind == ClientNext::Kind::kWaitUntil && next.at > now) {
         waits.push_back((next.at - now).count());
         now = next.at;
       }
@@ -134,7 +141,8 @@ struct Harness {
   Policy policy;
   Xoshiro128 random{7};
   RetryContext context{policy, random, nullptr};
-  profiles::Timeouts timeouts;
+  Timeouts timeouts;
+  static inline Millis wall{1'700'000'000'000};  // The wall clock every Harness reads.
   ScriptedConnector connector;
   RequestSpec spec;
   std::uint8_t request[1024];
@@ -142,12 +150,30 @@ struct Harness {
   std::uint8_t io[64];
   std::uint8_t error_body[512];
   std::string body;
+  bool restartable = true;           // Whether the sink can start over.
+  std::optional<Millis> max_time;
+  std::uint32_t restarts = 0;
+  std::uint32_t offset_violations = 0;  // Writes not at the end of the body: must stay 0.
   std::vector<ClientEvent> events;
   std::vector<std::uint64_t> waits;
   std::vector<ClientNext> nexts;  // Every answer of step() that run() followed.
   Millis now{1000};
   std::unique_ptr<Client> client;
 };
+
+bool collect(void* context, std::uint64_t offset, ConstBytes data) {
+  auto* h = static_cast<Harness*>(context);
+  if (offset != h->body.size()) ++h->offset_violations;
+  h->body.append(reinterpret_cast<const char*>(data.data), data.size);
+  return true;
+}
+
+bool restart(void* context) {
+  auto* h = static_cast<Harness*>(context);
+  ++h->restarts;
+  h->body.clear();
+  return true;
+}
 
 TEST(Client, SendsTheRequestAndDeliversTheBody) {
   Harness h;
@@ -199,7 +225,8 @@ TEST(Client, WaitsForReadableDataAndTimesOutSilence) {
 TEST(Client, PartialWritesAndWriteWaitsSendTheWholeRequest) {
   Harness h("https://example.test/upload", "PUT");
   const std::string payload(300, 'p');
-  h.spec.body = ConstBytes{reinterpret_cast<const std::uint8_t*>(payload.data()), payload.size()};
+  const ConstBytes bytes{reinterpret_cast<const std::uint8_t*>(payload.data()), payload.size()};
+  h.spec.body = BodySource::of(&bytes);
   ScriptedTransport& c = h.connector.add();
   c.send_accept(10).send_would_block().send_accept(7).set_max_send_chunk(50);
   c.recv_data(kOk);
@@ -221,6 +248,9 @@ TEST(Client, ResetMidBodyIsRetriedForGetButNotForPost) {
   get.run(get.start());
   EXPECT_EQ(get.client->result().outcome, Outcome::kSuccess);
   EXPECT_EQ(get.connector.opened(), 2U);
+  // No validator to resume with: the sink started over rather than splicing "halfhello".
+  EXPECT_EQ(get.body, "hello");
+  EXPECT_EQ(get.restarts, 1U);
 
   Harness post("https://example.test/orders", "POST");
   post.connector.add().recv_data(partial).recv_reset();
@@ -360,6 +390,227 @@ TEST(ClientWaitContract, NoPhaseWaitsForIoWithoutADescriptor) {
   std::size_t io_waits = 0;
   for (const ClientNext& n : h.nexts) io_waits += n.kind == ClientNext::Kind::kWaitIo ? 1 : 0;
   EXPECT_GE(io_waits, 3U);
+}
+
+}  // namespace
+}  // namespace stepback::https
+
+namespace stepback::https {
+namespace {
+
+constexpr char kHead10[] = "HTTP/1.1 200 OK\r\nETag: \"v1\"\r\nContent-Length: 10\r\n\r\n";
+
+// Regression (issue 7): a GET whose body was cut and retried handed the sink the failed
+// attempt's bytes followed by the whole body ("halfhello"). A sink that cannot start over
+// now fails the request, with the partial bytes alone.
+TEST(ClientResume, CutBodyIsNeverSplicedIntoASinkThatCannotRestart) {
+  Harness h;
+  h.restartable = false;
+  h.connector.add().recv_data("HTTP/1.1 200 OK\r\nContent-Length: 50\r\n\r\nhalf").recv_reset();
+  h.connector.add().recv_data(kOk);
+  ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
+  EXPECT_EQ(h.client->result().outcome, Outcome::kTerminalFailure);
+  EXPECT_EQ(h.client->result().error, Status::kRestartRefused);
+  EXPECT_EQ(h.body, "half");
+  EXPECT_EQ(h.offset_violations, 0U);
+}
+
+TEST(ClientResume, CutBodyResumesWithRangeAndIfRange) {
+  Harness h;
+  h.connector.add().recv_data(std::string(kHead10) + "01234").recv_reset();
+  h.connector.add().recv_data(
+      "HTTP/1.1 206 Partial Content\r\nETag: \"v1\"\r\nContent-Range: bytes 5-9/10\r\n"
+      "Content-Length: 5\r\n\r\n56789");
+  ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
+  EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
+  EXPECT_EQ(h.body, "0123456789");
+  EXPECT_EQ(h.restarts, 0U);
+  EXPECT_EQ(h.client->refetched(), 0U);
+  EXPECT_EQ(h.offset_violations, 0U);
+  const std::string second = h.connector.connection(1).sent();
+  EXPECT_NE(second.find("\r\nRange: bytes=5-\r\nIf-Range: \"v1\"\r\n\r\n"), std::string::npos)
+      << second;
+  EXPECT_EQ(h.connector.connection(0).sent().find("Range:"), std::string::npos);
+}
+
+TEST(ClientResume, WholeBodyOfTheSameRepresentationIsSkippedThrough) {
+  Harness h;
+  h.connector.add().recv_data(std::string(kHead10) + "01234").recv_reset();
+  h.connector.add().recv_data(std::string(kHead10) + "0123456789");
+  ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
+  EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
+  EXPECT_EQ(h.body, "0123456789");
+  EXPECT_EQ(h.restarts, 0U);
+  EXPECT_EQ(h.client->refetched(), 5U);
+  EXPECT_EQ(h.offset_violations, 0U);
+}
+
+TEST(ClientResume, ChangedRepresentationStartsTheSinkOver) {
+  Harness h;
+  h.connector.add().recv_data(std::string(kHead10) + "01234").recv_reset();
+  h.connector.add().recv_data(
+      "HTTP/1.1 200 OK\r\nETag: \"v2\"\r\nContent-Length: 10\r\n\r\nabcdefghij");
+  ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
+  EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
+  EXPECT_EQ(h.body, "abcdefghij");
+  EXPECT_EQ(h.restarts, 1U);
+}
+
+TEST(ClientResume, RangeThatDoesNotContinueTheBodyIsFetchedWholeAgain) {
+  Harness h;
+  h.connector.add().recv_data(std::string(kHead10) + "01234").recv_reset();
+  h.connector.add().recv_data(
+      "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 3-9/10\r\n"
+      "Content-Length: 7\r\n\r\n3456789");
+  h.connector.add().recv_data(std::string(kHead10) + "0123456789");
+  ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
+  EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
+  EXPECT_EQ(h.body, "0123456789");
+  EXPECT_EQ(h.restarts, 1U);
+  EXPECT_EQ(h.connector.opened(), 3U);
+  EXPECT_EQ(h.connector.connection(2).sent().find("Range:"), std::string::npos);
+}
+
+TEST(ClientResume, RangeNotSatisfiableStartsOver) {
+  Harness h;
+  h.connector.add().recv_data(std::string(kHead10) + "01234").recv_reset();
+  h.connector.add().recv_data(
+      "HTTP/1.1 416 Range Not Satisfiable\r\nContent-Range: bytes */4\r\nContent-Length: 0\r\n\r\n");
+  h.connector.add().recv_data(
+      "HTTP/1.1 200 OK\r\nETag: \"v3\"\r\nContent-Length: 4\r\n\r\nnew!");
+  ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
+  EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
+  EXPECT_EQ(h.body, "new!");
+  EXPECT_EQ(h.restarts, 1U);
+}
+
+// Regression (issue 7): the retry deadline cut a healthy download that was still receiving.
+TEST(ClientLimits, RetryDeadlineDoesNotCutAnAttemptThatIsReceiving) {
+  Harness h;
+  h.policy.total_deadline = Millis(1000);
+  h.connector.add()
+      .recv_data(std::string(kHead10) + "01234")
+      .recv_would_block()
+      .recv_data("56789");
+  ClientNext next = h.start();
+  ASSERT_EQ(next.kind, ClientNext::Kind::kWaitIo);
+  EXPECT_EQ(next.at, h.now + h.timeouts.read);  // The stall limit, not the retry deadline.
+  h.now = h.now + Millis(3000);                 // Past the deadline, within the read timeout.
+  next = h.run(h.client->step(h.now));
+  EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
+  EXPECT_EQ(h.body, "0123456789");
+}
+
+TEST(ClientLimits, StallEndsAnAttemptThatStopsReceiving) {
+  Harness h;
+  h.policy.max_retries = 0;
+  h.connector.add().recv_data(std::string(kHead10) + "01234");  // Then silence.
+  ClientNext next = h.start();
+  ASSERT_EQ(next.kind, ClientNext::Kind::kWaitIo);
+  h.now = next.at;
+  next = h.run(h.client->step(h.now));
+  EXPECT_EQ(h.client->result().error, Status::kTimeout);
+  EXPECT_STREQ(h.client->result().message, "the response stalled: no byte for the read timeout");
+}
+
+TEST(ClientLimits, MaxTimeEndsTheRequestWithItsOwnStatus) {
+  Harness h;
+  h.max_time = Millis(2000);
+  h.connector.add().recv_data("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n0");
+  ClientNext next = h.start();
+  ASSERT_EQ(next.kind, ClientNext::Kind::kWaitIo);
+  EXPECT_EQ(next.at, h.now + Millis(2000));  // The loop sleeps no longer than the limit.
+  h.now = next.at;
+  next = h.client->step(h.now);
+  EXPECT_EQ(next.kind, ClientNext::Kind::kDone);
+  EXPECT_EQ(h.client->result().outcome, Outcome::kTerminalFailure);
+  EXPECT_EQ(h.client->result().error, Status::kTimeLimit);
+}
+
+// The idempotency table: method x rule x precondition.
+TEST(ClientIdempotency, RuleTable) {
+  using I = RequestSpec::Idempotency;
+  const Header if_match{"If-Match", "\"e1\""};
+  const Header goog{"x-goog-if-generation-match", "7"};
+  struct Row {
+    const char* method;
+    I rule;
+    const char* target;
+    const Header* header;
+    bool expected;
+  } rows[] = {
+      {"GET", I::kByMethod, "/o", nullptr, true},
+      {"PUT", I::kByMethod, "/o", nullptr, true},
+      {"DELETE", I::kByMethod, "/o", nullptr, true},
+      {"POST", I::kByMethod, "/o", nullptr, false},
+      {"PATCH", I::kByMethod, "/o", nullptr, false},
+      {"GET", I::kStrict, "/o", nullptr, true},
+      {"HEAD", I::kStrict, "/o", nullptr, true},
+      {"PUT", I::kStrict, "/o", nullptr, false},
+      {"DELETE", I::kStrict, "/o", nullptr, false},
+      {"PUT", I::kStrict, "/o", &if_match, true},
+      {"DELETE", I::kStrict, "/b/o?ifGenerationMatch=7", nullptr, true},
+      {"PATCH", I::kStrict, "/b/o?alt=json&ifMetagenerationMatch=3", nullptr, true},
+      {"POST", I::kStrict, "/b/o?ifSourceGenerationMatch=1", nullptr, true},
+      {"POST", I::kStrict, "/b/o", &goog, true},
+      {"POST", I::kStrict, "/b/o?xifGenerationMatch=1", nullptr, false},
+      {"POST", I::kYes, "/b", nullptr, true},
+      {"GET", I::kNo, "/o", nullptr, false},
+  };
+  for (const Row& r : rows) {
+    RequestSpec spec;
+    spec.head.method = r.method;
+    spec.head.url.target = r.target;
+    spec.head.headers = r.header;
+    spec.head.header_count = r.header != nullptr ? 1 : 0;
+    spec.idempotency = r.rule;
+    EXPECT_EQ(is_idempotent(spec), r.expected)
+        << r.method << " " << r.target << " rule " << static_cast<int>(r.rule);
+  }
+}
+
+// Under kStrict a 503 does not prove the server left the request alone (Cloud Storage's
+// conformance); by method, RFC 9110 lets 503 and 429 count as not processed.
+TEST(ClientIdempotency, StrictPostIsNotResentAfter503) {
+  Harness strict("https://example.test/orders", "POST");
+  strict.spec.idempotency = RequestSpec::Idempotency::kStrict;
+  strict.connector.add().recv_data(k503).recv_data(kOk);
+  strict.run(strict.start());
+  EXPECT_EQ(strict.client->result().outcome, Outcome::kNotIdempotent);
+  EXPECT_EQ(strict.client->result().attempts, 1U);
+
+  Harness by_method("https://example.test/orders", "POST");
+  by_method.connector.add().recv_data(k503).recv_data(kOk);
+  by_method.run(by_method.start());
+  EXPECT_EQ(by_method.client->result().outcome, Outcome::kSuccess);
+  EXPECT_EQ(by_method.client->result().attempts, 2U);
+}
+
+TEST(ClientIdempotency, DeclaredIdempotentPostIsResentAfterAReset) {
+  Harness h("https://example.test/b", "POST");
+  h.spec.idempotency = RequestSpec::Idempotency::kYes;
+  h.connector.add().recv_reset();
+  h.connector.add().recv_data(kOk);
+  h.run(h.start());
+  EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
+  EXPECT_EQ(h.client->result().attempts, 2U);
+}
+
+// Bounded work: a peer that never pauses still hands the loop its turn.
+TEST(ClientLimits, StepReturnsAfterBoundedWorkWhileBytesKeepArriving) {
+  Harness h;
+  ScriptedTransport& c = h.connector.add();
+  c.recv_data("HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n");
+  for (int i = 0; i < 100; ++i) c.recv_data(std::string(10, 'x'));
+  ClientNext next = h.start();
+  int turns = 1;
+  while (next.kind != ClientNext::Kind::kDone && turns < 1000) {
+    next = h.client->step(h.now);
+    ++turns;
+  }
+  EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
+  EXPECT_EQ(h.body.size(), 1000U);
+  EXPECT_GE(turns, 20);  // 101 reads at most 4 per step.
 }
 
 }  // namespace

@@ -1,6 +1,9 @@
 // The Status -> Failure bridge the request layer reports attempts with.
 #include <gtest/gtest.h>
 
+#include <set>
+#include <string>
+
 #include "stepback/core/attempt.hpp"
 #include "stepback/https/failure.hpp"
 
@@ -29,9 +32,12 @@ TEST(ToFailure, EveryStatusHasItsFailure) {
       {Status::kProtocol, Failure::kProtocol},
       {Status::kHeadersTooLarge, Failure::kTooLarge},
       {Status::kBodyTooLarge, Failure::kTooLarge},
+      {Status::kRestartRefused, Failure::kProtocol},
+      {Status::kTimeLimit, Failure::kProtocol},
+      {Status::kBodySource, Failure::kProtocol},
   };
   // The table covers the enum: a new Status must be added here (and to to_failure).
-  EXPECT_EQ(sizeof rows / sizeof rows[0], static_cast<std::size_t>(Status::kBodyTooLarge) + 1);
+  EXPECT_EQ(sizeof rows / sizeof rows[0], static_cast<std::size_t>(Status::kBodySource) + 1);
   for (const Row& row : rows) {
     EXPECT_EQ(to_failure(row.status), row.failure) << to_string(row.status);
   }
@@ -61,6 +67,24 @@ TEST(ToFailure, WhatNoRetryCanFixIsTerminal) {
     EXPECT_EQ(classify(p, AttemptResult::transport(to_failure(s))), Verdict::kRetryable)
         << to_string(s);
   }
+}
+
+}  // namespace
+}  // namespace stepback::https
+
+namespace stepback::https {
+namespace {
+
+// Every Status has its own name (the table used to be an array indexed by the enum value).
+TEST(StatusNames, EveryStatusHasADistinctName) {
+  std::set<std::string> names;
+  for (unsigned i = 0; i <= static_cast<unsigned>(Status::kBodySource); ++i) {
+    const std::string name = to_string(static_cast<Status>(i));
+    EXPECT_NE(name, "unknown") << i;
+    names.insert(name);
+  }
+  EXPECT_EQ(names.size(), static_cast<std::size_t>(Status::kBodySource) + 1);
+  EXPECT_STREQ(to_string(Status::kRestartRefused), "restart_refused");
 }
 
 }  // namespace

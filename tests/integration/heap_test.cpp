@@ -23,6 +23,7 @@
 #include "tests/support/heap_trap.hpp"
 #include "stepback/core/random.hpp"
 #include "stepback/https/request_writer.hpp"
+#include "stepback/https/tcp_tls_connector.hpp"
 #include "stepback/https/tls_arena.hpp"
 #include "stepback/platform/clock.hpp"
 
@@ -56,7 +57,7 @@ struct BodyTally {
   std::uint32_t hash = 2166136261U;
 };
 
-bool tally(void* context, https::ConstBytes data) {
+bool tally(void* context, std::uint64_t /*offset*/, https::ConstBytes data) {
   auto* t = static_cast<BodyTally*>(context);
   t->size += data.size;
   t->hash = fnv1a(data.data, data.size, t->hash);
@@ -102,8 +103,14 @@ class HeapFreeTest : public ::testing::Test {
     const Policy policy = test_policy();
     const RetryContext context{policy, random, nullptr};
     BodyTally body;
-    https::Client client(tls.get(), context, test_timeouts(), buffers,
-                         https::BodySink{&tally, &body}, 1 << 20, https::EventSink{});
+    https::TcpTlsConnector connector(tls.get());
+    https::ClientOptions client_options;
+    client_options.timeouts = test_timeouts();
+    client_options.buffers = buffers;
+    client_options.body = https::ResponseSink{&tally, nullptr, &body};
+    client_options.body_limit = 1 << 20;
+    client_options.wall_now = &platform::wall_now;
+    https::Client client(connector, context, client_options);
     ASSERT_EQ(client.start(spec), https::Status::kOk);
 
     // Warm up what the loop and the trap call, so first-use set-up is not counted.

@@ -420,6 +420,9 @@ std::string RunResult::summary() const {
       case https::ClientEvent::Kind::kWait:
         s << " [wait " << e.wait.count() << " ms " << to_string(e.wait_reason) << "]";
         break;
+      case https::ClientEvent::Kind::kResume:
+        s << " [resume at " << e.offset << " if-range " << e.validator << "]";
+        break;
       case https::ClientEvent::Kind::kDone: s << " [done " << to_string(e.outcome) << "]"; break;
     }
   }
@@ -445,12 +448,25 @@ void record_event(void* context, const https::ClientEvent& e) {
   copy.wait = e.wait;
   copy.wait_reason = e.wait_reason;
   copy.outcome = e.outcome;
+  copy.offset = e.offset;
+  copy.validator = std::string(e.validator);
   c->run->events.push_back(copy);
   if (c->setup->on_event) c->setup->on_event(copy);
 }
 
-bool keep_body(void* context, https::ConstBytes data) {
-  static_cast<RunResult*>(context)->body.append(reinterpret_cast<const char*>(data.data), data.size);
+// Keeps the body, checking the sink contract: every byte once, in order.
+bool keep_body(void* context, std::uint64_t offset, https::ConstBytes data) {
+  auto* c = static_cast<RunContext*>(context);
+  if (offset != c->run->body.size()) ++c->run->offset_violations;
+  c->run->body.append(reinterpret_cast<const char*>(data.data), data.size);
+  return true;
+}
+
+bool restart_body(void* context) {
+  auto* c = static_cast<RunContext*>(context);
+  if (!c->setup->sink_restartable) return false;
+  ++c->run->restarts;
+  c->run->body.clear();
   return true;
 }
 
@@ -481,8 +497,9 @@ RunResult run_client(const ClientSetup& setup) {
   spec.head.user_agent = "stepback-integration";
   spec.head.headers = headers.data();
   spec.head.header_count = headers.size();
-  spec.body = https::ConstBytes{reinterpret_cast<const std::uint8_t*>(setup.body.data()),
-                                setup.body.size()};
+  const https::ConstBytes body{reinterpret_cast<const std::uint8_t*>(setup.body.data()),
+                              setup.body.size()};
+  spec.body = https::BodySource::of(&body);
   spec.idempotency = setup.idempotency;
 
   std::vector<std::uint8_t> request(4096), head(setup.head_buffer), io(16384), error_body(1024);
@@ -493,9 +510,16 @@ RunResult run_client(const ClientSetup& setup) {
   Xoshiro128 random(42);
   const RetryContext context{setup.policy, random, nullptr};
   RunContext events{&run, &setup};
-  https::Client client(setup.tls, context, setup.timeouts, buffers,
-                       https::BodySink{&keep_body, &run}, setup.body_limit,
-                       https::EventSink{&record_event, &events});
+  https::TcpTlsConnector connector(setup.tls);
+  https::ClientOptions options;
+  options.timeouts = setup.timeouts;
+  options.buffers = buffers;
+  options.body = https::ResponseSink{&keep_body, &restart_body, &events};
+  options.body_limit = setup.body_limit;
+  options.events = https::EventSink{&record_event, &events};
+  options.wall_now = &platform::wall_now;
+  options.max_time = setup.max_time;
+  https::Client client(connector, context, options);
   const https::Status started = client.start(spec);
   if (started != https::Status::kOk) {
     ADD_FAILURE() << "Client::start: " << https::to_string(started);
@@ -527,6 +551,8 @@ RunResult run_client(const ClientSetup& setup) {
   run.result = client.result();
   run.message = run.result.message != nullptr ? run.result.message : "";
   run.connections = client.connections();
+  run.delivered = client.delivered();
+  run.refetched = client.refetched();
   run.resumed = client.resumed();
   return run;
 }

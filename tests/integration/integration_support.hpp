@@ -17,12 +17,14 @@
 #include <cstdlib>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "stepback/core/policy.hpp"
 #include "stepback/https/client.hpp"
+#include "stepback/https/tcp_tls_connector.hpp"
 #include "stepback/https/tls.hpp"
 #include "stepback/profiles/profile.hpp"
 
@@ -231,6 +233,8 @@ struct Event {
   Millis wait{};
   WaitReason wait_reason = WaitReason::kBackoff;
   Outcome outcome = Outcome::kSuccess;
+  std::uint64_t offset = 0;  // kResume.
+  std::string validator;     // kResume.
 };
 
 // What to run.
@@ -246,6 +250,8 @@ struct ClientSetup {
   std::uint64_t body_limit = 1 << 20;
   https::TlsClientConfig* tls = nullptr;           // Required for https:// URLs.
   std::function<void(const Event&)> on_event;      // Called after each event is recorded.
+  bool sink_restartable = true;                    // false: the sink refuses to start over.
+  std::optional<Millis> max_time;                  // ClientOptions::max_time.
 };
 
 // How a run went.
@@ -261,6 +267,10 @@ struct RunResult {
   // How many kWaitIo answers named no descriptor (fd < 0) or no interest: the loop could only
   // sleep through them. Must stay 0 (the main-loop contract).
   std::uint32_t io_waits_without_fd = 0;
+  std::uint32_t offset_violations = 0;  // Sink writes not at the end of what it had: must be 0.
+  std::uint32_t restarts = 0;           // Times the sink was told to start over.
+  std::uint64_t delivered = 0;          // Client::delivered(), refetched().
+  std::uint64_t refetched = 0;
 
   // The events of `kind`, in order.
   std::vector<Event> of(https::ClientEvent::Kind kind) const;

@@ -15,6 +15,8 @@ An action is an object; every field is optional:
   delay               seconds to sleep before answering (the slow-response case)
   reset_after         send the head and this many body bytes, then reset (RST) the connection
   raw / raw_hex       send exactly these bytes, then close (garbage)
+  ranges              honor "Range: bytes=N-" (with If-Range matching the action's ETag
+                      header, or no If-Range): 206 with the rest of the body from N
   header_bytes        add an X-Padding header of this many bytes (oversized heads)
   retry_info_proto    seconds: the body is a google.rpc.Status carrying a RetryInfo with this
                       retry_delay, Content-Type application/x-protobuf (bytes built by hand)
@@ -22,7 +24,7 @@ An action is an object; every field is optional:
 
 --log-file gets one line per event, flushed at once, for the test to read:
   handshake conn=N version=TLSv1.3 reused=0|1
-  request conn=N method=GET target=/x body=LEN
+  request conn=N method=GET target=/x body=LEN range=N|- if_range=VALUE|-
 
 --full-queue S keeps the listener's accept queue full for S seconds after the port file is
 written (backlog 0, filled by the server's own connections), so a client's SYN is dropped and
@@ -138,10 +140,12 @@ class Server:
                 request, buf = read_request(sock, buf)
                 if request is None:
                     return
-                method, target, body = request
-                self.log("request conn=%d method=%s target=%s body=%d"
-                         % (conn_id, method, target, len(body)))
-                if not self.respond(sock, self.next_action()):
+                method, target, body, headers = request
+                self.log("request conn=%d method=%s target=%s body=%d range=%s if_range=%s"
+                         % (conn_id, method, target, len(body),
+                            headers.get("range", "-").replace("bytes=", "").rstrip("-") or "-",
+                            headers.get("if-range", "-")))
+                if not self.respond(sock, self.next_action(), headers):
                     return
         except (OSError, ssl.SSLError, ValueError) as e:
             self.log("error conn=%d %s" % (conn_id, type(e).__name__))
@@ -151,7 +155,7 @@ class Server:
             except OSError:
                 pass
 
-    def respond(self, sock, a):
+    def respond(self, sock, a, request_headers=None):
         """Sends one response; returns whether the connection stays open."""
         if a.get("delay"):
             time.sleep(float(a["delay"]))
@@ -173,6 +177,16 @@ class Server:
         else:
             body = a.get("body", "").encode("latin-1")
         status = int(a.get("status", 200))
+        request_headers = request_headers or {}
+        wanted = request_headers.get("range", "")
+        if a.get("ranges") and status == 200 and wanted.startswith("bytes=") and wanted.endswith("-"):
+            etag = dict((n.lower(), v) for n, v in headers).get("etag")
+            if_range = request_headers.get("if-range")
+            start = int(wanted[6:-1])
+            if (if_range is None or if_range == etag) and start < len(body):
+                headers.append(["Content-Range", "bytes %d-%d/%d" % (start, len(body) - 1, len(body))])
+                body = body[start:]
+                status = 206
         head = ["HTTP/1.1 %d %s" % (status, a.get("reason", "Status"))]
         chunked = bool(a.get("chunked"))
         head.append("Transfer-Encoding: chunked" if chunked else "Content-Length: %d" % len(body))
@@ -239,7 +253,7 @@ class Server:
 
 
 def read_request(sock, buf):
-    """Reads one request: (method, target, body) and the bytes after it, or (None, b"")."""
+    """Reads one request: (method, target, body, headers) and the bytes after it, or (None, b"")."""
     while b"\r\n\r\n" not in buf:
         if len(buf) > 65536:
             raise ValueError("request head too large")
@@ -251,8 +265,10 @@ def read_request(sock, buf):
     lines = head.decode("latin-1").split("\r\n")
     method, target, _ = lines[0].split(" ", 2)
     length = 0
+    headers = {}
     for line in lines[1:]:
         name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
         if name.strip().lower() == "content-length":
             length = int(value.strip())
     while len(buf) < length:
@@ -260,7 +276,7 @@ def read_request(sock, buf):
         if not data:
             return None, b""
         buf += data
-    return (method, target, buf[:length]), buf[length:]
+    return (method, target, buf[:length], headers), buf[length:]
 
 
 def main():

@@ -46,6 +46,8 @@ class RetryMachine {
  public:
   // A machine for one request; `context` must outlive it.
   explicit RetryMachine(const RetryContext& context, Idempotent idempotent = Idempotent::kYes);
+  // A temporary context would dangle.
+  explicit RetryMachine(RetryContext&& context, Idempotent idempotent = Idempotent::kYes) = delete;
 
   // What to do next at `now`. The first call starts the deadline clock and answers kSend;
   // kSend repeats until report() is called.

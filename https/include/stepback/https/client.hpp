@@ -1,27 +1,29 @@
 // Client: one HTTPS (or plain HTTP) request retried per a policy, step-driven from the
-// application's main loop. It owns the retry machine, the connection (TCP, TLS over it),
-// keep-alive reuse and TLS session resumption; every byte lives in caller buffers.
+// application's main loop. It drives a caller-built Connector, keeps connections alive
+// between attempts, resumes a cut download where it stopped, and never hands the caller a
+// spliced body; every byte lives in caller buffers.
 #ifndef STEPBACK_HTTPS_CLIENT_HPP_
 #define STEPBACK_HTTPS_CLIENT_HPP_
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <string_view>
 
 #include "stepback/core/retry_machine.hpp"
+#include "stepback/core/timeouts.hpp"
 #include "stepback/https/connector.hpp"
 #include "stepback/https/request_writer.hpp"
 #include "stepback/https/response_parser.hpp"
-#include "stepback/https/tls.hpp"
 #include "stepback/https/types.hpp"
-#include "stepback/profiles/profile.hpp"
 
 namespace stepback::https {
 
 // What the client needs from the main loop next.
 struct ClientNext {
   enum class Kind : std::uint8_t {
-    kWaitIo,     // Poll `fd` for `interest`, waking at `at` at the latest; then step().
-    kWaitUntil,  // Sleep until `at` (monotonic); then step().
+    kWaitIo,     // Poll `fd` (always >= 0) for `interest`, waking at `at` at the latest.
+    kWaitUntil,  // Sleep until `at` (monotonic; at or before now: step again at once).
     kDone,       // Finished: see Client::result().
   };
   Kind kind = Kind::kDone;
@@ -34,14 +36,15 @@ struct ClientNext {
 struct ClientResult {
   Outcome outcome = Outcome::kCancelled;  // Why the retry loop ended.
   std::uint16_t status = 0;               // The last HTTP status, 0 if none arrived.
-  Status error = Status::kOk;             // The last attempt's transport or parse failure.
+  Status error = Status::kOk;             // The last attempt's failure, or why the client stopped.
   std::uint32_t attempts = 0;
-  const char* message = "";               // Words on the last failure ("" if none).
+  // Words on the last failure ("" if none); valid until the next start() or the client's end.
+  const char* message = "";
 };
 
 // Something that happened, for progress lines and traces.
 struct ClientEvent {
-  enum class Kind : std::uint8_t { kAttempt, kResponse, kError, kWait, kDone };
+  enum class Kind : std::uint8_t { kAttempt, kResponse, kError, kWait, kResume, kDone };
   Kind kind = Kind::kAttempt;
   Millis at{};                     // Monotonic time of the event.
   std::uint32_t attempt = 0;       // 1-based attempt number.
@@ -52,6 +55,8 @@ struct ClientEvent {
   Millis wait{};                   // kWait: its length.
   WaitReason wait_reason = WaitReason::kBackoff;  // kWait: why that long.
   Outcome outcome = Outcome::kSuccess;            // kDone.
+  std::uint64_t offset = 0;        // kResume: the byte the next attempt asks for.
+  std::string_view validator;      // kResume: the If-Range value ("" when none).
 };
 
 // Receives events; called synchronously from step().
@@ -60,40 +65,95 @@ struct EventSink {
   void* context = nullptr;
 };
 
+// Where the request body comes from: read(context, offset, out) copies up to out.size bytes
+// starting at byte `offset` of the body into out and returns how many (0 only past the end).
+// Any attempt may read from any offset again, so the body never has to sit in memory.
+struct BodySource {
+  std::size_t (*read)(void* context, std::uint64_t offset, MutableBytes out) = nullptr;
+  void* context = nullptr;
+  std::uint64_t size = 0;  // The body's length in bytes.
+
+  // A source over `*bytes`, which must outlive every use of the source.
+  static BodySource of(const ConstBytes* bytes);
+};
+
+// Where the response body goes. Each byte of the representation arrives once, in order:
+// write(context, offset, data) gets bytes [offset, offset + data.size) and returns false to
+// abort. When a retry must start the representation over (the server ignored a range, or
+// the object changed), restart(context) is called first; a sink that cannot start over
+// (stdout, a pipe) leaves `restart` null or returns false, and the request then fails with
+// Status::kRestartRefused instead of splicing two bodies. A null `write` discards the body.
+struct ResponseSink {
+  bool (*write)(void* context, std::uint64_t offset, ConstBytes data) = nullptr;
+  bool (*restart)(void* context) = nullptr;
+  void* context = nullptr;
+};
+
 // The request: method, URL, headers and body, all owned by the caller for the client's life.
 struct RequestSpec {
   RequestHead head;
-  ConstBytes body;
-  // Whether the request may be re-sent after it may have reached the server; by default
-  // from the method (GET, HEAD, PUT, DELETE, OPTIONS yes; POST, PATCH no).
-  enum class Idempotency : std::uint8_t { kByMethod, kYes, kNo } idempotency = Idempotency::kByMethod;
+  BodySource body;
+  // Whether the request may be re-sent after it may have reached the server:
+  //   kByMethod  GET, HEAD, PUT, DELETE, OPTIONS, TRACE yes; POST, PATCH no (RFC 9110 9.2.2).
+  //   kStrict    safe methods (GET, HEAD, OPTIONS, TRACE), or any request with a precondition
+  //              (If-Match, If-None-Match, If-Unmodified-Since, Cloud Storage's
+  //              ifGenerationMatch / ifMetagenerationMatch / ifSourceGenerationMatch query
+  //              parameters or x-goog-if-generation-match / -metageneration-match headers).
+  //   kYes, kNo  as the caller declares.
+  // A request that is not idempotent under its rule is re-sent only when it provably never
+  // left (lookup, connect, handshake failed before any request byte was written); under
+  // kStrict and kNo a 429 or 503 does not count as "not processed".
+  enum class Idempotency : std::uint8_t { kByMethod, kStrict, kYes, kNo };
+  Idempotency idempotency = Idempotency::kByMethod;
 };
+
+// Whether `spec` may be re-sent after it may have reached the server, under its rule.
+bool is_idempotent(const RequestSpec& spec);
 
 // Caller-owned memory of one client.
 struct ClientBuffers {
-  MutableBytes request;        // The request head (method line and headers).
+  MutableBytes request;        // The request head (method line and headers, Range on resume).
   MutableBytes response_head;  // The response status line and headers.
-  MutableBytes io;             // Receive scratch; 4-16 KiB is plenty.
+  MutableBytes io;             // Receive and body-send scratch; 4-16 KiB is plenty.
   MutableBytes error_body;     // Kept from retryable error responses, to read RetryInfo.
 };
 
+// Everything a Client is configured with, besides its connector and retry context.
+struct ClientOptions {
+  Timeouts timeouts;
+  ClientBuffers buffers;
+  ResponseSink body;
+  std::uint64_t body_limit = UINT64_MAX;  // Most body bytes one response may carry.
+  EventSink events;
+  // The wall clock (milliseconds since the Unix epoch), to read HTTP-date Retry-After values.
+  // Required: start() answers kInvalidArgument without it.
+  Millis (*wall_now)() = nullptr;
+  // An overall limit on the request, attempts and waits included (curl's --max-time); when
+  // it passes, the request ends with Status::kTimeLimit. None by default.
+  std::optional<Millis> max_time;
+};
+
 // One request with retries. Not copyable; everything it is given must outlive it.
+//
+// Limits: the policy's total deadline stops new attempts and backoff waits, and cuts an
+// attempt only while it is still connecting; once connected, an attempt ends on a stall
+// (timeouts.read without a byte sent or received) or on max_time, never while data flows.
 class Client {
  public:
-  // Connects with the built-in TcpTlsConnector; `tls` may be null for http:// URLs only.
-  // `context` supplies policy, randomness and budget.
-  Client(TlsClientConfig* tls, const RetryContext& context, const profiles::Timeouts& timeouts,
-         ClientBuffers buffers, BodySink body, std::uint64_t body_limit, EventSink events);
-  // Connects through `connector` (the app's own, or a scripted one in tests).
-  Client(Connector& connector, const RetryContext& context, const profiles::Timeouts& timeouts,
-         ClientBuffers buffers, BodySink body, std::uint64_t body_limit, EventSink events);
+  // A client that opens connections through `connector`, retrying per `context` (policy,
+  // randomness, budget). `connector` and `context` must outlive the client.
+  Client(Connector& connector, const RetryContext& context, const ClientOptions& options);
+  // A temporary context would dangle.
+  Client(Connector& connector, RetryContext&& context, const ClientOptions& options) = delete;
   ~Client();
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;
 
-  // Prepares `spec` (writes its head); kInvalidArgument or kBufferTooSmall on a bad request.
+  // Prepares `spec` (writes its head); kInvalidArgument (bad request, no wall clock) or
+  // kBufferTooSmall on failure.
   [[nodiscard]] Status start(const RequestSpec& spec);
-  // Advances the request at `now` (monotonic); never blocks except in getaddrinfo for names.
+  // Advances the request at `now` (monotonic), doing bounded work; never blocks except in
+  // the connector (TcpTlsConnector: getaddrinfo for names).
   [[nodiscard]] ClientNext step(Millis now);
   // Ends the request with Outcome::kCancelled and closes the connection.
   void cancel();
@@ -105,59 +165,85 @@ class Client {
   bool resumed() const { return resumed_; }
   // Connections opened so far (reused keep-alive connections are not counted again).
   std::uint32_t connections() const { return connections_; }
+  // Bytes of the response representation delivered to the sink (across resumed attempts).
+  std::uint64_t delivered() const { return delivered_; }
+  // Bytes received again from the server that had been delivered already (a 200 that
+  // ignored the range and was skipped through, or a representation started over).
+  std::uint64_t refetched() const { return refetched_; }
 
  private:
   enum class Phase : std::uint8_t { kIdle, kConnecting, kSending, kReceiving, kWaiting, kDone };
+  // What a body byte of the current response is for.
+  enum class BodyUse : std::uint8_t { kUndecided, kDeliver, kCapture, kDiscard };
 
-  Client(TlsClientConfig* tls, Connector* connector, const RetryContext& context,
-         const profiles::Timeouts& timeouts, ClientBuffers buffers, BodySink body,
-         std::uint64_t body_limit, EventSink events);
+  // What one phase handler decided: yield `next` to the caller, or go on in `phase`.
+  struct Step {
+    bool yield = false;
+    ClientNext next;
+    Phase phase = Phase::kIdle;
+  };
+  static Step go(Phase phase) { return Step{false, ClientNext{}, phase}; }
+  static Step yield(const ClientNext& next, Phase phase) { return Step{true, next, phase}; }
 
-  // The phases an attempt goes through, each with its own *_step(); follow() turns the
-  // retry machine's answers into attempts, waits and the end.
-  ClientNext follow(Millis now, const Next& next);
-  ClientNext begin_attempt(Millis now);
-  void reset_exchange();
-  ClientNext connect(Millis now);
-  ClientNext connect_step(Millis now);
-  ClientNext send_step(Millis now);
-  ClientNext receive_step(Millis now);
-  ClientNext end_response(Millis now, bool reusable);
-  ClientNext fail_attempt(Millis now, Status status, const char* message);
-  ClientNext end_attempt(Millis now, const AttemptResult& result);
-  AttemptResult response_result(Millis wall_now) const;
-  ClientNext wait_io(int fd, IoInterest interest, Millis deadline);
-  Millis io_limit() const;
+  // The phase handlers; step() dispatches to them and is the only place phase_ changes.
+  Step on_machine(Millis now);
+  Step on_connect(Millis now);
+  Step on_send(Millis now);
+  Step on_receive(Millis now);
+
+  Step begin_attempt(Millis now);
+  void reset_exchange(Millis now);
+  Step open_connection(Millis now);
+  Step end_response(Millis now, bool reusable);
+  Step fail_attempt(Millis now, Status status, const char* message);
+  Step report(Millis now, const AttemptResult& result);
+  Step stop(Millis now, Outcome outcome, Status status, const char* message);
+  AttemptResult response_result() const;
+  Status write_head(std::uint64_t range_from);
+  void decide_body(Millis now);
+  bool restart_sink();
+  Step wait_io(int fd, IoInterest interest, Millis deadline, Phase phase) const;
+  Millis attempt_limit() const;
   Transport& stream();
   void close_connection();
   void emit(const ClientEvent& event) const;
-  void note_head(Millis now);
   static bool deliver_body(void* self, ConstBytes data);
 
-  TcpTlsConnector own_connector_;  // Used unless the caller brought a connector.
-  Connector* connector_;
-  const RetryContext* context_;
+  Connector& connector_;
+  const RetryContext& context_;
   RetryMachine machine_;
-  profiles::Timeouts timeouts_;
-  ClientBuffers buffers_;
-  BodySink body_;
-  EventSink events_;
+  ClientOptions options_;
   ResponseParser parser_;
   RequestSpec spec_;
-  char host_z_[256] = {};       // NUL-terminated host for getaddrinfo and SNI.
-  std::size_t head_size_ = 0;   // Bytes of the request head in buffers_.request.
-  std::size_t sent_ = 0;        // Request bytes (head + body) sent this attempt.
+  char host_z_[256] = {};       // NUL-terminated host for the resolver and SNI.
+  char validator_[160] = {};    // The strong ETag or Last-Modified of the representation.
+  std::size_t validator_size_ = 0;
+  std::size_t head_size_ = 0;   // Bytes of the request head in buffers.request.
+  std::uint64_t sent_ = 0;      // Request bytes (head + body) sent this attempt.
+  std::size_t chunk_size_ = 0;  // Body bytes read from the source into buffers.io.
+  std::size_t chunk_sent_ = 0;  // Of those, sent.
   std::size_t error_body_size_ = 0;
-  Millis io_deadline_{};        // When the current send or read times out.
+  std::uint64_t delivered_ = 0;    // Representation bytes the sink has.
+  std::uint64_t refetched_ = 0;
+  std::uint64_t range_from_ = 0;   // The Range this attempt asked for (0: none).
+  std::uint64_t skip_ = 0;         // Body bytes of this response to drop (already delivered).
+  std::optional<std::uint64_t> total_;  // The representation's length, when known.
+  Millis io_deadline_{};        // When the current attempt has been silent too long.
+  Millis time_limit_ = Millis::max();  // options.max_time from the first step.
   Millis now_{};                // The `now` of the step() under way, for events.
   ClientResult result_;
   Phase phase_ = Phase::kIdle;
+  BodyUse body_use_ = BodyUse::kUndecided;
+  bool started_ = false;          // The first step() has run (time_limit_ is set).
   bool connection_open_ = false;  // A connected, handshaken stream kept for reuse.
   bool reused_ = false;           // This attempt runs on a kept connection.
-  bool body_decided_ = false;     // Whether this response's body goes to the caller.
-  bool capture_error_body_ = false;
   bool idempotent_ = true;
+  bool strict_ = false;           // 429/503 count as possibly processed (kStrict, kNo).
+  bool resumable_ = false;        // GET: a cut 2xx body may be resumed with Range.
+  bool validator_is_etag_ = false;
   bool resumed_ = false;
+  bool sink_failed_ = false;      // The sink refused a restart.
+  bool refetch_ = false;          // This response's range was unusable; fetch the body whole.
   std::uint32_t connections_ = 0;
 };
 

@@ -1,18 +1,17 @@
-// Connector: how a Client opens connections. TcpTlsConnector, the built-in one, resolves,
-// connects over TCP and runs the TLS handshake (or stays plain for http://); an app can
-// bring its own (pre-resolved addresses, another socket API), and tests script one.
+// Connector: how a Client opens connections. TcpTlsConnector (tcp_tls_connector.hpp), the
+// built-in one, resolves, connects over TCP and runs the TLS handshake (or stays plain for
+// http://); an app can bring its own (pre-resolved addresses, another socket API), and tests
+// script one. This header needs no TLS library.
 #ifndef STEPBACK_HTTPS_CONNECTOR_HPP_
 #define STEPBACK_HTTPS_CONNECTOR_HPP_
 
 #include <cstdint>
 
 #include "stepback/core/millis.hpp"
+#include "stepback/core/timeouts.hpp"
 #include "stepback/https/request_writer.hpp"
-#include "stepback/https/tcp_transport.hpp"
-#include "stepback/https/tls.hpp"
 #include "stepback/https/transport.hpp"
 #include "stepback/https/types.hpp"
-#include "stepback/profiles/profile.hpp"
 
 namespace stepback::https {
 
@@ -22,7 +21,7 @@ class Connector {
   // Begins a connection to `url` (`host` is url.host NUL-terminated) at `now`; kOk to go on
   // with step(), or the failure (kInvalidArgument, kDnsFailed, kConnectFailed, ...).
   [[nodiscard]] virtual Status open(const Url& url, const char* host, Millis now,
-                                    const profiles::Timeouts& timeouts) = 0;
+                                    const Timeouts& timeouts) = 0;
   // Advances the connection: kOk when stream() is ready for the request, kWouldBlock (poll
   // fd() for wants() until deadline()), or the failure.
   [[nodiscard]] virtual Status step(Millis now) = 0;
@@ -51,46 +50,6 @@ class Connector {
   Connector(const Connector&) = default;
   Connector& operator=(const Connector&) = default;
   ~Connector() = default;
-};
-
-// TCP (numeric hosts parsed, names through getaddrinfo, which blocks) and TLS over it for
-// https:// URLs, with the session saved and offered again on reconnection.
-class TcpTlsConnector final : public Connector {
- public:
-  // `tls` may be null when only http:// URLs are used; it must outlive the connector.
-  explicit TcpTlsConnector(TlsClientConfig* tls) : tls_(tls) {}
-  ~TcpTlsConnector() { close(); }
-  TcpTlsConnector(const TcpTlsConnector&) = delete;
-  TcpTlsConnector& operator=(const TcpTlsConnector&) = delete;
-
-  [[nodiscard]] Status open(const Url& url, const char* host, Millis now,
-                            const profiles::Timeouts& timeouts) override;
-  [[nodiscard]] Status step(Millis now) override;
-  int fd() const override;
-  IoInterest wants() const override;
-  Transport& stream() override;
-  Millis deadline() const override;
-  bool resumed() const override { return resumed_; }
-  const char* failure_message() const override { return message_; }
-  void exchange_done() override;
-  void close() override;
-
- private:
-  enum class Phase : std::uint8_t { kIdle, kConnecting, kHandshaking, kReady };
-
-  Status fail(Status s, const char* what);
-
-  TlsClientConfig* tls_;
-  TcpTransport tcp_;
-  TlsTransport tls_stream_;
-  TlsSession session_;
-  const char* host_ = "";
-  Millis handshake_timeout_{};
-  Millis handshake_deadline_ = Millis::max();
-  Phase phase_ = Phase::kIdle;
-  bool use_tls_ = false;
-  bool resumed_ = false;
-  char message_[320] = {};
 };
 
 }  // namespace stepback::https

@@ -26,6 +26,9 @@ enum class Status : std::uint8_t {
   kProtocol,          // The response is not valid HTTP/1.1.
   kHeadersTooLarge,   // The response head does not fit the caller's header buffer.
   kBodyTooLarge,      // The body exceeds the caller's limit.
+  kRestartRefused,    // The body had to start over and the sink cannot (nothing was spliced).
+  kTimeLimit,         // The request's overall limit (ClientOptions::max_time) passed.
+  kBodySource,        // The request body source ended before its stated size.
 };
 
 // The lower-case name of `s` ("would_block", "tls_verify", ...).

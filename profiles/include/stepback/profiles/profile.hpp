@@ -6,15 +6,12 @@
 #include "stepback/core/budget.hpp"
 #include "stepback/core/millis.hpp"
 #include "stepback/core/policy.hpp"
+#include "stepback/core/timeouts.hpp"
 
 namespace stepback::profiles {
 
-// Per-attempt transport limits.
-struct Timeouts {
-  Millis connect{10000};        // TCP connect, per address tried.
-  Millis tls_handshake{10000};  // From connected to handshake done.
-  Millis read{30000};           // Longest silence while waiting for response bytes.
-};
+// The per-attempt transport limits (core's type; the name is kept for existing callers).
+using Timeouts = stepback::Timeouts;
 
 // One device class's parameters, selected at build time (see active.hpp).
 struct DeviceProfile {
@@ -27,8 +24,7 @@ struct DeviceProfile {
 // Whether every part of `p` is usable and its timeouts are positive.
 constexpr bool valid(const DeviceProfile& p) {
   return p.name != nullptr && p.name[0] != '\0' && valid(p.retry) && valid(p.budget) &&
-         p.timeouts.connect.count() > 0 && p.timeouts.tls_handshake.count() > 0 &&
-         p.timeouts.read.count() > 0;
+         valid(p.timeouts);
 }
 
 }  // namespace stepback::profiles

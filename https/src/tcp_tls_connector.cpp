@@ -1,4 +1,4 @@
-#include "stepback/https/connector.hpp"
+#include "stepback/https/tcp_tls_connector.hpp"
 
 #include <cstdio>
 #include <cstring>
@@ -6,7 +6,7 @@
 namespace stepback::https {
 
 Status TcpTlsConnector::open(const Url& url, const char* host, Millis now,
-                             const profiles::Timeouts& timeouts) {
+                             const Timeouts& timeouts) {
   close();
   message_[0] = '\0';
   resumed_ = false;
