@@ -13,7 +13,7 @@
 #       and callgrind instructions;
 #   (e) the size of a statically linked, stripped `stepback` CLI (MinSizeRel, -static) for
 #       x86-64 and, when aarch64-linux-gnu-g++ is installed, aarch64;
-# and the targets of issue 3, met or not.
+# and the HTTPS targets, met or not.
 #
 # nginx runs from a config rendered from bench/nginx_bench.conf into a temp dir: 127.0.0.1,
 # a free port, TLS 1.3 only, a self-signed ECDSA P-256 certificate for 127.0.0.1/localhost
@@ -510,7 +510,7 @@ if ((static)); then
 fi
 
 echo
-echo "### Targets (issue 3)"
+echo "### Targets"
 echo
 echo "| target | measured | verdict |"
 echo "|---|---|---|"

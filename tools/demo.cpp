@@ -26,7 +26,7 @@ namespace stepback::tools {
 namespace {
 
 constexpr const char* kPrefix = "stepback demo: ";
-// The 429's Retry-After, in seconds, as issue 3 specifies. The retry machine waits the longer
+// The 429's Retry-After, in seconds (--retry-after). The retry machine waits the longer
 // of its own backoff and the server's delay, so with 1 s the second wait is at least 1 s and
 // usually the backoff's 1-2 s; --retry-after 3 shows the server's delay winning.
 constexpr std::uint32_t kDefaultRetryAfter = 1;

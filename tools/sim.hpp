@@ -6,7 +6,7 @@
 // counted from recovery; later attempts in the same second fail with 503 (overload).
 // Each client is a real RetryMachine with `policy`, no retry budget and its own
 // Xoshiro128 seeded from (seed, client index); attempts take no time and no 503 carries
-// a Retry-After. The literal formula's weakness (DESIGN.md section 1) shows up as a peak
+// a Retry-After. The literal formula's weakness (docs/architecture.md, "The algorithm") shows up as a peak
 // load many times the capacity once 2^n reaches the cap.
 #ifndef STEPBACK_TOOLS_SIM_HPP_
 #define STEPBACK_TOOLS_SIM_HPP_

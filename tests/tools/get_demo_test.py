@@ -290,6 +290,106 @@ def case_get_local_io():
     check(code == 7 and "cannot open" in err, f"-o: {code} {err!r}")
 
 
+class CutServer:
+    """A plain-HTTP/1.1 server on 127.0.0.1 serving BODY (100000 bytes) once per connection:
+    the first response stops after `cut` bytes (Content-Length says 100000) and closes; later
+    ones are whole. With `etag`, it sends that ETag and honours "Range: bytes=N-" (with a
+    matching If-Range) by a 206. Records each request's head."""
+
+    BODY = b"".join(b"%09d\n" % i for i in range(10000))  # 100000 ASCII bytes.
+
+    def __init__(self, cut, etag=None):
+        self.cut, self.etag, self.heads = cut, etag, []
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.port = self.sock.getsockname()[1]
+        threading.Thread(target=self.loop, daemon=True).start()
+
+    def loop(self):
+        while True:
+            conn, _ = self.sock.accept()
+            with conn:
+                conn.settimeout(5)
+                data = b""
+                while b"\r\n\r\n" not in data:
+                    chunk = conn.recv(4096)
+                    if not chunk:
+                        break
+                    data += chunk
+                head = data.decode("latin-1").lower()
+                self.heads.append(head)
+                body, status, extra = self.BODY, "200 OK", ""
+                if self.etag:
+                    extra += f"ETag: {self.etag}\r\n"
+                    m = re.search(r"\r\nrange: bytes=(\d+)-\r\n", head)
+                    if m and f"if-range: {self.etag}".lower() in head:
+                        start = int(m.group(1))
+                        extra += f"Content-Range: bytes {start}-{len(body) - 1}/{len(body)}\r\n"
+                        body, status = body[start:], "206 Partial Content"
+                sent = body[: self.cut] if len(self.heads) == 1 else body
+                conn.sendall(f"HTTP/1.1 {status}\r\nContent-Length: {len(body)}\r\n{extra}"
+                             f"Connection: close\r\n\r\n".encode() + sent)
+
+
+def case_get_cut_stdout():
+    # Regression (issue 7): a body cut at 30000 bytes and retried came out on stdout as the
+    # 30000 bytes followed by the whole body (130000 bytes) with exit 0. With no validator to
+    # resume with, stdout cannot start over: exit 8, and stdout holds a prefix of the body.
+    server = CutServer(cut=30000)
+    args = ["get", f"http://127.0.0.1:{server.port}/o", "--max-backoff", "0.2"]
+    p = subprocess.run([BINARY, *args], capture_output=True, timeout=30)
+    check(p.returncode == 8, f"{args} exited {p.returncode}, stderr: {p.stderr!r}")
+    check(CutServer.BODY.startswith(p.stdout) and len(p.stdout) <= 30000,
+          f"{args}: stdout is not a prefix of the body ({len(p.stdout)} bytes)")
+    check(b"nothing was spliced" in p.stderr, f"{args}: {p.stderr!r}")
+
+
+def case_get_cut_file():
+    # The same cut with -o FILE: the file starts over and ends byte-exact, renamed from .part.
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "object")
+        server = CutServer(cut=30000)
+        args = ["get", f"http://127.0.0.1:{server.port}/o", "--max-backoff", "0.2", "-o", out]
+        code, _, err, _ = run(*args)
+        check(code == 0, f"{args} exited {code}, stderr: {err}")
+        with open(out, "rb") as f:
+            check(f.read() == CutServer.BODY, f"{args}: the file differs from the body")
+        check(not os.path.exists(out + ".part"), f"{args}: {out}.part left behind")
+
+
+def case_get_resume():
+    # With a strong ETag the retry asks for the missing bytes only, pinned with If-Range.
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "object")
+        server = CutServer(cut=30000, etag='"v1"')
+        args = ["get", f"http://127.0.0.1:{server.port}/o", "--max-backoff", "0.2", "-o", out,
+                "--trace"]
+        code, _, err, _ = run(*args)
+        check(code == 0, f"{args} exited {code}, stderr: {err}")
+        with open(out, "rb") as f:
+            check(f.read() == CutServer.BODY, f"{args}: the file differs from the body")
+        check(len(server.heads) == 2 and "range: bytes=30000-" in server.heads[1]
+              and 'if-range: "v1"' in server.heads[1], f"{args}: requests {server.heads!r}")
+        done = trace_events(err, args)[-1]
+        check(done["delivered"] == 100000 and done["refetched"] == 0, f"{args}: {done}")
+
+
+def case_get_failed_keeps_file():
+    # A failed run leaves an existing FILE as it was and no FILE.part.
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "object")
+        with open(out, "w") as f:
+            f.write("old contents\n")
+        server = StatusServer([("404 Not Found", b"gone\n")])
+        args = ["get", f"http://127.0.0.1:{server.port}/o", "-o", out]
+        code, _, err, _ = run(*args)
+        check(code == 4, f"{args} exited {code}, stderr: {err}")
+        with open(out) as f:
+            check(f.read() == "old contents\n", f"{args}: the existing file was changed")
+        check(not os.path.exists(out + ".part"), f"{args}: {out}.part left behind")
+
+
 CASES = {name[len("case_"):]: f for name, f in globals().items() if name.startswith("case_")}
 
 if __name__ == "__main__":

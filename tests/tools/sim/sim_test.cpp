@@ -119,7 +119,7 @@ TEST(FleetSim, NoOutageEveryFirstAttemptSucceeds) {
   EXPECT_LT(r.last_done, Millis(1000));
 }
 
-// DESIGN.md section 1: once 2^n reaches the cap the literal formula retries in lockstep,
+// docs/architecture.md, "The algorithm": once 2^n reaches the cap the literal formula retries in lockstep,
 // so its load after recovery peaks far above equal jitter's (24x against 1.6x at 100000
 // clients, the `stepback sim` defaults).
 TEST(FleetSim, LiteralFormulaPeaksAboveEqualJitterOnMobile) {
