@@ -1,5 +1,6 @@
 #include "get.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -530,15 +531,19 @@ void Reporter::human(const https::ClientEvent& event) {
       line_.clear();
       line_.appendf("attempt %u: ", event.attempt);
       line_open_ = true;
+      line_has_status_ = false;
       break;
     case Kind::kResponse:
       line_.appendf("%u", static_cast<unsigned>(event.status));
+      line_has_status_ = true;
       if (!event.reason.empty()) {
         line_.append(" ");
         append_printable(&line_, event.reason);
       }
       break;
     case Kind::kError:
+      // "attempt 1: 200 OK, the connection closed ...", not "200 OKthe connection ...".
+      if (line_has_status_) line_.append(", ");
       append_printable(&line_, event.message);
       line_.appendf(" (%s)", to_string(event.failure));
       break;
@@ -696,17 +701,25 @@ int run_get(int argc, char** argv) {
     return kExitLocalIo;
   }
   BodyOutput output{stdout};
-  // -o FILE: the body goes to FILE.part, renamed over FILE on success only, so a failed run
-  // neither leaves a partial FILE nor wipes an existing one.
-  const std::string part = o.output != nullptr ? std::string(o.output) + ".part" : std::string();
+  // -o FILE, a regular file or a new one: the body goes to FILE.part, renamed over FILE on
+  // success only, so a failed run neither leaves a partial FILE nor wipes an existing one.
+  // Anything else (/dev/null, a FIFO, a terminal) is written in place and, like stdout,
+  // cannot start over.
+  bool via_part = false;
   if (o.output != nullptr) {
-    output.file = std::fopen(part.c_str(), "wb");
+    struct stat st {};
+    via_part = ::stat(o.output, &st) != 0 ? errno == ENOENT : S_ISREG(st.st_mode);
+  }
+  const std::string part = via_part ? std::string(o.output) + ".part" : std::string();
+  if (o.output != nullptr) {
+    const char* path = via_part ? part.c_str() : o.output;
+    output.file = std::fopen(path, "wb");
     if (output.file == nullptr) {
-      std::fprintf(stderr, "%scannot open '%s' for writing: %s\n", kPrefix, part.c_str(),
+      std::fprintf(stderr, "%scannot open '%s' for writing: %s\n", kPrefix, path,
                    std::strerror(errno));
       return kExitLocalIo;
     }
-    output.restartable = true;
+    output.restartable = via_part;
   }
 
   (void)std::setvbuf(output.file, g_output_buffer, _IOFBF, sizeof g_output_buffer);
@@ -773,10 +786,11 @@ int run_get(int argc, char** argv) {
   }
   if (output.failed) {
     std::fprintf(stderr, "%scannot write the body to %s: %s\n", kPrefix,
-                 o.output != nullptr ? part.c_str() : "stdout", std::strerror(output.error));
+                 via_part ? part.c_str() : (o.output != nullptr ? o.output : "stdout"),
+                 std::strerror(output.error));
   }
   const int code = exit_code(result, output.failed);
-  if (o.output != nullptr) {
+  if (via_part) {
     if (code == kExitOk && std::rename(part.c_str(), o.output) != 0) {
       std::fprintf(stderr, "%scannot rename '%s' to '%s': %s\n", kPrefix, part.c_str(),
                    o.output, std::strerror(errno));

@@ -109,6 +109,7 @@ class Reporter {
   const https::Client* client_ = nullptr;
   LineBuffer line_;         // The current attempt's line, without its newline.
   bool line_open_ = false;  // line_ is started and not yet ended with a newline.
+  bool line_has_status_ = false;  // line_ already shows this attempt's status.
   bool waiting_ = false;    // A countdown is on screen (terminal mode only).
   Millis wait_end_{};
   Millis last_draw_{};

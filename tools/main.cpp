@@ -7,6 +7,7 @@
 #include "demo.hpp"
 #include "get.hpp"
 #include "schedule.hpp"
+#include "stdio_guard.hpp"
 #include "sim.hpp"
 #include "stepback/profiles/active.hpp"
 
@@ -94,4 +95,7 @@ int run(int argc, char** argv) {
 }  // namespace
 }  // namespace stepback::tools
 
-int main(int argc, char** argv) { return stepback::tools::run(argc, argv); }
+int main(int argc, char** argv) {
+  if (!stepback::tools::ensure_stdio_open()) return 1;
+  return stepback::tools::run(argc, argv);
+}

@@ -74,7 +74,8 @@ bool RetryMachine::schedule(std::uint64_t now, const AttemptResult& result) {
   }
   if (budget != nullptr) {
     budget->record_failure();
-    if (!budget->allows_retry()) {
+    // This request's failures so far, this one included, took at most a token each.
+    if (!budget->allows_retry((static_cast<std::uint64_t>(retries_) + 1) * 1000)) {
       outcome_ = Outcome::kBudgetExhausted;
       return false;
     }

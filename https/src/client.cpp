@@ -258,6 +258,10 @@ Client::Step Client::begin_attempt(Millis now) {
   e.attempt = result_.attempts;
   emit(e);
   reset_exchange(now);
+  // A kept connection the server closed while we waited (or that holds stray bytes, such as
+  // an unsolicited response) is dead: a new one is opened before any request byte is
+  // written, which is safe for any method.
+  if (connection_open_ && !kept_connection_alive()) close_connection();
   if (connection_open_) {
     reused_ = true;
     return go(Phase::kSending);
@@ -568,11 +572,15 @@ void Client::decide_body(Millis now) {
     }
     // Remembers what pins a resume to this representation: a strong ETag, else Last-Modified.
     validator_size_ = 0;
-    const std::optional<std::string_view> v =
-        etag && etag->substr(0, 2) != "W/" ? etag : (etag ? std::nullopt : modified);
-    if (v && v->size() <= sizeof validator_) {
-      std::memcpy(validator_, v->data(), v->size());
-      validator_size_ = v->size();
+    std::string_view v;  // A weak ETag pins nothing; Last-Modified only when there is no ETag.
+    if (etag) {
+      if (etag->substr(0, 2) != "W/") v = *etag;
+    } else if (modified) {
+      v = *modified;
+    }
+    if (!v.empty() && v.size() <= sizeof validator_) {
+      std::memcpy(validator_, v.data(), v.size());
+      validator_size_ = v.size();
       validator_is_etag_ = etag.has_value();
     }
     total_ = parser_.chunked() ? std::nullopt : parser_.content_length();
@@ -597,6 +605,12 @@ Client::Step Client::wait_io(int fd, IoInterest interest, Millis deadline, Phase
     return yield(ClientNext{ClientNext::Kind::kWaitUntil, -1, IoInterest::kNone, deadline}, phase);
   }
   return yield(ClientNext{ClientNext::Kind::kWaitIo, fd, interest, deadline}, phase);
+}
+
+bool Client::kept_connection_alive() {
+  std::uint8_t probe[1];
+  std::size_t n = 0;
+  return stream().recv(MutableBytes{probe, sizeof probe}, &n) == Status::kWouldBlock;
 }
 
 Millis Client::attempt_limit() const { return min(io_deadline_, time_limit_); }

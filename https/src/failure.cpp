@@ -31,6 +31,7 @@ Failure to_failure(Status s) {
     case Status::kRestartRefused:
     case Status::kTimeLimit:
     case Status::kBodySource:
+    case Status::kTlsRefused:
     case Status::kError:
       return Failure::kProtocol;
   }

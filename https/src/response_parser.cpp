@@ -52,6 +52,7 @@ void ResponseParser::reset(bool head_request) {
   error_ = Status::kOk;
   head_request_ = head_request;
   started_ = false;
+  interim_heads_ = 0;
 }
 
 void ResponseParser::clear_head() {
@@ -218,6 +219,8 @@ bool ResponseParser::end_head() {
   if (status_ < 200) {
     // 101 would switch protocols, which is never requested; other 1xx are interim.
     if (status_ == 101) return fail(Status::kProtocol);
+    // A server that sends interim heads without end would hold the client forever.
+    if (++interim_heads_ > kMaxInterimHeads) return fail(Status::kProtocol);
     clear_head();
     return true;
   }

@@ -24,6 +24,7 @@ const char* to_string(Status s) {
     case Status::kRestartRefused: return "restart_refused";
     case Status::kTimeLimit: return "time_limit";
     case Status::kBodySource: return "body_source";
+    case Status::kTlsRefused: return "tls_refused";
   }
   return "unknown";
 }

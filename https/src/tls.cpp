@@ -233,6 +233,30 @@ int TlsTransport::bio_recv(void* self, unsigned char* buf, std::size_t len) {
   return MBEDTLS_ERR_SSL_INTERNAL_ERROR;
 }
 
+namespace {
+
+// Handshake failures the same peer will give again: a fatal alert it sent, no common version
+// or cipher, or a reply that is not TLS at all. Resets, timeouts and lower-layer failures are
+// not among them, and stay retryable.
+bool handshake_cannot_heal(int ret) {
+  switch (ret) {
+    case MBEDTLS_ERR_SSL_FATAL_ALERT_MESSAGE:
+    case MBEDTLS_ERR_SSL_HANDSHAKE_FAILURE:
+    case MBEDTLS_ERR_SSL_BAD_PROTOCOL_VERSION:
+    case MBEDTLS_ERR_SSL_INVALID_RECORD:
+    case MBEDTLS_ERR_SSL_DECODE_ERROR:
+    case MBEDTLS_ERR_SSL_UNEXPECTED_MESSAGE:
+    case MBEDTLS_ERR_SSL_ILLEGAL_PARAMETER:
+    case MBEDTLS_ERR_SSL_UNSUPPORTED_EXTENSION:
+    case MBEDTLS_ERR_SSL_BAD_CERTIFICATE:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
 Status TlsTransport::from_mbedtls(int ret) {
   if (ret == MBEDTLS_ERR_SSL_WANT_READ) {
     wants_ = IoInterest::kRead;
@@ -253,6 +277,11 @@ Status TlsTransport::from_mbedtls(int ret) {
   }
   char text[160];
   mbedtls_strerror(ret, text, sizeof text);
+  if (!handshake_done_ && handshake_cannot_heal(ret)) {
+    std::snprintf(message_, sizeof message_, "TLS handshake refused (not retried): -0x%04X: %s",
+                  static_cast<unsigned>(-ret), text);
+    return Status::kTlsRefused;
+  }
   std::snprintf(message_, sizeof message_, "TLS error -0x%04X: %s", static_cast<unsigned>(-ret), text);
   return handshake_done_ ? Status::kProtocol : Status::kTlsHandshake;
 }

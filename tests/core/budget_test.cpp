@@ -46,3 +46,18 @@ TEST(RetryBudget, NeverGoesBelowZero) {
 
 }  // namespace
 }  // namespace stepback
+
+namespace stepback {
+namespace {
+
+TEST(RetryBudget, ARequestsOwnFailuresAreGivenBack) {
+  RetryBudget b(BudgetConfig{10, 100});
+  for (int i = 0; i < 8; ++i) b.record_failure();  // 2 tokens left.
+  EXPECT_FALSE(b.allows_retry());                  // Someone else's request: throttled.
+  EXPECT_TRUE(b.allows_retry(8000));               // The request that took them: not.
+  EXPECT_FALSE(b.allows_retry(3000));              // 2 + 3 = 5 tokens: not above half.
+  EXPECT_TRUE(b.allows_retry(3001));
+}
+
+}  // namespace
+}  // namespace stepback

@@ -300,23 +300,40 @@ TEST(RetryMachine, CallerCanOptInToRetryNonIdempotentRequests) {
 
 TEST(RetryMachine, SharedBudgetStopsRetriesAcrossRequests) {
   Policy p = literal_policy();
-  p.max_retries = 100;
+  p.max_retries = 3;
   Xoshiro128 g(1);
-  RetryBudget budget(BudgetConfig{4, 100});  // Retries allowed while tokens > 2.
+  RetryBudget budget(BudgetConfig{4, 100});  // Others' failures throttle while tokens <= 2.
   const RetryContext ctx{p, g, &budget};
   FakeClock clock;
   RetryMachine first(ctx);
   Outcome outcome{};
   const auto waits = run_failing(first, clock, AttemptResult::http(503), &outcome);
-  EXPECT_EQ(outcome, Outcome::kBudgetExhausted);
-  EXPECT_EQ(waits.size(), 1U);  // 4 -> 3 tokens: retry; 3 -> 2: stop.
+  EXPECT_EQ(outcome, Outcome::kRetriesExhausted);  // Its own failures never throttle it.
+  EXPECT_EQ(waits.size(), 3U);
+  EXPECT_EQ(budget.milli_tokens(), 0U);  // 4 failures took the 4 tokens.
   RetryMachine second(ctx);
   (void)second.step(clock.now());
   EXPECT_EQ(second.report(clock.now(), AttemptResult::http(503)).outcome, Outcome::kBudgetExhausted);
   RetryMachine third(ctx);
   (void)third.step(clock.now());
   EXPECT_EQ(third.report(clock.now(), AttemptResult::http(200)).outcome, Outcome::kSuccess);
-  EXPECT_EQ(budget.milli_tokens(), 1100U);
+  EXPECT_EQ(budget.milli_tokens(), 100U);
+}
+
+// Regression (issue 9): a fresh 10-token budget stopped every single request after 5
+// attempts, below the desktop profile's 6 retries and any --max-retries above 4.
+TEST(RetryMachine, OneRequestAloneGetsTheRetriesItsPolicyPromises) {
+  Policy p = literal_policy();
+  p.max_retries = 10;
+  Xoshiro128 g(1);
+  RetryBudget budget(BudgetConfig{10, 100});
+  const RetryContext ctx{p, g, &budget};
+  FakeClock clock;
+  RetryMachine m(ctx);
+  Outcome outcome{};
+  const auto waits = run_failing(m, clock, AttemptResult::http(503), &outcome);
+  EXPECT_EQ(outcome, Outcome::kRetriesExhausted);
+  EXPECT_EQ(waits.size(), 10U);
 }
 
 TEST(RetryMachine, CancelEndsTheLoopFromAnyLiveState) {

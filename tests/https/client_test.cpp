@@ -193,7 +193,7 @@ TEST(Client, RetriesOnTheKeptConnectionAtEverySplitOfTheResponses) {
   const std::string first = k503;
   for (std::size_t chunk = 1; chunk <= first.size() + 5; ++chunk) {
     Harness h;
-    h.connector.add().recv_data(k503).recv_data(kOk).set_max_recv_chunk(chunk);
+    h.connector.add().recv_data(k503).recv_would_block().recv_data(kOk).set_max_recv_chunk(chunk);
     const ClientNext done = h.run(h.start());
     ASSERT_EQ(done.kind, ClientNext::Kind::kDone) << chunk;
     EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess) << chunk;
@@ -264,7 +264,7 @@ TEST(Client, ResetMidBodyIsRetriedForGetButNotForPost) {
 TEST(Client, PostIsRetriedWhenItProvablyWasNotProcessed) {
   Harness h("https://example.test/orders", "POST");
   h.connector.open_failures = {Status::kConnectFailed};
-  h.connector.add().recv_data(k503).recv_data(kOk);
+  h.connector.add().recv_data(k503).recv_would_block().recv_data(kOk);
   h.run(h.start());
   EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
   EXPECT_EQ(h.client->result().attempts, 3U);  // Refused, 503, 200.
@@ -285,6 +285,7 @@ TEST(Client, RetryAfterSetsTheWait) {
   h.policy.max_server_delay = Millis::seconds(60);
   h.connector.add()
       .recv_data("HTTP/1.1 429 Too Many Requests\r\nRetry-After: 3\r\nContent-Length: 0\r\n\r\n")
+      .recv_would_block()
       .recv_data(kOk);
   h.run(h.start());
   EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
@@ -301,6 +302,7 @@ TEST(Client, RetryInfoInAJsonErrorBodySetsTheWait) {
   h.connector.add()
       .recv_data("HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: " +
                  std::to_string(json.size()) + "\r\n\r\n" + json)
+      .recv_would_block()
       .recv_data(kOk);
   h.run(h.start());
   EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
@@ -380,7 +382,8 @@ TEST(ClientWaitContract, NoPhaseWaitsForIoWithoutADescriptor) {
   h.connector.connecting_fd = -1;
   ScriptedTransport& c = h.connector.add();
   c.send_would_block(IoInterest::kWrite).recv_would_block(IoInterest::kRead).recv_data(k503);
-  c.recv_would_block(IoInterest::kRead).recv_data(kOk);
+  // The first would-block answers the liveness check of the kept connection.
+  c.recv_would_block(IoInterest::kRead).recv_would_block(IoInterest::kRead).recv_data(kOk);
   const ClientNext done = h.run(h.start());
   ASSERT_EQ(done.kind, ClientNext::Kind::kDone);
   EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
@@ -574,13 +577,13 @@ TEST(ClientIdempotency, RuleTable) {
 TEST(ClientIdempotency, StrictPostIsNotResentAfter503) {
   Harness strict("https://example.test/orders", "POST");
   strict.spec.idempotency = RequestSpec::Idempotency::kStrict;
-  strict.connector.add().recv_data(k503).recv_data(kOk);
+  strict.connector.add().recv_data(k503).recv_would_block().recv_data(kOk);
   strict.run(strict.start());
   EXPECT_EQ(strict.client->result().outcome, Outcome::kNotIdempotent);
   EXPECT_EQ(strict.client->result().attempts, 1U);
 
   Harness by_method("https://example.test/orders", "POST");
-  by_method.connector.add().recv_data(k503).recv_data(kOk);
+  by_method.connector.add().recv_data(k503).recv_would_block().recv_data(kOk);
   by_method.run(by_method.start());
   EXPECT_EQ(by_method.client->result().outcome, Outcome::kSuccess);
   EXPECT_EQ(by_method.client->result().attempts, 2U);
@@ -594,6 +597,19 @@ TEST(ClientIdempotency, DeclaredIdempotentPostIsResentAfterAReset) {
   h.run(h.start());
   EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
   EXPECT_EQ(h.client->result().attempts, 2U);
+}
+
+// A kept connection found closed before reuse is replaced before any byte is written.
+TEST(ClientKeepAlive, DeadKeptConnectionIsReplacedBeforeSending) {
+  Harness h("https://example.test/orders", "POST");
+  h.connector.add().recv_data(k503).recv_closed();
+  h.connector.add().recv_data(kOk);
+  h.run(h.start());
+  EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
+  EXPECT_EQ(h.client->result().attempts, 2U);
+  EXPECT_EQ(h.connector.opened(), 2U);
+  const std::string first = h.connector.connection(0).sent();
+  EXPECT_EQ(first.find("POST", 1), std::string::npos) << "a request was written on the dead connection";
 }
 
 // Bounded work: a peer that never pauses still hands the loop its turn.

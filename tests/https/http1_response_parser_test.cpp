@@ -469,6 +469,20 @@ TEST(Http1ResponseParser, InterimFieldsAreDiscarded) {
   EXPECT_EQ(p.parser.header("link"), std::nullopt);
 }
 
+// Regression (issue 9): an endless stream of 103 Early Hints kept a client past its deadline;
+// interim heads are now capped.
+TEST(Http1ResponseParser, EndlessInterimHeadsAreAProtocolError) {
+  std::string many;
+  for (std::uint32_t i = 0; i < ResponseParser::kMaxInterimHeads; ++i) {
+    many += "HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n";
+  }
+  Parsed within(many + "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+  EXPECT_EQ(within.progress, kDone);
+  Parsed beyond(many + "HTTP/1.1 103 Early Hints\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+  EXPECT_EQ(beyond.progress, ParseProgress::kFailed);
+  EXPECT_EQ(beyond.parser.error(), Status::kProtocol);
+}
+
 TEST(Http1ResponseParser, FailureIsStickyAndResetStartsOver) {
   Parsed p("HTTP/9.9 200 OK\r\n\r\n");
   ASSERT_EQ(p.progress, kFailed);

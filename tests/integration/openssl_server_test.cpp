@@ -60,19 +60,21 @@ TEST_F(OpensslServerTest, DefaultVersionsNegotiateTls13) {
   EXPECT_NE(run.body.find("TLSv1.3, Cipher is"), std::string::npos) << run.body;
 }
 
-TEST_F(OpensslServerTest, VersionMismatchFailsTheHandshake) {
-  // Handshake failures other than verification are retryable; one retry keeps it short.
+// Regression (issue 9): a handshake the server refuses (here a protocol_version alert) was
+// retried through the whole backoff, although it cannot heal; it is now terminal at once.
+TEST_F(OpensslServerTest, VersionMismatchFailsTheHandshakeAtOnce) {
   ASSERT_TRUE(server_.start("-tls1_2"));
   auto tls = make_tls(pki()->ca, TlsVersion::kTls13, TlsVersion::kTls13);
   ASSERT_NE(tls, nullptr);
   ClientSetup setup;
   setup.url = server_.url("/");
   setup.tls = tls.get();
-  setup.policy.max_retries = 1;
+  setup.policy.max_retries = 3;
   const RunResult run = run_client(setup);
-  EXPECT_EQ(run.result.outcome, Outcome::kRetriesExhausted) << run.summary();
-  EXPECT_EQ(run.result.attempts, 2U);
-  EXPECT_EQ(run.result.error, Status::kTlsHandshake) << run.summary();
+  EXPECT_EQ(run.result.outcome, Outcome::kTerminalFailure) << run.summary();
+  EXPECT_EQ(run.result.attempts, 1U);
+  EXPECT_EQ(run.result.error, Status::kTlsRefused) << run.summary();
+  EXPECT_NE(run.message.find("refused"), std::string::npos) << run.message;
 }
 
 // One request over a TlsTransport on a TcpTransport, driven by poll() with a 5 s bound.

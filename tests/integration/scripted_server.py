@@ -15,6 +15,8 @@ An action is an object; every field is optional:
   delay               seconds to sleep before answering (the slow-response case)
   reset_after         send the head and this many body bytes, then reset (RST) the connection
   raw / raw_hex       send exactly these bytes, then close (garbage)
+  close_idle_after    keep the connection after the response, then close it (no
+                      Connection: close) after this many seconds of waiting for a request
   ranges              honor "Range: bytes=N-" (with If-Range matching the action's ETag
                       header, or no If-Range): 206 with the rest of the body from N
   header_bytes        add an X-Padding header of this many bytes (oversized heads)
@@ -145,7 +147,11 @@ class Server:
                          % (conn_id, method, target, len(body),
                             headers.get("range", "-").replace("bytes=", "").rstrip("-") or "-",
                             headers.get("if-range", "-")))
-                if not self.respond(sock, self.next_action(), headers):
+                action = self.next_action()
+                if not self.respond(sock, action, headers):
+                    return
+                if action.get("close_idle_after"):
+                    time.sleep(float(action["close_idle_after"]))
                     return
         except (OSError, ssl.SSLError, ValueError) as e:
             self.log("error conn=%d %s" % (conn_id, type(e).__name__))

@@ -337,6 +337,23 @@ namespace {
 
 constexpr std::size_t kObject = 100000;
 
+// Regression (issue 9): a POST retried after a 503 failed (not idempotent) when the server had
+// closed the kept-alive connection during the backoff wait: the client wrote on the dead
+// socket, so a request byte had left. The kept connection is now checked before reuse.
+TEST_F(ScriptedServerTest, PostRetriedAfter503OnAConnectionTheServerClosedMeanwhile) {
+  ClientSetup setup = serve(
+      R"([{"status": 503, "body": "busy", "close_idle_after": 0.02},
+          {"status": 200, "body": "created"}])");
+  setup.method = "POST";
+  setup.body = "order=1";
+  const RunResult run = run_client(setup);
+  EXPECT_EQ(run.result.outcome, Outcome::kSuccess) << run.summary();
+  EXPECT_EQ(run.result.attempts, 2U);
+  EXPECT_EQ(run.connections, 2U);
+  EXPECT_EQ(run.body, "created");
+  EXPECT_EQ(logged("request"), 2);
+}
+
 // Regression (issue 7): a download cut and retried came out as the cut attempt's bytes
 // followed by the whole body. Cut at many offsets, it now resumes with Range and If-Range
 // and ends byte-exact, fetching nothing twice.

@@ -10,6 +10,7 @@ import json
 import os
 import re
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -388,6 +389,65 @@ def case_get_failed_keeps_file():
         with open(out) as f:
             check(f.read() == "old contents\n", f"{args}: the existing file was changed")
         check(not os.path.exists(out + ".part"), f"{args}: {out}.part left behind")
+
+
+def case_get_output_fifo():
+    # Regression: -o renamed FILE.part over FILE even when FILE was not a regular file, so
+    # `-o /dev/null` as root replaced the device with a regular file. Written to a FIFO here.
+    with tempfile.TemporaryDirectory() as tmp:
+        fifo = os.path.join(tmp, "pipe")
+        os.mkfifo(fifo)
+        got = []
+        reader = threading.Thread(target=lambda: got.append(open(fifo, "rb").read()), daemon=True)
+        reader.start()
+        server = StatusServer([("200 OK", b"through the pipe\n")])
+        args = ["get", f"http://127.0.0.1:{server.port}/o", "-o", fifo]
+        code, _, err, _ = run(*args)
+        reader.join(5)
+        check(code == 0, f"{args} exited {code}, stderr: {err}")
+        check(stat.S_ISFIFO(os.stat(fifo).st_mode), f"{args}: the FIFO was replaced")
+        check(got == [b"through the pipe\n"], f"{args}: the reader got {got!r}")
+        check(not os.path.exists(fifo + ".part"), f"{args}: {fifo}.part left behind")
+
+
+def case_get_closed_stdio():
+    # Regression (issue 9): started with stdout closed, the first socket became fd 1 and the
+    # body was written back to the server. fds 0-2 are now opened on /dev/null first.
+    body = b"x" * 50000
+    for redirect in (">&-", "2>&-", "<&- >&- 2>&-"):
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(1)
+        port = sock.getsockname()[1]
+        received = []
+
+        def serve():
+            conn, _ = sock.accept()
+            with conn:
+                conn.settimeout(2)
+                data = b""
+                while b"\r\n\r\n" not in data:
+                    data += conn.recv(4096)
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+                extra = b""
+                try:
+                    while True:
+                        chunk = conn.recv(65536)
+                        if not chunk:
+                            break
+                        extra += chunk
+                except OSError:
+                    pass
+                received.append(extra)
+
+        t = threading.Thread(target=serve, daemon=True)
+        t.start()
+        cmd = f'exec "$0" get http://127.0.0.1:{port}/ {redirect}'
+        p = subprocess.run(["bash", "-c", cmd, BINARY], capture_output=True, timeout=30)
+        t.join(5)
+        check(p.returncode == 0, f"{redirect}: exited {p.returncode}")
+        check(received == [b""], f"{redirect}: the server got {len(received[0]) if received else '?'} "
+                                 "stray bytes after the request")
 
 
 CASES = {name[len("case_"):]: f for name, f in globals().items() if name.startswith("case_")}

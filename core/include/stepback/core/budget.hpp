@@ -34,8 +34,13 @@ class RetryBudget {
   constexpr void record_success() {
     milli_tokens_ = max_milli_ - milli_tokens_ > refund_milli_ ? milli_tokens_ + refund_milli_ : max_milli_;
   }
-  // Whether retries may go on: the bucket holds more than half its size.
-  constexpr bool allows_retry() const { return milli_tokens_ > max_milli_ / 2; }
+  // Whether a request whose own failures took `own_milli` thousandths may retry: the bucket,
+  // those tokens given back, holds more than half its size. The budget is a safety valve for
+  // a client's traffic as a whole; a request is never throttled by its own failures alone,
+  // which its policy (retries, deadline) already bounds.
+  constexpr bool allows_retry(std::uint64_t own_milli = 0) const {
+    return milli_tokens_ + own_milli > max_milli_ / 2;
+  }
   // The tokens left, in thousandths.
   constexpr std::uint32_t milli_tokens() const { return milli_tokens_; }
 

@@ -203,6 +203,7 @@ class Client {
   void decide_body(Millis now);
   bool restart_sink();
   Step wait_io(int fd, IoInterest interest, Millis deadline, Phase phase) const;
+  bool kept_connection_alive();
   Millis attempt_limit() const;
   Transport& stream();
   void close_connection();

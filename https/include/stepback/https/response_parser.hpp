@@ -33,8 +33,9 @@ enum class ParseProgress : std::uint8_t {
 // Choices where RFC 9112 leaves room: a bare LF ends a line like CRLF (recipients MAY
 // accept it, 2.2) but a CR not followed by LF is kProtocol; obs-fold, whitespace before a
 // header colon, and NUL or other control bytes in the head are kProtocol; status codes
-// must be in 100..599 and the version HTTP/1.0 or HTTP/1.1; interim 1xx responses are
-// skipped (101 is kProtocol, as no upgrade is ever requested); Transfer-Encoding other
+// must be in 100..599 and the version HTTP/1.0 or HTTP/1.1; up to kMaxInterimHeads interim
+// 1xx responses are skipped (more is kProtocol: an endless stream of 103s is hostile; 101
+// is kProtocol, as no upgrade is ever requested); Transfer-Encoding other
 // than exactly "chunked", or in an HTTP/1.0 response, is kProtocol; with both
 // Transfer-Encoding and Content-Length, chunked wins and keep_alive() is false (6.3).
 //
@@ -46,6 +47,9 @@ enum class ParseProgress : std::uint8_t {
 // a body delimited by the close gets exactly `body_limit` bytes delivered first).
 class ResponseParser {
  public:
+  // Most interim (1xx) heads accepted before the final one.
+  static constexpr std::uint32_t kMaxInterimHeads = 16;
+
   // A parser that copies heads into `head_buffer` (caller-owned, must outlive the parser)
   // and delivers at most `body_limit` body bytes per response to `sink`; ready for the
   // response to a non-HEAD request.
@@ -157,6 +161,7 @@ class ResponseParser {
   bool head_request_ = false;
   bool head_complete_ = false;
   bool started_ = false;
+  std::uint32_t interim_heads_ = 0;
   bool pending_cr_ = false;
   bool has_content_length_ = false;
   bool has_transfer_encoding_ = false;

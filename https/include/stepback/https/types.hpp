@@ -29,6 +29,8 @@ enum class Status : std::uint8_t {
   kRestartRefused,    // The body had to start over and the sink cannot (nothing was spliced).
   kTimeLimit,         // The request's overall limit (ClientOptions::max_time) passed.
   kBodySource,        // The request body source ended before its stated size.
+  kTlsRefused,        // The handshake failed in a way a retry cannot heal (a fatal alert,
+                      // no common version or cipher, a reply that is not TLS).
 };
 
 // The lower-case name of `s` ("would_block", "tls_verify", ...).
