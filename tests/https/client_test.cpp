@@ -175,6 +175,16 @@ bool restart(void* context) {
   return true;
 }
 
+TEST(Client, TheLastResponsesFieldsStayReadableAfterDone) {
+  Harness h;
+  h.connector.add().recv_data(
+      "HTTP/1.1 308 Resume Incomplete\r\nRange: bytes=0-262143\r\nContent-Length: 0\r\n\r\n");
+  ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
+  EXPECT_EQ(h.client->result().status, 308);
+  EXPECT_EQ(h.client->response_header("range"), std::optional<std::string_view>("bytes=0-262143"));
+  EXPECT_EQ(h.client->response_header("location"), std::nullopt);
+}
+
 TEST(Client, SendsTheRequestAndDeliversTheBody) {
   Harness h;
   h.connector.add().recv_data(kOk);

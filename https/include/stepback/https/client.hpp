@@ -161,6 +161,12 @@ class Client {
   void network_available(Millis now) { machine_.network_available(now); }
   // The result; meaningful after step() answered kDone.
   const ClientResult& result() const { return result_; }
+  // The first field named `name` (case-insensitive) of the last response head received, a
+  // view into the caller's response-head buffer valid until the next start(); nullopt when
+  // there is none (e.g. Location of a resumable-upload session, Range of a 308).
+  std::optional<std::string_view> response_header(std::string_view name) const {
+    return parser_.header(name);
+  }
   // Whether the last handshake resumed a saved TLS session.
   bool resumed() const { return resumed_; }
   // Connections opened so far (reused keep-alive connections are not counted again).
