@@ -62,7 +62,8 @@ constexpr std::uint64_t kMaxSeconds = 400ULL * 24 * 3600;
 
 std::string option_names() {
   return join_names({"--cacert", "--capath", "--profile", "--max-retries", "--max-backoff",
-                     "--deadline", "--max-time", "--idempotency", "-X", "-H", "--data", "-o",
+                     "--deadline", "--max-time", "--idempotency", "--jitter", "-X", "-H",
+                     "--data", "-o",
                      "--trace", "--help"});
 }
 
@@ -76,6 +77,7 @@ struct GetOptions {
   std::optional<Millis> max_backoff;
   std::optional<Millis> deadline;
   std::optional<Millis> max_time;
+  std::optional<Jitter> jitter;
   https::RequestSpec::Idempotency idempotency = https::RequestSpec::Idempotency::kByMethod;
   std::string_view method;  // Empty: GET, or POST with --data.
   https::Header headers[kMaxHeaders];
@@ -85,6 +87,15 @@ struct GetOptions {
   bool trace = false;
   bool help = false;
 };
+
+bool ascii_iequals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; };
+    if (lower(a[i]) != lower(b[i])) return false;
+  }
+  return true;
+}
 
 // Parses "12", "0.5" or "2.25" seconds (at most millisecond precision, at most kMaxSeconds).
 std::optional<Millis> parse_seconds(std::string_view text) {
@@ -143,7 +154,8 @@ std::optional<GetOptions> parse_get_args(int argc, char** argv, std::string* err
     }
     const bool known = flag == "--cacert" || flag == "--capath" || flag == "--profile" ||
                        flag == "--max-retries" || flag == "--max-backoff" || flag == "--deadline" ||
-                       flag == "--max-time" || flag == "--idempotency" || flag == "-X" ||
+                       flag == "--max-time" || flag == "--idempotency" || flag == "--jitter" ||
+                       flag == "-X" ||
                        flag == "-H" || flag == "--data" || flag == "-o";
     if (!known) {
       *error = "unknown option '" + std::string(flag) + "' (allowed: " + option_names() + ")";
@@ -188,6 +200,12 @@ std::optional<GetOptions> parse_get_args(int argc, char** argv, std::string* err
         return std::nullopt;
       }
       o.max_time = s;
+    } else if (flag == "--jitter") {
+      o.jitter = find_strategy(*value);
+      if (!o.jitter) {
+        *error = "unknown --jitter " + shown() + " (allowed: seed, full, equal, decorrelated, none)";
+        return std::nullopt;
+      }
     } else if (flag == "--idempotency") {
       using I = https::RequestSpec::Idempotency;
       if (*value == "auto") {
@@ -241,6 +259,7 @@ std::optional<Policy> make_policy(const GetOptions& o, std::string* error) {
     p.initial_delay = min(p.initial_delay, p.max_backoff);
   }
   if (o.deadline) p.total_deadline = *o.deadline;
+  if (o.jitter) p.jitter = *o.jitter;
   if (p.max_backoff > kMaxBackoffLimit) {
     *error = "--max-backoff is at most " + std::to_string(kMaxBackoffLimit.count() / 1000) + " s";
     return std::nullopt;
@@ -259,6 +278,7 @@ void print_get_usage(std::FILE* out) {
       "usage: stepback get URL [--cacert FILE | --capath DIR] [--profile desktop|mobile]\n"
       "                        [--max-retries N] [--max-backoff SECONDS] [--deadline SECONDS]\n"
       "                        [--max-time SECONDS] [--idempotency auto|strict|yes|no]\n"
+      "                        [--jitter seed|full|equal|decorrelated|none]\n"
       "                        [-X METHOD] [-H 'Name: value']... [--data @FILE|TEXT]\n"
       "                        [-o FILE] [--trace]\n"
       "\n"
@@ -277,13 +297,16 @@ void print_get_usage(std::FILE* out) {
       "  --deadline S         no new attempt or wait past S seconds (0: none); an attempt\n"
       "                       that is receiving is never cut (it ends on a stall instead)\n"
       "  --max-time S         an overall limit on the whole request, transfers included\n"
+      "  --jitter NAME        the backoff strategy; seed is the documented formula itself,\n"
+      "                       min(2^n s + U[0, 1000] ms, cap) (default: the profile's)\n"
       "  --idempotency RULE   when a request that may have reached the server is re-sent:\n"
       "                       auto (by method), strict (safe methods or a precondition such\n"
       "                       as If-Match or ifGenerationMatch), yes, no\n"
       "  -X METHOD            the request method (default GET, or POST with --data);\n"
       "                       POST and PATCH are re-sent only when provably not processed\n"
       "  -H 'Name: value'     an extra request header (repeatable, at most %zu)\n"
-      "  --data @FILE|TEXT    the request body: FILE's bytes, or TEXT itself\n"
+      "  --data @FILE|TEXT    the request body: FILE's bytes, or TEXT itself (sent as\n"
+      "                       application/octet-stream unless -H sets a Content-Type)\n"
       "  -o FILE              write the body to FILE.part, renamed to FILE on success only\n"
       "  --trace              one JSON object per event on stderr instead of progress lines\n"
       "                       (attempt, response, error, wait, done; each with t_ms)\n"
@@ -762,8 +785,17 @@ int run_get(int argc, char** argv) {
   spec.head.method = !o.method.empty() ? o.method : (o.data ? "POST" : "GET");
   spec.head.url = url;
   spec.head.user_agent = kUserAgent;
-  spec.head.headers = o.headers;
-  spec.head.header_count = o.header_count;
+  // A body without a declared type is declared as bytes, never left for the server to guess.
+  https::Header headers[kMaxHeaders + 1];
+  std::size_t header_count = 0;
+  bool has_type = false;
+  for (std::size_t i = 0; i < o.header_count; ++i) {
+    headers[header_count++] = o.headers[i];
+    has_type |= ascii_iequals(o.headers[i].name, "content-type");
+  }
+  if (o.data && !has_type) headers[header_count++] = {"Content-Type", "application/octet-stream"};
+  spec.head.headers = headers;
+  spec.head.header_count = header_count;
   spec.body = https::BodySource::of(&body);
   spec.idempotency = o.idempotency;
   const https::Status started = client.start(spec);

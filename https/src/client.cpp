@@ -151,6 +151,7 @@ Status Client::start(const RequestSpec& spec) {
   delivered_ = refetched_ = range_from_ = skip_ = 0;
   total_.reset();
   validator_size_ = 0;
+  generation_size_ = 0;
   sink_failed_ = false;
   started_ = false;
   phase_ = Phase::kIdle;
@@ -498,8 +499,25 @@ Status Client::write_head(std::uint64_t range_from) {
   range_from_ = 0;
   const Status s = write_request_head(spec_.head, options_.buffers.request, &head_size_);
   if (s != Status::kOk || range_from == 0) return s;
-  // Inserts Range and If-Range before the blank line that ends the head.
   MutableBytes out = options_.buffers.request;
+  // Cloud Storage: pins the resumed read to the generation the first part came from, so it
+  // can never continue another version of the object (unless the URL already names one).
+  if (generation_size_ > 0 && !has_query_parameter(spec_.head.url.target, "generation")) {
+    const std::string_view line(reinterpret_cast<const char*>(out.data), head_size_);
+    const std::size_t end = line.find(" HTTP/1.1\r\n");
+    char param[48];
+    const int n = std::snprintf(param, sizeof param, "%cgeneration=%.*s",
+                                spec_.head.url.target.find('?') == std::string_view::npos ? '?' : '&',
+                                static_cast<int>(generation_size_), generation_);
+    const auto len = static_cast<std::size_t>(n);
+    if (end == std::string_view::npos || n <= 0 || out.size - head_size_ < len) {
+      return Status::kBufferTooSmall;
+    }
+    std::memmove(out.data + end + len, out.data + end, head_size_ - end);
+    std::memcpy(out.data + end, param, len);
+    head_size_ += len;
+  }
+  // Inserts Range and If-Range before the blank line that ends the head.
   std::size_t at = head_size_ - 2;
   char number[24];
   std::snprintf(number, sizeof number, "%llu", static_cast<unsigned long long>(range_from));
@@ -584,6 +602,13 @@ void Client::decide_body(Millis now) {
       validator_is_etag_ = etag.has_value();
     }
     total_ = parser_.chunked() ? std::nullopt : parser_.content_length();
+    generation_size_ = 0;
+    const std::optional<std::string_view> generation = parser_.header("x-goog-generation");
+    if (generation && !generation->empty() && generation->size() <= sizeof generation_ &&
+        generation->find_first_not_of("0123456789") == std::string_view::npos) {
+      std::memcpy(generation_, generation->data(), generation->size());
+      generation_size_ = generation->size();
+    }
     return;
   }
   if (status == 416 && range_from_ > 0) {

@@ -446,6 +446,21 @@ TEST(ClientResume, CutBodyResumesWithRangeAndIfRange) {
   EXPECT_EQ(h.connector.connection(0).sent().find("Range:"), std::string::npos);
 }
 
+TEST(ClientResume, CloudStorageGenerationIsPinnedOnResume) {
+  Harness h("https://storage.example.test/storage/v1/b/bkt/o/obj?alt=media");
+  h.connector.add().recv_data(
+      "HTTP/1.1 200 OK\r\nETag: \"v1\"\r\nx-goog-generation: 1700000000123456\r\n"
+      "Content-Length: 10\r\n\r\n01234").recv_reset();
+  h.connector.add().recv_data(
+      "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 5-9/10\r\nContent-Length: 5\r\n\r\n56789");
+  ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
+  EXPECT_EQ(h.body, "0123456789");
+  const std::string second = h.connector.connection(1).sent();
+  EXPECT_EQ(second.rfind("GET /storage/v1/b/bkt/o/obj?alt=media&generation=1700000000123456 HTTP/1.1\r\n", 0), 0U)
+      << second;
+  EXPECT_NE(second.find("Range: bytes=5-\r\n"), std::string::npos);
+}
+
 TEST(ClientResume, WholeBodyOfTheSameRepresentationIsSkippedThrough) {
   Harness h;
   h.connector.add().recv_data(std::string(kHead10) + "01234").recv_reset();

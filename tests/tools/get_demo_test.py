@@ -450,6 +450,32 @@ def case_get_closed_stdio():
                                  "stray bytes after the request")
 
 
+def case_get_jitter_seed():
+    # --jitter seed is the documented formula itself: capped at 0.2 s, every wait is the cap.
+    server = StatusServer([("503 Service Unavailable", b"busy\n")])
+    args = ["get", f"http://127.0.0.1:{server.port}/", "--jitter", "seed", "--max-backoff", "0.2",
+            "--max-retries", "2", "--trace"]
+    code, _, err, _ = run(*args)
+    check(code == 3, f"{args} exited {code}, stderr: {err}")
+    waits = [e["ms"] for e in trace_events(err, args) if e["event"] == "wait"]
+    check(waits == [200, 200], f"{args}: waits {waits}")
+    code, _, err, _ = run("get", "http://127.0.0.1:1/", "--jitter", "wild")
+    check(code == 2 and "unknown --jitter 'wild'" in err, f"--jitter wild: {code} {err!r}")
+
+
+def case_get_data_content_type():
+    # A body with no declared type is sent as application/octet-stream; -H overrides it.
+    server = CutServer(cut=len(CutServer.BODY))
+    base = ["get", f"http://127.0.0.1:{server.port}/", "--data", "x=1", "-o", os.devnull]
+    code, _, err, _ = run(*base)
+    check(code == 0, f"{base} exited {code}, stderr: {err}")
+    code, _, err, _ = run(*base, "-H", "Content-Type: text/plain")
+    check(code == 0, f"-H Content-Type exited {code}, stderr: {err}")
+    check("content-type: application/octet-stream\r\n" in server.heads[0], server.heads[0])
+    check("content-type: text/plain\r\n" in server.heads[1]
+          and "octet-stream" not in server.heads[1], server.heads[1])
+
+
 CASES = {name[len("case_"):]: f for name, f in globals().items() if name.startswith("case_")}
 
 if __name__ == "__main__":

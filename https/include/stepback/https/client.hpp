@@ -225,6 +225,8 @@ class Client {
   char host_z_[256] = {};       // NUL-terminated host for the resolver and SNI.
   char validator_[160] = {};    // The strong ETag or Last-Modified of the representation.
   std::size_t validator_size_ = 0;
+  char generation_[20] = {};    // Cloud Storage's x-goog-generation of the representation.
+  std::size_t generation_size_ = 0;
   std::size_t head_size_ = 0;   // Bytes of the request head in buffers.request.
   std::uint64_t sent_ = 0;      // Request bytes (head + body) sent this attempt.
   std::size_t chunk_size_ = 0;  // Body bytes read from the source into buffers.io.
