@@ -407,13 +407,14 @@ CMAKE
   done
 
   # sizeof of the contexts an application holds, read from assembly as above.
-  ctx_types=(RetryMachine RetryBudget https::Client https::TlsClientConfig https::TlsTransport
-             https::TlsSession https::TcpTransport https::ResponseParser)
+  ctx_types=(RetryMachine RetryBudget https::Client https::TcpTlsConnector https::TlsClientConfig
+             https::TlsTransport https::TlsSession https::TcpTransport https::ResponseParser)
   ctx_probe="$tmp/ctx_probe.cpp"
   {
     echo '#include "stepback/core/budget.hpp"'
     echo '#include "stepback/core/retry_machine.hpp"'
     echo '#include "stepback/https/client.hpp"'
+    echo '#include "stepback/https/tcp_tls_connector.hpp"'
     echo 'extern "C" {'
     for ty in "${ctx_types[@]}"; do
       echo "extern const unsigned sb_ctx_${ty//::/_} = sizeof(stepback::$ty);"

@@ -20,6 +20,7 @@
 #include "stepback/https/tcp_tls_connector.hpp"
 #include "stepback/https/tls.hpp"
 #include "stepback/https/tls_arena.hpp"
+#include "stepback/https/trust_store.hpp"
 #include "stepback/platform/clock.hpp"
 #include "stepback/platform/random.hpp"
 #include "stepback/profiles/active.hpp"
@@ -35,13 +36,11 @@ constexpr const char* kPrefix = "stepback get: ";
 constexpr const char* kSystemBundle = "/etc/ssl/certs/ca-certificates.crt";
 constexpr const char* kUserAgent = "stepback/" STEPBACK_VERSION;
 
-// Every mbedTLS allocation of the process. Measured peaks (tls_arena_usage, x86-64): one TLS
-// 1.3 GET with a single trust anchor, 30.6 KB; the demo's client and server together,
-// 58.8 KB; loading Debian's system CA bundle (144 certificates; mbedTLS reads the 220 KB file
-// whole into the arena, then keeps every certificate parsed) 536 KB, 618 KB with block
-// headers. 1 MiB leaves room for a larger bundle; it is zero-initialized .bss, so the pages
-// nothing touches cost no memory.
-constexpr std::size_t kTlsArenaBytes = 1024 * 1024;
+// Every mbedTLS allocation of the process. Trust anchors are looked up on demand (TrustStore),
+// so the arena holds one handshake's state, not the system's roots; mbedTLS's buffer
+// allocator zeroes the whole arena at set-up, so every byte of it is resident. The README
+// gives the measured peaks (`--trace` prints arena_peak).
+constexpr std::size_t kTlsArenaBytes = 96 * 1024;
 alignas(16) std::uint8_t g_tls_arena[kTlsArenaBytes];
 
 // The client's buffers. Static rather than on the stack: together they are 36 KiB.
@@ -54,6 +53,7 @@ std::uint8_t g_error_body[4 * 1024];
 char g_output_buffer[16 * 1024];
 
 constexpr std::size_t kMaxHeaders = 32;
+constexpr std::size_t kMaxPins = 8;
 constexpr std::size_t kMaxPollFds = 16;
 constexpr std::uint64_t kTickMs = 100;
 constexpr std::uint64_t kMaxPollMs = 60 * 1000;
@@ -61,7 +61,7 @@ constexpr std::uint64_t kMaxPollMs = 60 * 1000;
 constexpr std::uint64_t kMaxSeconds = 400ULL * 24 * 3600;
 
 std::string option_names() {
-  return join_names({"--cacert", "--capath", "--profile", "--max-retries", "--max-backoff",
+  return join_names({"--cacert", "--capath", "--pin", "--profile", "--max-retries", "--max-backoff",
                      "--deadline", "--max-time", "--idempotency", "--jitter", "-X", "-H",
                      "--data", "-o",
                      "--trace", "--help"});
@@ -72,6 +72,8 @@ struct GetOptions {
   std::string_view url;
   const char* cacert = nullptr;  // NUL-terminated: tails of argv strings.
   const char* capath = nullptr;
+  https::PublicKeyPin pins[kMaxPins];
+  std::size_t pin_count = 0;
   const profiles::DeviceProfile* profile = &profiles::active;
   std::optional<std::uint32_t> max_retries;
   std::optional<Millis> max_backoff;
@@ -152,7 +154,8 @@ std::optional<GetOptions> parse_get_args(int argc, char** argv, std::string* err
       o.url = flag;
       continue;
     }
-    const bool known = flag == "--cacert" || flag == "--capath" || flag == "--profile" ||
+    const bool known = flag == "--cacert" || flag == "--capath" || flag == "--pin" ||
+                       flag == "--profile" ||
                        flag == "--max-retries" || flag == "--max-backoff" || flag == "--deadline" ||
                        flag == "--max-time" || flag == "--idempotency" || flag == "--jitter" ||
                        flag == "-X" ||
@@ -171,6 +174,16 @@ std::optional<GetOptions> parse_get_args(int argc, char** argv, std::string* err
       o.cacert = value->data();
     } else if (flag == "--capath") {
       o.capath = value->data();
+    } else if (flag == "--pin") {
+      if (o.pin_count == kMaxPins) {
+        *error = "too many --pin (at most " + std::to_string(kMaxPins) + ")";
+        return std::nullopt;
+      }
+      if (https::parse_public_key_pin(value->data(), &o.pins[o.pin_count]) != https::Status::kOk) {
+        *error = "invalid --pin " + shown() + " (expected sha256/BASE64 of a SubjectPublicKeyInfo)";
+        return std::nullopt;
+      }
+      ++o.pin_count;
     } else if (flag == "--profile") {
       o.profile = find_profile(*value);
       if (o.profile == nullptr) {
@@ -275,7 +288,8 @@ std::optional<Policy> make_policy(const GetOptions& o, std::string* error) {
 void print_get_usage(std::FILE* out) {
   std::fprintf(
       out,
-      "usage: stepback get URL [--cacert FILE | --capath DIR] [--profile desktop|mobile]\n"
+      "usage: stepback get URL [--cacert FILE | --capath DIR] [--pin sha256/BASE64]...\n"
+      "                        [--profile desktop|mobile]\n"
       "                        [--max-retries N] [--max-backoff SECONDS] [--deadline SECONDS]\n"
       "                        [--max-time SECONDS] [--idempotency auto|strict|yes|no]\n"
       "                        [--jitter seed|full|equal|decorrelated|none]\n"
@@ -288,7 +302,10 @@ void print_get_usage(std::FILE* out) {
       "Names are resolved with getaddrinfo, which blocks; numeric addresses never do.\n"
       "\n"
       "  --cacert FILE        trust the PEM or DER certificates in FILE\n"
-      "  --capath DIR         trust every certificate file in DIR\n"
+      "  --capath DIR         trust the CAs of a hashed directory (openssl rehash DIR),\n"
+      "                       looked up by subject when the handshake needs them\n"
+      "  --pin sha256/BASE64  accept only a chain with this SubjectPublicKeyInfo hash in it\n"
+      "                       (repeatable; a mismatch fails at once, exit 5)\n"
       "                       (default: %s when it exists)\n"
       "  --profile NAME       desktop or mobile: retry policy, timeouts and budget\n"
       "                       (default: %s, chosen at build time)\n"
@@ -325,7 +342,8 @@ void print_get_usage(std::FILE* out) {
       "     handshake failure or lost connection of a request that is not idempotent\n"
       "  7  local I/O error: the --data file cannot be read, or the output cannot be written\n"
       "  8  the body had to start over and stdout cannot (use -o FILE); nothing was spliced\n"
-      "  9  --max-time passed\n",
+      "  9  --max-time passed\n"
+      "  10 the body's CRC32C or MD5 differs from the server's x-goog-hash or Content-MD5\n",
       kSystemBundle, profiles::active.name, kMaxHeaders);
 }
 
@@ -451,25 +469,33 @@ bool load_body(std::string_view data, std::vector<std::uint8_t>* storage, https:
   return true;
 }
 
-// Loads the trust anchors the options name; false with *error when none could be loaded.
+// The process's trust store: fixed buffers, roots parsed only while a handshake verifies.
+https::TrustStore g_trust_store;
+
+// Sets up the trust anchors and pins the options name; false with *error when none can be.
 bool load_trust(const GetOptions& o, https::TlsClientConfig* tls, std::string* error) {
   if (o.capath != nullptr) {
-    if (tls->add_ca_dir(o.capath) == https::Status::kOk) return true;
-    *error = std::string("no usable CA certificate in directory '") + o.capath + "'";
-    return false;
-  }
-  const char* file = o.cacert;
-  if (file == nullptr) {
-    if (::access(kSystemBundle, R_OK) != 0) {
-      *error = std::string("no CA certificates: ") + kSystemBundle +
-               " does not exist; pass --cacert FILE or --capath DIR";
+    if (g_trust_store.add_directory(o.capath) != https::Status::kOk) {
+      *error = std::string("'") + o.capath +
+               "' is not a hashed CA directory (no <hash>.0 files); run: openssl rehash " + o.capath;
       return false;
     }
-    file = kSystemBundle;
+  } else if (o.cacert != nullptr) {
+    if (g_trust_store.add_bundle(o.cacert) != https::Status::kOk) {
+      *error = std::string("no usable CA certificate in '") + o.cacert + "'";
+      return false;
+    }
+  } else if (g_trust_store.add_platform_default() != https::Status::kOk) {
+    *error = std::string("no system CA store found (/etc/ssl/certs, ") + kSystemBundle +
+             ", ...); pass --cacert FILE or --capath DIR";
+    return false;
   }
-  if (tls->add_ca_file(file) == https::Status::kOk) return true;
-  *error = std::string("no usable CA certificate in '") + file + "'";
-  return false;
+  if (tls->use_trust_store(g_trust_store) != https::Status::kOk) {
+    *error = "cannot use the CA store";
+    return false;
+  }
+  if (o.pin_count > 0) tls->set_public_key_pins(o.pins, o.pin_count);
+  return true;
 }
 
 }  // namespace
@@ -489,6 +515,7 @@ int exit_code(const https::ClientResult& result, bool output_failed) {
     case Outcome::kTerminalFailure:
       if (result.error == https::Status::kRestartRefused) return kExitNoSplice;
       if (result.error == https::Status::kTimeLimit) return kExitTimeLimit;
+      if (result.error == https::Status::kIntegrity) return kExitIntegrity;
       return result.error == https::Status::kTlsVerify ? kExitTlsVerify : kExitTransport;
     case Outcome::kNotIdempotent:
       // The last attempt either got an HTTP answer (error kOk) or failed in transport.
@@ -582,6 +609,11 @@ void Reporter::human(const https::ClientEvent& event) {
         end_line();
       }
       break;
+    case Kind::kIntegrity:
+      if (!event.verified) break;  // A mismatch is the request's failure, reported with it.
+      end_line();
+      std::fprintf(err_, "%s%s\n", prefix_, event.message);
+      break;
     case Kind::kResume:
       end_line();
       std::fprintf(err_, "%sresuming at byte %llu%s\n", prefix_,
@@ -601,7 +633,8 @@ void Reporter::human(const https::ClientEvent& event) {
 
 void Reporter::trace(const https::ClientEvent& event) {
   using Kind = https::ClientEvent::Kind;
-  static constexpr const char* kNames[] = {"attempt", "response", "error", "wait", "resume", "done"};
+  static constexpr const char* kNames[] = {"attempt", "response", "error",    "wait",
+                                           "resume",  "integrity", "done"};
   static_assert(std::size(kNames) == static_cast<std::size_t>(Kind::kDone) + 1);
   LineBuffer j;
   j.appendf("{\"event\":\"%s\",\"t_ms\":%llu", kNames[static_cast<int>(event.kind)],
@@ -621,6 +654,10 @@ void Reporter::trace(const https::ClientEvent& event) {
     case Kind::kWait:
       j.appendf(",\"ms\":%llu,\"reason\":\"%s\"",
                 static_cast<unsigned long long>(event.wait.count()), to_string(event.wait_reason));
+      break;
+    case Kind::kIntegrity:
+      j.appendf(",\"verified\":%s,\"message\":", event.verified ? "true" : "false");
+      append_json_string(&j, event.message);
       break;
     case Kind::kResume:
       j.appendf(",\"offset\":%llu,\"validator\":", static_cast<unsigned long long>(event.offset));

@@ -29,6 +29,7 @@ enum ExitCode : int {
   kExitLocalIo = 7,     // Reading the --data file or writing the output failed.
   kExitNoSplice = 8,    // The body had to start over and the output (stdout) cannot.
   kExitTimeLimit = 9,   // --max-time passed.
+  kExitIntegrity = 10,  // The body's digest differs from the one the server stated.
 };
 
 // The exit code for a finished request; `output_failed` when writing the body failed.

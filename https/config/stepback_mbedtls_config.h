@@ -121,5 +121,16 @@
 #define MBEDTLS_SSL_IN_CONTENT_LEN 16384
 #define MBEDTLS_SSL_OUT_CONTENT_LEN 4096
 
+/* Trust anchors looked up when a handshake needs them (stepback/https/trust_store.hpp):
+ * mbedTLS asks a callback for the candidate issuers of each certificate it verifies instead of
+ * searching a list loaded up front. SHA-1 and MD5 compute OpenSSL's subject-name hashes, the
+ * file names of hashed certificate directories (SHA-1: `openssl rehash`, Debian; MD5: the
+ * pre-1.0 hash Android's cacerts use). Neither signs or protects anything: the X.509 profile
+ * and the TLS signature algorithms still refuse both, and without CBC no cipher suite uses
+ * SHA-1. */
+#define MBEDTLS_X509_TRUSTED_CERTIFICATE_CALLBACK
+#define MBEDTLS_SHA1_C
+#define MBEDTLS_MD5_C
+
 /* Diagnostics: mbedtls_strerror() and x509_crt_verify_info() text for error messages. */
 #define MBEDTLS_ERROR_C

@@ -23,11 +23,11 @@ ConstBytes bytes_of(std::string_view s) {
 bool has_query_parameter(std::string_view target, std::string_view name) {
   const std::size_t q = target.find('?');
   if (q == std::string_view::npos) return false;
-  std::string_view query = target.substr(q + 1);
+  std::string_view query = http1_text::sub(target, q + 1);
   while (!query.empty()) {
     const std::size_t amp = query.find('&');
-    const std::string_view param = query.substr(0, amp);
-    if (param.substr(0, param.find('=')) == name) return true;
+    const std::string_view param = http1_text::sub(query, 0, amp);
+    if (http1_text::sub(param, 0, param.find('=')) == name) return true;
     if (amp == std::string_view::npos) break;
     query.remove_prefix(amp + 1);
   }
@@ -55,7 +55,7 @@ bool is_safe_method(std::string_view m) {
 // Parses "bytes FIRST-LAST/TOTAL" (TOTAL may be "*"); false when malformed.
 bool parse_content_range(std::string_view v, std::uint64_t* first, std::uint64_t* last,
                          std::optional<std::uint64_t>* total) {
-  if (v.substr(0, 6) != "bytes ") return false;
+  if (http1_text::sub(v, 0, 6) != "bytes ") return false;
   v.remove_prefix(6);
   auto number = [&v](std::uint64_t* out) {
     std::size_t i = 0;
@@ -94,8 +94,8 @@ bool append(MutableBytes out, std::size_t* at, std::string_view text) {
 
 BodySource BodySource::of(const ConstBytes* bytes) {
   BodySource s;
-  s.read = [](void* context, std::uint64_t offset, MutableBytes out) -> std::size_t {
-    const auto* b = static_cast<const ConstBytes*>(context);
+  s.read = [](void* source, std::uint64_t offset, MutableBytes out) -> std::size_t {
+    const auto* b = static_cast<const ConstBytes*>(source);
     if (offset >= b->size) return 0;
     const std::uint64_t left = b->size - offset;
     const std::size_t n = left < out.size ? static_cast<std::size_t>(left) : out.size;
@@ -152,6 +152,7 @@ Status Client::start(const RequestSpec& spec) {
   total_.reset();
   validator_size_ = 0;
   generation_size_ = 0;
+  integrity_.clear();
   sink_failed_ = false;
   started_ = false;
   phase_ = Phase::kIdle;
@@ -404,6 +405,21 @@ Client::Step Client::end_response(Millis now, bool reusable) {
     return fail_attempt(now, Status::kReset,
                         "the server's range did not continue the body; fetching it whole again");
   }
+  if (resumable_ && body_use_ == BodyUse::kDeliver && parser_.status() / 100 == 2 &&
+      integrity_.has_expectation() && (!total_ || delivered_ >= *total_)) {
+    const IntegrityResult checked = integrity_.finish();
+    (void)format_integrity_message(checked, integrity_message_, sizeof integrity_message_);
+    ClientEvent e;
+    e.kind = ClientEvent::Kind::kIntegrity;
+    e.at = now;
+    e.attempt = result_.attempts;
+    e.verified = checked.status != IntegrityStatus::kMismatch;
+    e.message = integrity_message_;
+    emit(e);
+    if (checked.status == IntegrityStatus::kMismatch) {
+      return stop(now, Outcome::kTerminalFailure, Status::kIntegrity, integrity_message_);
+    }
+  }
   // A part (206) that ends before the representation does is still a cut body.
   const std::uint16_t status = parser_.status();
   if (resumable_ && body_use_ == BodyUse::kDeliver && total_ && delivered_ < *total_ &&
@@ -531,7 +547,30 @@ Status Client::write_head(std::uint64_t range_from) {
   return Status::kOk;
 }
 
+void Client::take_digests(bool whole_body) {
+  // Cloud Storage decompressive transcoding serves gunzipped bytes with the hashes of the
+  // stored gzip bytes: those cannot be checked against what arrives.
+  const auto stored = parser_.header("x-goog-stored-content-encoding");
+  const auto served = parser_.header("content-encoding");
+  if (stored && *stored != "identity" && (!served || *served != *stored)) {
+    integrity_.clear();
+    return;
+  }
+  std::size_t cursor = 0;
+  std::string_view name;
+  std::string_view value;
+  while (parser_.next_header(&cursor, &name, &value)) {
+    // Content-MD5 of a 206 is the part's (RFC 2616 14.15); x-goog-hash is the object's.
+    if (whole_body) {
+      (void)integrity_.add_header(name, value);
+    } else if (http1_text::iequals(name, "x-goog-hash")) {
+      (void)integrity_.add_x_goog_hash(value);
+    }
+  }
+}
+
 bool Client::restart_sink() {
+  integrity_.reset();
   if (delivered_ == 0) return true;
   const ResponseSink& sink = options_.body;
   if (sink.write != nullptr && (sink.restart == nullptr || !sink.restart(sink.context))) {
@@ -569,6 +608,7 @@ void Client::decide_body(Millis now) {
     if (range && parse_content_range(*range, &first, &last, &total) && first == delivered_ &&
         (!total_ || !total || *total == *total_)) {
       if (total) total_ = total;
+      take_digests(/*whole_body=*/false);
       return;  // The missing bytes, in place.
     }
     // Another range or another length: never splice; start the body over.
@@ -587,12 +627,15 @@ void Client::decide_body(Millis now) {
     } else if (!restart_sink()) {
       body_use_ = BodyUse::kDiscard;
       return;
+    } else {
+      integrity_.clear();  // Another representation: its own digests.
     }
+    take_digests(/*whole_body=*/true);
     // Remembers what pins a resume to this representation: a strong ETag, else Last-Modified.
     validator_size_ = 0;
     std::string_view v;  // A weak ETag pins nothing; Last-Modified only when there is no ETag.
     if (etag) {
-      if (etag->substr(0, 2) != "W/") v = *etag;
+      if (http1_text::sub(*etag, 0, 2) != "W/") v = *etag;
     } else if (modified) {
       v = *modified;
     }
@@ -678,6 +721,7 @@ bool Client::deliver_body(void* self, ConstBytes data) {
     data.size -= n;
     if (data.size == 0) return true;
   }
+  c->integrity_.update(data);
   const ResponseSink& sink = c->options_.body;
   const std::uint64_t offset = c->delivered_;
   c->delivered_ += data.size;

@@ -32,6 +32,7 @@ Failure to_failure(Status s) {
     case Status::kTimeLimit:
     case Status::kBodySource:
     case Status::kTlsRefused:
+    case Status::kIntegrity:
     case Status::kError:
       return Failure::kProtocol;
   }

@@ -45,6 +45,15 @@ constexpr bool is_token(std::string_view s) {
 // Whether `c` may appear in a field value: VCHAR, SP, HTAB or obs-text.
 constexpr bool is_field_char(unsigned char c) { return c == '\t' || (c >= 0x20 && c != 0x7F); }
 
+// std::string_view::substr without its out_of_range throw, which would tie the library to
+// the C++ runtime (scripts/check_runtime_free.sh): `pos` is clamped to the size.
+constexpr std::string_view sub(std::string_view s, std::size_t pos,
+                               std::size_t n = std::string_view::npos) {
+  pos = pos < s.size() ? pos : s.size();
+  const std::size_t left = s.size() - pos;
+  return std::string_view(s.data() + pos, n < left ? n : left);
+}
+
 constexpr bool is_ows(char c) { return c == ' ' || c == '\t'; }
 constexpr bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
@@ -74,7 +83,7 @@ template <typename Fn>
 constexpr bool for_each_list_element(std::string_view list, Fn fn) {
   while (true) {
     const std::size_t comma = list.find(',');
-    const std::string_view item = trim_ows(list.substr(0, comma));
+    const std::string_view item = trim_ows(sub(list, 0, comma));
     if (!item.empty() && !fn(item)) return false;
     if (comma == std::string_view::npos) return true;
     list.remove_prefix(comma + 1);

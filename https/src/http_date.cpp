@@ -1,5 +1,7 @@
 #include "stepback/https/http_date.hpp"
 
+#include "http1_text.hpp"
+
 namespace stepback::https {
 namespace {
 
@@ -15,7 +17,7 @@ class Cursor {
   explicit Cursor(std::string_view s) : s_(s) {}
 
   void literal(std::string_view lit) {
-    if (ok_ && s_.substr(0, lit.size()) == lit) {
+    if (ok_ && http1_text::sub(s_, 0, lit.size()) == lit) {
       s_.remove_prefix(lit.size());
     } else {
       ok_ = false;
@@ -42,7 +44,7 @@ class Cursor {
   template <std::size_t N>
   unsigned one_of(const std::string_view (&names)[N]) {
     for (std::size_t i = 0; ok_ && i < N; ++i) {
-      if (s_.substr(0, names[i].size()) == names[i]) {
+      if (http1_text::sub(s_, 0, names[i].size()) == names[i]) {
         s_.remove_prefix(names[i].size());
         return static_cast<unsigned>(i + 1);
       }

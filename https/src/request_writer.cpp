@@ -141,7 +141,7 @@ Status parse_url(std::string_view text, Url* out) {
   const std::size_t sep = text.find("://");
   if (sep == std::string_view::npos || out == nullptr) return Status::kInvalidArgument;
   Url url;
-  const std::string_view scheme = text.substr(0, sep);
+  const std::string_view scheme = http1_text::sub(text, 0, sep);
   if (iequals(scheme, "https")) {
     url.tls = true;
   } else if (iequals(scheme, "http")) {
@@ -149,14 +149,14 @@ Status parse_url(std::string_view text, Url* out) {
   } else {
     return Status::kInvalidArgument;
   }
-  std::string_view rest = text.substr(sep + 3);
+  std::string_view rest = http1_text::sub(text, sep + 3);
   const std::size_t fragment = rest.find('#');
-  if (fragment != std::string_view::npos) rest = rest.substr(0, fragment);
+  if (fragment != std::string_view::npos) rest = http1_text::sub(rest, 0, fragment);
 
   const std::size_t authority_end = rest.find_first_of("/?");
-  const std::string_view authority = rest.substr(0, authority_end);
+  const std::string_view authority = http1_text::sub(rest, 0, authority_end);
   url.target =
-      authority_end == std::string_view::npos ? std::string_view() : rest.substr(authority_end);
+      authority_end == std::string_view::npos ? std::string_view() : http1_text::sub(rest, authority_end);
   if (!valid_target_chars(url.target)) return Status::kInvalidArgument;
   if (authority.find('@') != std::string_view::npos) return Status::kInvalidArgument;
 
@@ -165,20 +165,20 @@ Status parse_url(std::string_view text, Url* out) {
   if (!authority.empty() && authority.front() == '[') {
     const std::size_t close = authority.find(']');
     if (close == std::string_view::npos) return Status::kInvalidArgument;
-    url.host = authority.substr(1, close - 1);
+    url.host = http1_text::sub(authority, 1, close - 1);
     if (url.host.find(':') == std::string_view::npos) return Status::kInvalidArgument;
-    const std::string_view after = authority.substr(close + 1);
+    const std::string_view after = http1_text::sub(authority, close + 1);
     if (!after.empty()) {
       if (after.front() != ':') return Status::kInvalidArgument;
       has_port = true;
-      port_text = after.substr(1);
+      port_text = http1_text::sub(after, 1);
     }
   } else {
     const std::size_t colon = authority.find(':');
-    url.host = authority.substr(0, colon);
+    url.host = http1_text::sub(authority, 0, colon);
     if (colon != std::string_view::npos) {
       has_port = true;
-      port_text = authority.substr(colon + 1);
+      port_text = http1_text::sub(authority, colon + 1);
     }
     if (url.host.find(':') != std::string_view::npos) return Status::kInvalidArgument;
   }

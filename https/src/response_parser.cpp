@@ -177,7 +177,7 @@ bool ResponseParser::end_status_line(std::size_t begin, std::size_t end) {
   const std::string_view line(reinterpret_cast<const char*>(buf_.data + begin), end - begin);
   // HTTP-version SP 3DIGIT [SP reason-phrase]; a missing SP before an empty reason is
   // tolerated, as many servers send "HTTP/1.1 200".
-  if (line.size() < 12 || line.substr(0, 7) != "HTTP/1." || (line[7] != '0' && line[7] != '1') ||
+  if (line.size() < 12 || http1_text::sub(line, 0, 7) != "HTTP/1." || (line[7] != '0' && line[7] != '1') ||
       line[8] != ' ') {
     return fail(Status::kProtocol);
   }
@@ -204,8 +204,8 @@ bool ResponseParser::end_header_line(std::size_t begin, std::size_t end) {
   const std::size_t colon = text.find(':');
   if (colon == std::string_view::npos) return fail(Status::kProtocol);
   // A token check also rejects whitespace between the name and the colon (RFC 9112 5.1).
-  if (!http1_text::is_token(text.substr(0, colon))) return fail(Status::kProtocol);
-  const std::string_view value = http1_text::trim_ows(text.substr(colon + 1));
+  if (!http1_text::is_token(http1_text::sub(text, 0, colon))) return fail(Status::kProtocol);
+  const std::string_view value = http1_text::trim_ows(http1_text::sub(text, colon + 1));
   // Stored as "name:value\n", so lookups need no trimming.
   const std::size_t value_at = colon + 1;
   std::memmove(line + value_at, value.data(), value.size());
@@ -408,8 +408,8 @@ bool ResponseParser::next_header(std::size_t* cursor, std::string_view* name,
   const std::size_t nl = rest.find('\n');
   const std::size_t colon = rest.find(':');
   if (nl == std::string_view::npos || colon > nl) return false;
-  if (name != nullptr) *name = rest.substr(0, colon);
-  if (value != nullptr) *value = rest.substr(colon + 1, nl - colon - 1);
+  if (name != nullptr) *name = http1_text::sub(rest, 0, colon);
+  if (value != nullptr) *value = http1_text::sub(rest, colon + 1, nl - colon - 1);
   *cursor = pos + nl + 1;
   return true;
 }

@@ -25,6 +25,7 @@ const char* to_string(Status s) {
     case Status::kTimeLimit: return "time_limit";
     case Status::kBodySource: return "body_source";
     case Status::kTlsRefused: return "tls_refused";
+    case Status::kIntegrity: return "integrity";
   }
   return "unknown";
 }

@@ -1,11 +1,14 @@
 #include "stepback/https/tls.hpp"
 
 #include <mbedtls/error.h>
+#include <mbedtls/x509.h>
 #include <mbedtls/platform.h>
 #include <psa/crypto.h>
 
 #include <cstdio>
 #include <cstring>
+
+#include "stepback/https/trust_store.hpp"
 
 namespace stepback::https {
 namespace {
@@ -14,12 +17,6 @@ constexpr char kPersonalization[] = "stepback tls client";
 
 mbedtls_ssl_protocol_version to_mbedtls(TlsVersion v) {
   return v == TlsVersion::kTls13 ? MBEDTLS_SSL_VERSION_TLS1_3 : MBEDTLS_SSL_VERSION_TLS1_2;
-}
-
-// Counts certificates the peer presented, so a handshake without any is known resumed.
-int note_certificate(void* seen, mbedtls_x509_crt*, int, std::uint32_t*) {
-  *static_cast<bool*>(seen) = true;
-  return 0;
 }
 
 }  // namespace
@@ -52,7 +49,11 @@ Status TlsClientConfig::init() {
   }
   mbedtls_ssl_conf_rng(&conf_, mbedtls_ctr_drbg_random, &drbg_);
   mbedtls_ssl_conf_authmode(&conf_, MBEDTLS_SSL_VERIFY_REQUIRED);
-  mbedtls_ssl_conf_ca_chain(&conf_, &ca_, nullptr);
+  if (store_ != nullptr) {
+    mbedtls_ssl_conf_ca_cb(&conf_, &TrustStore::ca_callback, store_);
+  } else {
+    mbedtls_ssl_conf_ca_chain(&conf_, &ca_, nullptr);
+  }
   // Without this mbedTLS 3.6 drops TLS 1.3 tickets, and reconnections never resume.
   mbedtls_ssl_conf_tls13_enable_signal_new_session_tickets(
       &conf_, MBEDTLS_SSL_TLS1_3_SIGNAL_NEW_SESSION_TICKETS_ENABLED);
@@ -62,6 +63,7 @@ Status TlsClientConfig::init() {
 }
 
 Status TlsClientConfig::add_ca_file(const char* path) {
+  if (store_ != nullptr) return Status::kInvalidArgument;
   const int ret = mbedtls_x509_crt_parse_file(&ca_, path);
   // A positive result counts certificates that failed to parse among others that did.
   if (ret < 0) return Status::kInvalidArgument;
@@ -70,6 +72,7 @@ Status TlsClientConfig::add_ca_file(const char* path) {
 }
 
 Status TlsClientConfig::add_ca_dir(const char* path) {
+  if (store_ != nullptr) return Status::kInvalidArgument;
   const int ret = mbedtls_x509_crt_parse_path(&ca_, path);
   if (ret < 0 || ca_.version == 0) return Status::kInvalidArgument;
   ++anchors_;
@@ -77,6 +80,7 @@ Status TlsClientConfig::add_ca_dir(const char* path) {
 }
 
 Status TlsClientConfig::add_ca_pem(const char* pem, std::size_t size) {
+  if (store_ != nullptr) return Status::kInvalidArgument;
   // mbedTLS wants PEM NUL-terminated and counted with the NUL; copy into the arena if not.
   if (size > 0 && pem[size - 1] == '\0') {
     if (mbedtls_x509_crt_parse(&ca_, reinterpret_cast<const unsigned char*>(pem), size) < 0) {
@@ -92,6 +96,21 @@ Status TlsClientConfig::add_ca_pem(const char* pem, std::size_t size) {
   }
   ++anchors_;
   return Status::kOk;
+}
+
+Status TlsClientConfig::use_trust_store(TrustStore& store) {
+  if (store.source_count() == 0) return Status::kInvalidArgument;
+  store_ = &store;
+  // init() installs the callback if it has not run yet (mbedtls_ssl_config_defaults would
+  // not keep it anyway).
+  if (ready_) mbedtls_ssl_conf_ca_cb(&conf_, &TrustStore::ca_callback, store_);
+  ++anchors_;
+  return Status::kOk;
+}
+
+void TlsClientConfig::set_public_key_pins(const PublicKeyPin* pins, std::size_t count) {
+  pins_ = count > 0 ? pins : nullptr;
+  pin_count_ = pins != nullptr ? count : 0;
 }
 
 void TlsClientConfig::set_versions(TlsVersion min, TlsVersion max) {
@@ -116,11 +135,14 @@ Status TlsTransport::start(Transport& lower, TlsClientConfig& config, const char
   mbedtls_ssl_free(&ssl_);
   mbedtls_ssl_init(&ssl_);
   lower_ = &lower;
+  config_ = &config;
   lower_status_ = Status::kOk;
   wants_ = IoInterest::kNone;
   resumed_ = false;
   handshake_done_ = false;
   cert_seen_ = false;
+  pin_matched_ = false;
+  pin_mismatch_ = false;
   offered_session_ = false;
   message_[0] = '\0';
   if (mbedtls_ssl_setup(&ssl_, config.config()) != 0) {
@@ -129,7 +151,7 @@ Status TlsTransport::start(Transport& lower, TlsClientConfig& config, const char
   }
   if (mbedtls_ssl_set_hostname(&ssl_, host) != 0) return Status::kInvalidArgument;
   mbedtls_ssl_set_bio(&ssl_, this, &TlsTransport::bio_send, &TlsTransport::bio_recv, nullptr);
-  mbedtls_ssl_set_verify(&ssl_, note_certificate, &cert_seen_);
+  mbedtls_ssl_set_verify(&ssl_, &TlsTransport::verify_certificate, this);
   if (session != nullptr && session->valid_) {
     offered_session_ = mbedtls_ssl_set_session(&ssl_, &session->session_) == 0;
   }
@@ -148,6 +170,13 @@ Status TlsTransport::handshake() {
   }
   if (ret == MBEDTLS_ERR_X509_CERT_VERIFY_FAILED) {
     const std::uint32_t flags = mbedtls_ssl_get_verify_result(&ssl_);
+    if (pin_mismatch_ && (flags & ~static_cast<std::uint32_t>(MBEDTLS_X509_BADCERT_OTHER)) == 0) {
+      std::snprintf(message_, sizeof message_,
+                    "public-key pin mismatch: the chain verified, but none of its certificates "
+                    "has a pinned key (SHA-256 of the SubjectPublicKeyInfo)");
+      return Status::kTlsVerify;
+    }
+    pin_mismatch_ = false;  // Another check failed too: report that one.
     char info[sizeof message_ - 40];
     mbedtls_x509_crt_verify_info(info, sizeof info, "", flags);
     // verify_info ends each check with a newline; keep one line per check, joined by "; ".
@@ -212,6 +241,25 @@ void TlsTransport::close() {
   started_ = false;
   handshake_done_ = false;
   if (lower_ != nullptr) lower_->close();
+}
+
+// Called by mbedTLS for each certificate of the chain it built, the trust anchor first and
+// the leaf (depth 0) last, whether or not the chain verified. Notes that a certificate was
+// presented (so a handshake without one is known resumed) and checks the public-key pins.
+int TlsTransport::verify_certificate(void* self, mbedtls_x509_crt* crt, int depth,
+                                     std::uint32_t* flags) {
+  auto* t = static_cast<TlsTransport*>(self);
+  t->cert_seen_ = true;
+  if (t->config_ == nullptr || t->config_->public_key_pin_count() == 0) return 0;
+  if (!t->pin_matched_ &&
+      matches_pin(*crt, t->config_->public_key_pins(), t->config_->public_key_pin_count())) {
+    t->pin_matched_ = true;
+  }
+  if (depth == 0 && !t->pin_matched_) {
+    *flags |= MBEDTLS_X509_BADCERT_OTHER;
+    t->pin_mismatch_ = true;
+  }
+  return 0;
 }
 
 int TlsTransport::bio_send(void* self, const unsigned char* buf, std::size_t len) {

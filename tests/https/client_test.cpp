@@ -656,3 +656,56 @@ TEST(ClientLimits, StepReturnsAfterBoundedWorkWhileBytesKeepArriving) {
 
 }  // namespace
 }  // namespace stepback::https
+
+namespace stepback::https {
+namespace {
+
+// "x-goog-hash: crc32c=BASE64" of `body`, computed by the library's own CRC32C.
+std::string goog_crc32c(const std::string& body) {
+  const std::uint32_t crc =
+      crc32c(ConstBytes{reinterpret_cast<const std::uint8_t*>(body.data()), body.size()});
+  const std::uint8_t be[4] = {static_cast<std::uint8_t>(crc >> 24), static_cast<std::uint8_t>(crc >> 16),
+                              static_cast<std::uint8_t>(crc >> 8), static_cast<std::uint8_t>(crc)};
+  char b64[16] = {};
+  const std::size_t n = base64_encode(ConstBytes{be, 4}, b64, sizeof b64);
+  return "x-goog-hash: crc32c=" + std::string(b64, n) + "\r\n";
+}
+
+TEST(ClientIntegrity, MatchingCrc32cAcrossResumedPartsIsVerified) {
+  Harness h;
+  const std::string hash = goog_crc32c("0123456789");
+  h.connector.add()
+      .recv_data("HTTP/1.1 200 OK\r\nETag: \"v1\"\r\n" + hash + "Content-Length: 10\r\n\r\n01234")
+      .recv_reset();
+  h.connector.add().recv_data("HTTP/1.1 206 Partial Content\r\n" + hash +
+                              "Content-Range: bytes 5-9/10\r\nContent-Length: 5\r\n\r\n56789");
+  ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
+  EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
+  int verified = 0;
+  for (const ClientEvent& e : h.events) verified += e.kind == ClientEvent::Kind::kIntegrity && e.verified;
+  EXPECT_EQ(verified, 1);
+}
+
+TEST(ClientIntegrity, MismatchFailsWithItsOwnStatusAndNamesBothValues) {
+  Harness h;
+  const std::string hash = goog_crc32c("0123456789");
+  h.connector.add().recv_data("HTTP/1.1 200 OK\r\n" + hash + "Content-Length: 10\r\n\r\n0123456780");
+  ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
+  EXPECT_EQ(h.client->result().outcome, Outcome::kTerminalFailure);
+  EXPECT_EQ(h.client->result().error, Status::kIntegrity);
+  const std::string message = h.client->result().message;
+  EXPECT_NE(message.find("crc32c mismatch: expected "), std::string::npos) << message;
+  EXPECT_NE(message.find(", got "), std::string::npos) << message;
+}
+
+TEST(ClientIntegrity, TranscodedObjectsAreNotCheckedAgainstStoredHashes) {
+  Harness h;
+  h.connector.add().recv_data("HTTP/1.1 200 OK\r\nx-goog-stored-content-encoding: gzip\r\n" +
+                              goog_crc32c("compressed bytes") + "Content-Length: 5\r\n\r\nhello");
+  ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
+  EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
+  EXPECT_EQ(h.body, "hello");
+}
+
+}  // namespace
+}  // namespace stepback::https

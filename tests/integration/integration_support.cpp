@@ -420,6 +420,9 @@ std::string RunResult::summary() const {
       case https::ClientEvent::Kind::kWait:
         s << " [wait " << e.wait.count() << " ms " << to_string(e.wait_reason) << "]";
         break;
+      case https::ClientEvent::Kind::kIntegrity:
+        s << " [integrity " << (e.verified ? "ok" : "MISMATCH") << ": " << e.message << "]";
+        break;
       case https::ClientEvent::Kind::kResume:
         s << " [resume at " << e.offset << " if-range " << e.validator << "]";
         break;
@@ -449,6 +452,7 @@ void record_event(void* context, const https::ClientEvent& e) {
   copy.wait_reason = e.wait_reason;
   copy.outcome = e.outcome;
   copy.offset = e.offset;
+  copy.verified = e.verified;
   copy.validator = std::string(e.validator);
   c->run->events.push_back(copy);
   if (c->setup->on_event) c->setup->on_event(copy);

@@ -235,6 +235,7 @@ struct Event {
   Outcome outcome = Outcome::kSuccess;
   std::uint64_t offset = 0;  // kResume.
   std::string validator;     // kResume.
+  bool verified = false;     // kIntegrity.
 };
 
 // What to run.

@@ -6,6 +6,8 @@ brings its own HTTPS server; `get` runs against a closed port and a small plain-
 server started here on 127.0.0.1.
 """
 
+import base64
+import hashlib
 import json
 import os
 import re
@@ -474,6 +476,57 @@ def case_get_data_content_type():
     check("content-type: application/octet-stream\r\n" in server.heads[0], server.heads[0])
     check("content-type: text/plain\r\n" in server.heads[1]
           and "octet-stream" not in server.heads[1], server.heads[1])
+
+
+class RawServer:
+    """Answers each connection on 127.0.0.1 with the next of `responses` (raw bytes)."""
+
+    def __init__(self, responses):
+        self.responses, self.served = responses, 0
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.port = self.sock.getsockname()[1]
+        threading.Thread(target=self.loop, daemon=True).start()
+
+    def loop(self):
+        while True:
+            conn, _ = self.sock.accept()
+            with conn:
+                conn.settimeout(5)
+                data = b""
+                while b"\r\n\r\n" not in data:
+                    chunk = conn.recv(4096)
+                    if not chunk:
+                        break
+                    data += chunk
+                conn.sendall(self.responses[min(self.served, len(self.responses) - 1)])
+                self.served += 1
+
+
+def case_get_integrity():
+    # Content-MD5 states the body's digest: a corrupted body fails with exit 10, names both
+    # digests, and leaves no FILE; the right body passes.
+    body = CutServer.BODY
+    md5 = base64.b64encode(hashlib.md5(body).digest())
+    corrupt = body[:500] + b"X" + body[501:]
+    def response(payload):
+        return (b"HTTP/1.1 200 OK\r\nContent-MD5: " + md5 + b"\r\nContent-Length: %d\r\n"
+                b"Connection: close\r\n\r\n" % len(payload) + payload)
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "object")
+        server = RawServer([response(corrupt)])
+        args = ["get", f"http://127.0.0.1:{server.port}/o", "-o", out, "--trace"]
+        code, _, err, _ = run(*args)
+        check(code == 10, f"{args} exited {code}, stderr: {err}")
+        check("md5 mismatch: expected " + md5.decode() in err, f"{args}: {err!r}")
+        check(not os.path.exists(out) and not os.path.exists(out + ".part"), f"{args}: output left")
+        server = RawServer([response(body)])
+        args = ["get", f"http://127.0.0.1:{server.port}/o", "-o", out, "--trace"]
+        code, _, err, _ = run(*args)
+        check(code == 0, f"{args} exited {code}, stderr: {err}")
+        events = trace_events(err, args)
+        check(any(e["event"] == "integrity" and e["verified"] for e in events), f"{args}: {events}")
 
 
 CASES = {name[len("case_"):]: f for name, f in globals().items() if name.startswith("case_")}

@@ -13,6 +13,7 @@
 #include "stepback/core/retry_machine.hpp"
 #include "stepback/core/timeouts.hpp"
 #include "stepback/https/connector.hpp"
+#include "stepback/https/integrity.hpp"
 #include "stepback/https/request_writer.hpp"
 #include "stepback/https/response_parser.hpp"
 #include "stepback/https/types.hpp"
@@ -44,7 +45,7 @@ struct ClientResult {
 
 // Something that happened, for progress lines and traces.
 struct ClientEvent {
-  enum class Kind : std::uint8_t { kAttempt, kResponse, kError, kWait, kResume, kDone };
+  enum class Kind : std::uint8_t { kAttempt, kResponse, kError, kWait, kResume, kIntegrity, kDone };
   Kind kind = Kind::kAttempt;
   Millis at{};                     // Monotonic time of the event.
   std::uint32_t attempt = 0;       // 1-based attempt number.
@@ -57,6 +58,8 @@ struct ClientEvent {
   Outcome outcome = Outcome::kSuccess;            // kDone.
   std::uint64_t offset = 0;        // kResume: the byte the next attempt asks for.
   std::string_view validator;      // kResume: the If-Range value ("" when none).
+  bool verified = false;           // kIntegrity: whether the stated digests matched; message
+                                   // names algorithm, expected and got.
 };
 
 // Receives events; called synchronously from step().
@@ -208,6 +211,7 @@ class Client {
   Status write_head(std::uint64_t range_from);
   void decide_body(Millis now);
   bool restart_sink();
+  void take_digests(bool whole_body);
   Step wait_io(int fd, IoInterest interest, Millis deadline, Phase phase) const;
   bool kept_connection_alive();
   Millis attempt_limit() const;
@@ -253,6 +257,8 @@ class Client {
   bool resumed_ = false;
   bool sink_failed_ = false;      // The sink refused a restart.
   bool refetch_ = false;          // This response's range was unusable; fetch the body whole.
+  IntegrityCheck integrity_;      // Digests over every delivered byte of the representation.
+  char integrity_message_[kIntegrityMessageMax] = {};
   std::uint32_t connections_ = 0;
 };
 

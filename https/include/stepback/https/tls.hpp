@@ -17,6 +17,9 @@
 
 namespace stepback::https {
 
+class TrustStore;
+struct PublicKeyPin;
+
 // Protocol versions a configuration may negotiate.
 enum class TlsVersion : std::uint8_t { kTls12, kTls13 };
 
@@ -33,12 +36,28 @@ class TlsClientConfig {
   // Seeds the DRBG from the OS and selects TLS 1.2-1.3 with verification required;
   // kError if the crypto library or the entropy source fails.
   [[nodiscard]] Status init();
-  // Adds the PEM or DER certificates of `path` as trust anchors; kInvalidArgument if none parse.
+  // Adds the PEM or DER certificates of `path` as trust anchors; kInvalidArgument if none parse
+  // (or once use_trust_store() was called).
   [[nodiscard]] Status add_ca_file(const char* path);
   // Adds every certificate file in directory `path`; kInvalidArgument if none parse.
   [[nodiscard]] Status add_ca_dir(const char* path);
   // Adds PEM certificates from memory (`size` bytes, NUL not required).
   [[nodiscard]] Status add_ca_pem(const char* pem, std::size_t size);
+  // Finds the trust anchors through `store` when a handshake needs them (mbedTLS's CA
+  // callback; trust_store.hpp) instead of keeping them parsed: mbedTLS consults either the
+  // callback or the list add_ca_* builds, so add_ca_* fail from now on and anchors they
+  // added are no longer used (put extra anchors in the store: TrustStore::add_memory or
+  // add_bundle). Before or after init(). `store` must outlive the configuration;
+  // kInvalidArgument when it has no source.
+  [[nodiscard]] Status use_trust_store(TrustStore& store);
+  // Requires one of `count` public-key pins (SHA-256 of a SubjectPublicKeyInfo; see
+  // trust_store.hpp) on some certificate of every verified chain: leaf, intermediate or
+  // trust anchor. A full handshake whose chain has none fails with kTlsVerify and the
+  // failure message "public-key pin mismatch: ..."; resumed sessions were pinned when they
+  // were made. `pins` must outlive the configuration; count 0 ends pinning.
+  void set_public_key_pins(const PublicKeyPin* pins, std::size_t count);
+  const PublicKeyPin* public_key_pins() const { return pins_; }
+  std::size_t public_key_pin_count() const { return pin_count_; }
   // Limits the negotiated versions (both inclusive).
   void set_versions(TlsVersion min, TlsVersion max);
   // Whether at least one trust anchor is loaded.
@@ -52,6 +71,9 @@ class TlsClientConfig {
   mbedtls_x509_crt ca_;
   mbedtls_entropy_context entropy_;
   mbedtls_ctr_drbg_context drbg_;
+  TrustStore* store_ = nullptr;
+  const PublicKeyPin* pins_ = nullptr;
+  std::size_t pin_count_ = 0;
   int anchors_ = 0;
   bool ready_ = false;
 };
@@ -89,12 +111,15 @@ class TlsTransport final : public Transport {
   [[nodiscard]] Status start(Transport& lower, TlsClientConfig& config, const char* host,
                              const TlsSession* session);
   // Advances the handshake: kOk when done, kWouldBlock (poll fd() for wants()),
-  // kTlsVerify (failure_message() says which check failed), kTlsHandshake, or kReset.
+  // kTlsVerify (failure_message() says which check failed, or that no public-key pin
+  // matched), kTlsHandshake, or kReset.
   [[nodiscard]] Status handshake();
   // Saves the current session into *out for the next connection.
   [[nodiscard]] Status save_session(TlsSession* out);
   // Whether the handshake resumed a saved session.
   bool resumed() const { return resumed_; }
+  // Whether the last handshake failed only because no certificate matched a public-key pin.
+  bool pin_mismatch() const { return pin_mismatch_; }
   // The negotiated version, e.g. "TLSv1.3", or "" before the handshake.
   const char* version() const;
   // Why the last failure happened, in words (e.g. the certificate checks that failed).
@@ -110,10 +135,12 @@ class TlsTransport final : public Transport {
  private:
   static int bio_send(void* self, const unsigned char* buf, std::size_t len);
   static int bio_recv(void* self, unsigned char* buf, std::size_t len);
+  static int verify_certificate(void* self, mbedtls_x509_crt* crt, int depth, std::uint32_t* flags);
   Status from_mbedtls(int ret);
 
   mbedtls_ssl_context ssl_;
   Transport* lower_ = nullptr;
+  const TlsClientConfig* config_ = nullptr;
   Status lower_status_ = Status::kOk;  // What the lower transport last reported.
   IoInterest wants_ = IoInterest::kNone;
   bool started_ = false;
@@ -121,6 +148,8 @@ class TlsTransport final : public Transport {
   bool handshake_done_ = false;
   bool offered_session_ = false;
   bool cert_seen_ = false;  // Set by the verify callback: a full handshake presents one.
+  bool pin_matched_ = false;   // Some certificate of the verified chain has a pinned key.
+  bool pin_mismatch_ = false;  // None had: the verify callback failed the chain.
   char message_[256] = {};
 };
 

@@ -31,6 +31,7 @@ enum class Status : std::uint8_t {
   kBodySource,        // The request body source ended before its stated size.
   kTlsRefused,        // The handshake failed in a way a retry cannot heal (a fatal alert,
                       // no common version or cipher, a reply that is not TLS).
+  kIntegrity,         // The body's CRC32C or MD5 differs from what the server stated.
 };
 
 // The lower-case name of `s` ("would_block", "tls_verify", ...).
