@@ -62,7 +62,8 @@ constexpr std::uint64_t kMaxSeconds = 400ULL * 24 * 3600;
 
 std::string option_names() {
   return join_names({"--cacert", "--capath", "--pin", "--profile", "--max-retries", "--max-backoff",
-                     "--deadline", "--max-time", "--idempotency", "--jitter", "-X", "-H",
+                     "--deadline", "--max-time", "--idempotency", "--jitter", "--oauth2-bearer",
+                     "--token-file", "-X", "-H",
                      "--data", "-o",
                      "--trace", "--help"});
 }
@@ -80,6 +81,8 @@ struct GetOptions {
   std::optional<Millis> deadline;
   std::optional<Millis> max_time;
   std::optional<Jitter> jitter;
+  const char* bearer = nullptr;      // --oauth2-bearer TOKEN
+  const char* token_file = nullptr;  // --token-file FILE, read again before every attempt
   https::RequestSpec::Idempotency idempotency = https::RequestSpec::Idempotency::kByMethod;
   std::string_view method;  // Empty: GET, or POST with --data.
   https::Header headers[kMaxHeaders];
@@ -158,6 +161,7 @@ std::optional<GetOptions> parse_get_args(int argc, char** argv, std::string* err
                        flag == "--profile" ||
                        flag == "--max-retries" || flag == "--max-backoff" || flag == "--deadline" ||
                        flag == "--max-time" || flag == "--idempotency" || flag == "--jitter" ||
+                       flag == "--oauth2-bearer" || flag == "--token-file" ||
                        flag == "-X" ||
                        flag == "-H" || flag == "--data" || flag == "-o";
     if (!known) {
@@ -213,6 +217,10 @@ std::optional<GetOptions> parse_get_args(int argc, char** argv, std::string* err
         return std::nullopt;
       }
       o.max_time = s;
+    } else if (flag == "--oauth2-bearer") {
+      o.bearer = value->data();
+    } else if (flag == "--token-file") {
+      o.token_file = value->data();
     } else if (flag == "--jitter") {
       o.jitter = find_strategy(*value);
       if (!o.jitter) {
@@ -255,6 +263,10 @@ std::optional<GetOptions> parse_get_args(int argc, char** argv, std::string* err
     *error = "a URL is required (stepback get https://host/path)";
     return std::nullopt;
   }
+  if (o.bearer != nullptr && o.token_file != nullptr) {
+    *error = "--oauth2-bearer and --token-file exclude each other";
+    return std::nullopt;
+  }
   if (o.cacert != nullptr && o.capath != nullptr) {
     *error = "--cacert and --capath exclude each other";
     return std::nullopt;
@@ -293,6 +305,7 @@ void print_get_usage(std::FILE* out) {
       "                        [--max-retries N] [--max-backoff SECONDS] [--deadline SECONDS]\n"
       "                        [--max-time SECONDS] [--idempotency auto|strict|yes|no]\n"
       "                        [--jitter seed|full|equal|decorrelated|none]\n"
+      "                        [--oauth2-bearer TOKEN | --token-file FILE]\n"
       "                        [-X METHOD] [-H 'Name: value']... [--data @FILE|TEXT]\n"
       "                        [-o FILE] [--trace]\n"
       "\n"
@@ -314,6 +327,11 @@ void print_get_usage(std::FILE* out) {
       "  --deadline S         no new attempt or wait past S seconds (0: none); an attempt\n"
       "                       that is receiving is never cut (it ends on a stall instead)\n"
       "  --max-time S         an overall limit on the whole request, transfers included\n"
+      "  --oauth2-bearer TOKEN  send Authorization: Bearer TOKEN\n"
+      "  --token-file FILE    the same with the token read from FILE before every attempt\n"
+      "                       (whitespace trimmed), so a job that rewrites FILE keeps a long\n"
+      "                       run authorized; an expired token (401 invalid_token) gets one\n"
+      "                       fresh read and an immediate attempt. Tokens are never printed\n"
       "  --jitter NAME        the backoff strategy; seed is the documented formula itself,\n"
       "                       min(2^n s + U[0, 1000] ms, cap) (default: the profile's)\n"
       "  --idempotency RULE   when a request that may have reached the server is re-sent:\n"
@@ -467,6 +485,38 @@ bool load_body(std::string_view data, std::vector<std::uint8_t>* storage, https:
   }
   *out = https::ConstBytes{storage->data(), storage->size()};
   return true;
+}
+
+// Where Authorization values come from: --oauth2-bearer or --token-file.
+struct TokenSource {
+  const char* bearer = nullptr;
+  const char* file = nullptr;
+};
+
+// https::Credentials::authorization for a TokenSource: "Bearer " and the token, the file read
+// again on every call (at most 8 KiB, surrounding whitespace trimmed); 0 (no field) when the
+// file cannot be read, so the server's 401 says what is wrong.
+std::size_t token_authorization(void* context, bool /*refresh*/, https::MutableBytes out) {
+  const auto* source = static_cast<const TokenSource*>(context);
+  static char file_token[8 * 1024];
+  std::string_view token;
+  if (source->bearer != nullptr) {
+    token = source->bearer;
+  } else {
+    std::FILE* in = std::fopen(source->file, "rb");
+    if (in == nullptr) return 0;
+    const std::size_t n = std::fread(file_token, 1, sizeof file_token, in);
+    std::fclose(in);
+    token = trim(std::string_view(file_token, n));
+    while (!token.empty() && (token.back() == '\n' || token.back() == '\r')) token.remove_suffix(1);
+    token = trim(token);
+  }
+  static constexpr std::string_view kScheme = "Bearer ";
+  const std::size_t size = kScheme.size() + token.size();
+  if (token.empty() || size > out.size) return token.empty() ? 0 : size;
+  std::memcpy(out.data, kScheme.data(), kScheme.size());
+  std::memcpy(out.data + kScheme.size(), token.data(), token.size());
+  return size;
 }
 
 // The process's trust store: fixed buffers, roots parsed only while a handshake verifies.
@@ -815,6 +865,10 @@ int run_get(int argc, char** argv) {
   options.events = reporter.sink();
   options.wall_now = &platform::wall_now;
   options.max_time = o.max_time;
+  TokenSource tokens{o.bearer, o.token_file};
+  if (o.bearer != nullptr || o.token_file != nullptr) {
+    options.credentials = https::Credentials{&token_authorization, &tokens};
+  }
   https::Client client(connector, context, options);
   reporter.attach(&client);
 

@@ -153,6 +153,7 @@ Status Client::start(const RequestSpec& spec) {
   validator_size_ = 0;
   generation_size_ = 0;
   integrity_.clear();
+  refresh_token_ = token_refreshed_ = false;
   sink_failed_ = false;
   started_ = false;
   phase_ = Phase::kIdle;
@@ -245,6 +246,12 @@ Client::Step Client::begin_attempt(Millis now) {
     (void)write_head(0);
     range_from_ = 0;
   }
+  token_refreshed_ = refresh_token_;
+  if (add_authorization(refresh_token_) != Status::kOk) {
+    return stop(now, Outcome::kTerminalFailure, Status::kBufferTooSmall,
+                "the Authorization value does not fit the request-head buffer");
+  }
+  refresh_token_ = false;
   if (range_from_ > 0) {
     ClientEvent r;
     r.kind = ClientEvent::Kind::kResume;
@@ -397,6 +404,12 @@ Client::Step Client::end_response(Millis now, bool reusable) {
   result_.status = parser_.status();
   result_.error = Status::kOk;
   result_.message = "";
+  if (token_rejected()) {
+    // An expired token: one fresh token and an attempt at once. The machine still waits for
+    // this attempt's report, so it answers kSend again: no backoff, no retry counted.
+    refresh_token_ = true;
+    return go(Phase::kWaiting);
+  }
   if (sink_failed_) {
     return stop(now, Outcome::kTerminalFailure, Status::kRestartRefused,
                 "the body had to start over and the sink cannot restart; nothing was spliced");
@@ -569,6 +582,37 @@ void Client::take_digests(bool whole_body) {
   }
 }
 
+Status Client::add_authorization(bool refresh) {
+  const Credentials& c = options_.credentials;
+  if (c.authorization == nullptr) return Status::kOk;
+  // Inserted before the blank line that ends the head: "Authorization: VALUE\r\n\r\n".
+  static constexpr std::string_view kName = "Authorization: ";
+  MutableBytes out = options_.buffers.request;
+  const std::size_t at = head_size_ - 2;
+  if (out.size - at < kName.size() + 4) return Status::kBufferTooSmall;
+  MutableBytes value{out.data + at + kName.size(), out.size - at - kName.size() - 4};
+  const std::size_t n = c.authorization(c.context, refresh, value);
+  if (n == 0) return Status::kOk;
+  if (n > value.size) return Status::kBufferTooSmall;
+  for (std::size_t i = 0; i < n; ++i) {
+    // A value with CR, LF or another control byte would split the head: refused.
+    if (value.data[i] < 0x20 && value.data[i] != '\t') return Status::kBufferTooSmall;
+  }
+  std::memcpy(out.data + at, kName.data(), kName.size());
+  std::memcpy(out.data + at + kName.size() + n, "\r\n\r\n", 4);
+  head_size_ = at + kName.size() + n + 4;
+  return Status::kOk;
+}
+
+bool Client::token_rejected() const {
+  if (options_.credentials.authorization == nullptr || token_refreshed_ ||
+      parser_.status() != 401) {
+    return false;
+  }
+  const std::optional<std::string_view> challenge = parser_.header("www-authenticate");
+  return challenge && challenge->find("invalid_token") != std::string_view::npos;
+}
+
 bool Client::restart_sink() {
   integrity_.reset();
   if (delivered_ == 0) return true;
@@ -592,6 +636,11 @@ void Client::decide_body(Millis now) {
   e.status = status;
   e.reason = parser_.reason();
   emit(e);
+  // An expired token's 401 is answered with a fresh one; its body is nobody's.
+  if (token_rejected()) {
+    body_use_ = BodyUse::kDiscard;
+    return;
+  }
   // Retryable answers keep their body for RetryInfo; it is never the representation.
   if (classify(context_.policy, AttemptResult::http(status)) == Verdict::kRetryable) {
     body_use_ = BodyUse::kCapture;

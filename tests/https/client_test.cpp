@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
@@ -120,6 +121,7 @@ struct Harness {
     options.events = EventSink{record, &events};
     options.wall_now = [] { return wall; };
     options.max_time = max_time;
+    options.credentials = credentials;
     client = std::make_unique<Client>(connector, context, options);
     EXPECT_EQ(client->start(spec), Status::kOk);
     return client->step(now);
@@ -152,6 +154,7 @@ struct Harness {
   std::string body;
   bool restartable = true;           // Whether the sink can start over.
   std::optional<Millis> max_time;
+  Credentials credentials;
   std::uint32_t restarts = 0;
   std::uint32_t offset_violations = 0;  // Writes not at the end of the body: must stay 0.
   std::vector<ClientEvent> events;
@@ -705,6 +708,87 @@ TEST(ClientIntegrity, TranscodedObjectsAreNotCheckedAgainstStoredHashes) {
   ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
   EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
   EXPECT_EQ(h.body, "hello");
+}
+
+}  // namespace
+}  // namespace stepback::https
+
+namespace stepback::https {
+namespace {
+
+std::size_t count(const std::string& text, const std::string& needle) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+// The app's token source for the tests: "Bearer t1", then "Bearer t2" after a refresh.
+struct Tokens {
+  int asked = 0;
+  int refreshed = 0;
+  static std::size_t get(void* context, bool refresh, MutableBytes out) {
+    auto* t = static_cast<Tokens*>(context);
+    ++t->asked;
+    if (refresh) ++t->refreshed;
+    const std::string value = "Bearer t" + std::to_string(1 + t->refreshed);
+    if (value.size() <= out.size) std::memcpy(out.data, value.data(), value.size());
+    return value.size();
+  }
+};
+
+constexpr char k401Expired[] =
+    "HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Bearer realm=\"https://accounts.google.com/\", "
+    "error=\"invalid_token\"\r\nContent-Length: 6\r\n\r\nexpird";
+
+TEST(ClientCredentials, EveryAttemptAsksForTheAuthorization) {
+  Harness h;
+  Tokens tokens;
+  h.credentials = Credentials{&Tokens::get, &tokens};
+  h.connector.add().recv_data(k503).recv_would_block().recv_data(kOk);
+  ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
+  EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
+  EXPECT_EQ(tokens.asked, 2);
+  EXPECT_EQ(tokens.refreshed, 0);
+  const std::string sent = h.connector.connection(0).sent();
+  EXPECT_EQ(count(sent, "\r\nAuthorization: Bearer t1\r\n\r\n"), 2U) << sent;
+}
+
+TEST(ClientCredentials, ExpiredTokenGetsOneRefreshAndAnImmediateAttempt) {
+  Harness h;
+  Tokens tokens;
+  h.credentials = Credentials{&Tokens::get, &tokens};
+  h.connector.add().recv_data(k401Expired).recv_would_block().recv_data(kOk);
+  ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
+  EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
+  EXPECT_EQ(tokens.refreshed, 1);
+  EXPECT_TRUE(h.waits.empty());  // No backoff.
+  EXPECT_EQ(h.body, "hello");    // The 401's body went nowhere.
+  const std::string sent = h.connector.connection(0).sent();
+  EXPECT_NE(sent.find("Authorization: Bearer t2\r\n"), std::string::npos) << sent;
+  for (const ClientEvent& e : h.events) {
+    EXPECT_EQ(std::string(e.message).find("Bearer"), std::string::npos);
+  }
+}
+
+TEST(ClientCredentials, SecondRejectionInARowIsTerminal) {
+  Harness h;
+  Tokens tokens;
+  h.credentials = Credentials{&Tokens::get, &tokens};
+  h.connector.add().recv_data(k401Expired).recv_would_block().recv_data(k401Expired);
+  ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
+  EXPECT_EQ(h.client->result().outcome, Outcome::kTerminalStatus);
+  EXPECT_EQ(h.client->result().status, 401);
+  EXPECT_EQ(tokens.refreshed, 1);
+}
+
+TEST(ClientCredentials, A401WithoutAnInvalidTokenChallengeIsNotRefreshed) {
+  Harness h;
+  Tokens tokens;
+  h.credentials = Credentials{&Tokens::get, &tokens};
+  h.connector.add().recv_data("HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\n\r\n");
+  ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
+  EXPECT_EQ(h.client->result().outcome, Outcome::kTerminalStatus);
+  EXPECT_EQ(tokens.refreshed, 0);
 }
 
 }  // namespace

@@ -482,7 +482,7 @@ class RawServer:
     """Answers each connection on 127.0.0.1 with the next of `responses` (raw bytes)."""
 
     def __init__(self, responses):
-        self.responses, self.served = responses, 0
+        self.responses, self.served, self.heads = responses, 0, []
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
         self.sock.listen(8)
@@ -500,6 +500,7 @@ class RawServer:
                     if not chunk:
                         break
                     data += chunk
+                self.heads.append(data.decode("latin-1"))
                 conn.sendall(self.responses[min(self.served, len(self.responses) - 1)])
                 self.served += 1
 
@@ -527,6 +528,34 @@ def case_get_integrity():
         check(code == 0, f"{args} exited {code}, stderr: {err}")
         events = trace_events(err, args)
         check(any(e["event"] == "integrity" and e["verified"] for e in events), f"{args}: {events}")
+
+
+def case_get_token_file():
+    # The token is read from the file before every attempt; an expired one (401 with
+    # error="invalid_token") gets one fresh read and an immediate attempt, without a backoff;
+    # the token never appears in progress lines or traces.
+    token = "ya29.a-secret-access-token"
+    expired = (b'HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Bearer error="invalid_token"\r\n'
+               b"Content-Length: 0\r\nConnection: close\r\n\r\n")
+    ok = b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\nConnection: close\r\n\r\nok\n"
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "token")
+        with open(path, "w") as f:
+            f.write("  " + token + "\n")
+        for extra in ([], ["--trace"]):
+            server = RawServer([expired, ok])
+            args = ["get", f"http://127.0.0.1:{server.port}/", "--token-file", path, *extra]
+            code, out, err, _ = run(*args)
+            check(code == 0 and out == "ok\n", f"{args} exited {code}, stderr: {err}")
+            check(len(server.heads) == 2, f"{args}: {len(server.heads)} requests")
+            check(all(f"\r\nAuthorization: Bearer {token}\r\n" in h for h in server.heads),
+                  f"{args}: {server.heads!r}")
+            check(token not in err and "retrying in" not in err, f"{args}: {err!r}")
+        server = RawServer([expired])
+        args = ["get", f"http://127.0.0.1:{server.port}/", "--oauth2-bearer", token]
+        code, _, err, _ = run(*args)
+        check(code == 4 and len(server.heads) == 2, f"{args}: exit {code}, {len(server.heads)} requests")
+        check(token not in err, f"{args}: the token was printed: {err!r}")
 
 
 CASES = {name[len("case_"):]: f for name, f in globals().items() if name.startswith("case_")}

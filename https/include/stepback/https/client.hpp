@@ -121,6 +121,19 @@ struct ClientBuffers {
   MutableBytes error_body;     // Kept from retryable error responses, to read RetryInfo.
 };
 
+// Where the Authorization value of every attempt comes from (the app owns its tokens).
+// authorization(context, refresh, out) writes the value ("Bearer ya29...") into `out` and
+// returns its length: 0 sends no Authorization field; more than out.size means it does not
+// fit, and the request fails with kBufferTooSmall. It is asked before every attempt, so a
+// request that outlives its token (a long backoff, a long poll) sends a fresh one; `refresh`
+// is true after a 401 whose WWW-Authenticate says error="invalid_token" (Google sends that for
+// expired tokens): the app must return a new token, not its cached one. The value is written
+// only into the request head, never into events, messages or results.
+struct Credentials {
+  std::size_t (*authorization)(void* context, bool refresh, MutableBytes out) = nullptr;
+  void* context = nullptr;
+};
+
 // Everything a Client is configured with, besides its connector and retry context.
 struct ClientOptions {
   Timeouts timeouts;
@@ -131,6 +144,10 @@ struct ClientOptions {
   // The wall clock (milliseconds since the Unix epoch), to read HTTP-date Retry-After values.
   // Required: start() answers kInvalidArgument without it.
   Millis (*wall_now)() = nullptr;
+  // The Authorization value of every attempt; none by default. A first 401 with
+  // error="invalid_token" gets one fresh token and an immediate attempt (no backoff, no retry
+  // counted); a second 401 in a row ends the request (kTerminalStatus).
+  Credentials credentials;
   // An overall limit on the request, attempts and waits included (curl's --max-time); when
   // it passes, the request ends with Status::kTimeLimit. None by default.
   std::optional<Millis> max_time;
@@ -209,6 +226,8 @@ class Client {
   Step stop(Millis now, Outcome outcome, Status status, const char* message);
   AttemptResult response_result() const;
   Status write_head(std::uint64_t range_from);
+  Status add_authorization(bool refresh);
+  bool token_rejected() const;
   void decide_body(Millis now);
   bool restart_sink();
   void take_digests(bool whole_body);
@@ -257,6 +276,8 @@ class Client {
   bool resumed_ = false;
   bool sink_failed_ = false;      // The sink refused a restart.
   bool refetch_ = false;          // This response's range was unusable; fetch the body whole.
+  bool refresh_token_ = false;    // The next attempt asks the app for a fresh token.
+  bool token_refreshed_ = false;  // The last attempt already carried a refreshed token.
   IntegrityCheck integrity_;      // Digests over every delivered byte of the representation.
   char integrity_message_[kIntegrityMessageMax] = {};
   std::uint32_t connections_ = 0;
