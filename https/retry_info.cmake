@@ -7,7 +7,7 @@
 # warnings never apply to it, and its headers are SYSTEM for us. The generated
 # https/proto/*.pb.c are checked in (cross builds need no generator) and compiled into
 # stepback_https with our warnings; https/proto/generate.sh regenerates them with the
-# generator of the same nanopb tree, and the test retry_info_proto_fresh checks they are
+# generator of the same nanopb tree, and the test https.retry_info_proto_fresh checks they are
 # current.
 
 enable_language(C)

@@ -6,7 +6,7 @@ set(STEPBACK_HTTP1_FUZZ_DIR ${CMAKE_CURRENT_LIST_DIR})
 add_executable(http1_response_parser_replay
   ${STEPBACK_HTTP1_FUZZ_DIR}/response_parser_fuzz.cpp ${STEPBACK_HTTP1_FUZZ_DIR}/replay_main.cpp)
 target_link_libraries(http1_response_parser_replay PRIVATE stepback::https stepback_warnings)
-add_test(NAME http1_response_parser_fuzz_replay
+add_test(NAME https.http1_response_parser_fuzz_replay
   COMMAND http1_response_parser_replay ${STEPBACK_HTTP1_FUZZ_DIR}/corpus/response)
 
 if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")

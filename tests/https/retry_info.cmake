@@ -9,8 +9,8 @@ stepback_add_test(retry_info_test
 # (CI set), so a CI machine that lacks them cannot pass silently.
 find_program(STEPBACK_BASH bash)
 if(STEPBACK_BASH)
-  add_test(NAME retry_info_proto_fresh
+  add_test(NAME https.retry_info_proto_fresh
     COMMAND "${STEPBACK_BASH}" "${PROJECT_SOURCE_DIR}/https/proto/generate.sh"
             --nanopb "${STEPBACK_NANOPB_DIR}" --check)
-  set_tests_properties(retry_info_proto_fresh PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120)
+  set_tests_properties(https.retry_info_proto_fresh PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120)
 endif()
