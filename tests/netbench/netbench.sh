@@ -162,9 +162,11 @@ start_delay() {
   ready="$STATE/nfq_$ns.ready"
   rm -f "$ready"
   # setsid: the delay program outlives `up` and its caller's terminal signals; it stops at
-  # `down`, on SIGTERM, or after LIFETIME seconds. nice -10: its wake-ups are the bench's
-  # timing, on a machine whose cores are shared.
-  setsid -f ip netns exec "$ns" nice -n -10 "$bin" --queue "$QUEUE" --delay-ms "$half" \
+  # `down`, on SIGTERM, or after LIFETIME seconds. Real-time priority (SCHED_FIFO 20, else
+  # nice -10): its wake-ups are the bench's timing, on a machine whose cores are shared.
+  local prio=(nice -n -10)
+  if command -v chrt >/dev/null && chrt -f 20 true 2>/dev/null; then prio=(chrt -f 20); fi
+  setsid -f ip netns exec "$ns" "${prio[@]}" "$bin" --queue "$QUEUE" --delay-ms "$half" \
     --lifetime "$lifetime" --ready-file "$ready" </dev/null >>"$STATE/nfq_$ns.log" 2>&1
   for i in $(seq 1 100); do
     [ -s "$ready" ] && break
