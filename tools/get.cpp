@@ -636,6 +636,11 @@ void Reporter::human(const https::ClientEvent& event) {
     case Kind::kResponse:
       line_.appendf("%u", static_cast<unsigned>(event.status));
       line_has_status_ = true;
+      if (countdown_ && client_ != nullptr && event.status / 100 == 2) {
+        metering_ = true;
+        meter_start_ = event.at;
+        meter_from_ = client_->delivered();
+      }
       if (!event.reason.empty()) {
         line_.append(" ");
         append_printable(&line_, event.reason);
@@ -734,7 +739,7 @@ void Reporter::trace(const https::ClientEvent& event) {
 
 void Reporter::end_line() {
   if (!line_open_) return;
-  if (waiting_) {
+  if (waiting_ || metering_) {
     // Replaces the countdown with the plain line.
     std::fprintf(err_, "\r%s\x1b[K\n", line_.c_str());
   } else {
@@ -742,12 +747,34 @@ void Reporter::end_line() {
   }
   line_open_ = false;
   waiting_ = false;
+  metering_ = false;
 }
 
 void Reporter::tick(Millis now) {
   if (!wants_ticks() || now - last_draw_ < Millis(kTickMs)) return;
   last_draw_ = now;
-  draw_countdown(now);
+  if (waiting_) {
+    draw_countdown(now);
+  } else {
+    draw_meter(now);
+  }
+}
+
+void Reporter::draw_meter(Millis now) {
+  // "attempt 2: 206 Partial Content, 12.3 MB (from 4.0 MB), 8.1 MB/s, 3 s left".
+  const std::uint64_t have = client_->delivered();
+  const double seconds = static_cast<double>((now - meter_start_).count()) / 1000.0;
+  const double rate = seconds > 0 ? static_cast<double>(have - meter_from_) / seconds : 0.0;
+  LineBuffer m;
+  m.appendf(", %.1f MB", static_cast<double>(have) / 1e6);
+  if (meter_from_ > 0) m.appendf(" (from %.1f MB)", static_cast<double>(meter_from_) / 1e6);
+  m.appendf(", %.1f MB/s", rate / 1e6);
+  const std::optional<std::uint64_t> total = client_->expected_size();
+  if (total && *total > have && rate > 0) {
+    m.appendf(", %.0f s left", static_cast<double>(*total - have) / rate);
+  }
+  std::fprintf(err_, "\r%s%s\x1b[K", line_.c_str(), m.c_str());
+  std::fflush(err_);
 }
 
 void Reporter::draw_countdown(Millis now) {

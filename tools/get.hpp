@@ -91,7 +91,7 @@ class Reporter {
   // Lets the done event carry the client's connection count and resumption.
   void attach(const https::Client* client) { client_ = client; }
   // Whether the main loop should call tick() every 100 ms (a countdown is on screen).
-  bool wants_ticks() const { return countdown_ && waiting_; }
+  bool wants_ticks() const { return countdown_ && (waiting_ || metering_); }
   // Redraws the countdown if 100 ms have passed since the last drawing.
   void tick(Millis now);
 
@@ -101,6 +101,7 @@ class Reporter {
   void trace(const https::ClientEvent& event);
   void end_line();
   void draw_countdown(Millis now);
+  void draw_meter(Millis now);
 
   std::FILE* err_;
   bool trace_;
@@ -111,6 +112,9 @@ class Reporter {
   LineBuffer line_;         // The current attempt's line, without its newline.
   bool line_open_ = false;  // line_ is started and not yet ended with a newline.
   bool line_has_status_ = false;  // line_ already shows this attempt's status.
+  bool metering_ = false;         // A body is arriving and its meter is on screen (terminal).
+  Millis meter_start_{};          // When this attempt's body began.
+  std::uint64_t meter_from_ = 0;  // Bytes the sink had when it began (a resumed offset).
   bool waiting_ = false;    // A countdown is on screen (terminal mode only).
   Millis wait_end_{};
   Millis last_draw_{};

@@ -193,6 +193,9 @@ class Client {
   std::uint32_t connections() const { return connections_; }
   // Bytes of the response representation delivered to the sink (across resumed attempts).
   std::uint64_t delivered() const { return delivered_; }
+  // The representation's length when the response stated it (Content-Length of a 200, the
+  // total of a 206's Content-Range); nullopt otherwise.
+  std::optional<std::uint64_t> expected_size() const { return total_; }
   // Bytes received again from the server that had been delivered already (a 200 that
   // ignored the range and was skipped through, or a representation started over).
   std::uint64_t refetched() const { return refetched_; }
