@@ -417,7 +417,9 @@ void append_json_string(LineBuffer* out, std::string_view s) {
 void append_printable(LineBuffer* out, std::string_view s) {
   for (const char c : s.substr(0, kMaxFieldBytes)) {
     const auto b = static_cast<unsigned char>(c);
-    const char shown = (b < 0x20 || b == 0x7f) ? '?' : c;
+    // C0 and C1 controls (0x9b is a one-byte CSI on many terminals) and anything else
+    // outside ASCII: what a server sends never reaches the terminal raw.
+    const char shown = (b < 0x20 || b >= 0x7f) ? '?' : c;
     out->append(std::string_view(&shown, 1));
   }
 }

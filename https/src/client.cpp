@@ -369,7 +369,13 @@ Client::Step Client::on_receive(Millis now) {
           return stop(now, Outcome::kTerminalFailure, Status::kRestartRefused,
                       "the body had to start over and the sink cannot restart; nothing was spliced");
         }
-        return fail_attempt(now, parser_.error(), "the response is malformed or too large");
+        const Status e = parser_.error();
+        return fail_attempt(now, e,
+                            e == Status::kHeadersTooLarge
+                                ? "the response head does not fit the response-head buffer"
+                            : e == Status::kBodyTooLarge ? "the response body exceeds the body limit"
+                            : e == Status::kError        ? "the body sink refused the body"
+                                                         : "the response is not valid HTTP/1.1");
       }
       if (p == ParseProgress::kDone) return end_response(now, consumed == n);
       continue;

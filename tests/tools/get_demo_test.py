@@ -601,6 +601,18 @@ def case_get_meter():
           f"no meter on the terminal: {seen[-400:]!r}")
 
 
+def case_get_control_bytes():
+    # Regression (issue 9): C1 control bytes in a reason phrase reached the terminal raw
+    # (0x9b is a one-byte CSI); everything printed from the network is sanitized.
+    server = RawServer([b"HTTP/1.1 404 Not\x9b2J Found\x9b31m\r\nContent-Length: 0\r\n"
+                        b"Connection: close\r\n\r\n"])
+    p = subprocess.run([BINARY, "get", f"http://127.0.0.1:{server.port}/"], capture_output=True,
+                       timeout=20)
+    check(p.returncode == 4, f"exit {p.returncode}: {p.stderr!r}")
+    check(b"\x9b" not in p.stderr and b"404 Not?2J Found?31m" in p.stderr,
+          f"stderr: {p.stderr!r}")
+
+
 CASES = {name[len("case_"):]: f for name, f in globals().items() if name.startswith("case_")}
 
 if __name__ == "__main__":
