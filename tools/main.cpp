@@ -10,6 +10,7 @@
 #include "stdio_guard.hpp"
 #include "sim.hpp"
 #include "stepback/profiles/active.hpp"
+#include "upload.hpp"
 
 #ifndef STEPBACK_VERSION
 #error "STEPBACK_VERSION must be defined by the build (tools/CMakeLists.txt)"
@@ -34,6 +35,7 @@ constexpr Subcommand kSubcommands[] = {
     {"sim", run_sim, "simulate a fleet of clients retrying against one server"},
     {"get", run_get, "make an HTTPS request, retried per the device profile"},
     {"demo", run_demo, "watch a retried request against a local HTTPS server: 503, 429, 200"},
+    {"upload", run_upload, "upload a file with Google's resumable upload protocol"},
 };
 
 void print_usage(std::FILE* out) {

@@ -1,0 +1,78 @@
+// A scripted Connector for unit tests of what drives an https::Client: it hands out
+// ScriptedTransports in order, one per open(), and can fail the first opens.
+//
+//   ScriptedConnector c;
+//   c.add().recv_data("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");  // Connection 1.
+//   c.add().send_fail(https::Status::kReset);                            // Connection 2.
+//
+// The same class as the one in tests/https/client_test.cpp, shared for the layers above.
+#ifndef STEPBACK_TESTS_SUPPORT_SCRIPTED_CONNECTOR_HPP_
+#define STEPBACK_TESTS_SUPPORT_SCRIPTED_CONNECTOR_HPP_
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "stepback/https/connector.hpp"
+#include "tests/support/scripted_transport.hpp"
+
+namespace stepback::testing {
+
+// Hands out scripted connections in order; open() fails with `open_failures` first, and
+// with kConnectFailed once the scripted connections are used up.
+class ScriptedConnector final : public https::Connector {
+ public:
+  // A new connection at the end of the queue (fd 101, 102, ...).
+  ScriptedTransport& add(std::size_t sent_capacity = std::size_t{64} * 1024) {
+    connections_.push_back(std::make_unique<ScriptedTransport>(sent_capacity));
+    connections_.back()->set_fd(100 + static_cast<int>(connections_.size()));
+    return *connections_.back();
+  }
+  std::vector<https::Status> open_failures;
+
+  https::Status open(const https::Url&, const char* host, Millis now, const Timeouts& t) override {
+    host_ = host;
+    deadline_ = now + t.connect;
+    if (opened_failures_ < open_failures.size()) return open_failures[opened_failures_++];
+    if (next_ >= connections_.size()) return https::Status::kConnectFailed;
+    current_ = connections_[next_++].get();
+    return https::Status::kOk;
+  }
+  https::Status step(Millis) override { return https::Status::kOk; }
+  int fd() const override { return current_ != nullptr ? current_->fd() : -1; }
+  https::IoInterest wants() const override {
+    return current_ != nullptr ? current_->wants() : https::IoInterest::kNone;
+  }
+  https::Transport& stream() override { return current_ != nullptr ? *current_ : idle_; }
+  Millis deadline() const override { return deadline_; }
+  bool resumed() const override { return false; }
+  const char* failure_message() const override { return "scripted failure"; }
+  void exchange_done() override { ++exchanges_; }
+  void close() override {
+    if (current_ != nullptr) current_->close();
+    current_ = nullptr;
+  }
+
+  // Connections handed out so far.
+  std::size_t opened() const { return next_; }
+  // Responses read completely.
+  std::size_t exchanges() const { return exchanges_; }
+  // The host of the last open().
+  const std::string& host() const { return host_; }
+  ScriptedTransport& connection(std::size_t i) { return *connections_[i]; }
+
+ private:
+  std::vector<std::unique_ptr<ScriptedTransport>> connections_;
+  ScriptedTransport idle_;
+  ScriptedTransport* current_ = nullptr;
+  std::size_t next_ = 0;
+  std::size_t opened_failures_ = 0;
+  Millis deadline_ = Millis::max();
+  std::size_t exchanges_ = 0;
+  std::string host_;
+};
+
+}  // namespace stepback::testing
+
+#endif  // STEPBACK_TESTS_SUPPORT_SCRIPTED_CONNECTOR_HPP_

@@ -1,0 +1,710 @@
+// The Upload's transitions against scripted connections: each test scripts what every
+// exchange's connection receives (the Client opens one per exchange) and checks the requests
+// sent, the waits, what was committed and sent, and the outcome, on a fake clock.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "stepback/transfer/upload.hpp"
+#include "tests/support/scripted_connector.hpp"
+
+namespace stepback::transfer {
+namespace {
+
+using https::Status;
+using testing::ScriptedConnector;
+using testing::ScriptedTransport;
+
+constexpr std::uint64_t kChunk = kChunkGranularity;
+constexpr char kMetadata[] = R"({"name":"o","size":"1"})";
+
+std::uint8_t pattern_byte(std::uint64_t i) {
+  return static_cast<std::uint8_t>((i * 7 + i / 251) & 0xFF);
+}
+
+std::string pattern(std::uint64_t from, std::uint64_t to) {
+  std::string s;
+  for (std::uint64_t i = from; i < to; ++i) s.push_back(static_cast<char>(pattern_byte(i)));
+  return s;
+}
+
+std::size_t read_pattern(void*, std::uint64_t offset, https::MutableBytes out) {
+  for (std::size_t i = 0; i < out.size; ++i) out.data[i] = pattern_byte(offset + i);
+  return out.size;
+}
+
+std::string session_created(const std::string& location = "https://upload.test/s?upload_id=u1") {
+  return "HTTP/1.1 200 OK\r\nLocation: " + location + "\r\nContent-Length: 0\r\n\r\n";
+}
+std::string resume_incomplete(std::uint64_t held) {
+  if (held == 0) return "HTTP/1.1 308 Resume Incomplete\r\nContent-Length: 0\r\n\r\n";
+  return "HTTP/1.1 308 Resume Incomplete\r\nRange: bytes=0-" + std::to_string(held - 1) +
+         "\r\nContent-Length: 0\r\n\r\n";
+}
+std::string finished(int status = 200) {
+  return "HTTP/1.1 " + std::to_string(status) +
+         " OK\r\nContent-Type: application/json\r\nContent-Length: " +
+         std::to_string(sizeof kMetadata - 1) + "\r\n\r\n" + kMetadata;
+}
+std::string status_only(int status, const std::string& extra = "") {
+  return "HTTP/1.1 " + std::to_string(status) + " Status\r\n" + extra + "Content-Length: 0\r\n\r\n";
+}
+
+// One request as the server would read it.
+struct Sent {
+  std::string method;
+  std::string target;
+  std::map<std::string, std::string> headers;  // Names as sent.
+  std::string body;
+};
+
+Sent parse(const std::string& sent) {
+  Sent r;
+  const std::size_t end = sent.find("\r\n\r\n");
+  if (end == std::string::npos) {
+    r.body = sent;
+    return r;
+  }
+  const std::string head = sent.substr(0, end);
+  r.body = sent.substr(end + 4);
+  std::size_t line_end = head.find("\r\n");
+  const std::string first = head.substr(0, line_end);
+  r.method = first.substr(0, first.find(' '));
+  r.target = first.substr(first.find(' ') + 1, first.rfind(' ') - first.find(' ') - 1);
+  while (line_end != std::string::npos) {
+    const std::size_t next = head.find("\r\n", line_end + 2);
+    const std::string line = head.substr(
+        line_end + 2, next == std::string::npos ? std::string::npos : next - line_end - 2);
+    const std::size_t colon = line.find(':');
+    r.headers[line.substr(0, colon)] = line.substr(colon + 2);
+    line_end = next;
+  }
+  return r;
+}
+
+// One event, copied out of the callback.
+struct Seen {
+  UploadEvent::Kind kind = UploadEvent::Kind::kSession;
+  std::uint64_t offset = 0;
+  std::uint64_t size = 0;
+  std::uint16_t status = 0;
+  std::uint32_t retry = 0;
+  std::uint64_t wait = 0;
+  std::string message;
+};
+
+bool collect(void* context, std::uint64_t offset, https::ConstBytes data);
+bool restart(void* context);
+
+void record(void* context, const UploadEvent& e) {
+  Seen s;
+  s.kind = e.kind;
+  s.offset = e.offset;
+  s.size = e.size;
+  s.status = e.status;
+  s.retry = e.retry;
+  s.wait = e.wait.count();
+  s.message = e.message;
+  static_cast<std::vector<Seen>*>(context)->push_back(s);
+}
+
+// One upload with its buffers, a short policy without jitter (exact waits), a fake clock
+// and a body of `size` pattern bytes.
+struct Harness {
+  explicit Harness(std::uint64_t size = kChunk + 1000) {
+    policy.jitter = Jitter::kNone;
+    policy.initial_delay = Millis(100);
+    policy.max_backoff = Millis(400);
+    policy.max_retries = 3;
+    policy.max_server_delay = Millis::seconds(60);
+    timeouts.read = Millis(5000);
+    EXPECT_EQ(
+        https::parse_url("https://upload.test/upload/o?uploadType=resumable&name=o", &spec.url),
+        Status::kOk);
+    spec.body = https::BodySource{read_pattern, nullptr, size};
+    spec.chunk_size = kChunk;
+    spec.content_type = "application/octet-stream";
+  }
+  UploadNext start() {
+    UploadOptions options;
+    options.timeouts = timeouts;
+    options.buffers = https::ClientBuffers{{request, sizeof request},
+                                           {head, sizeof head},
+                                           {io, sizeof io},
+                                           {error_body, sizeof error_body}};
+    options.session_uri = https::MutableBytes{session, sizeof session};
+    options.metadata = https::ResponseSink{collect, restartable ? restart : nullptr, this};
+    options.events = UploadEventSink{record, &events};
+    options.wall_now = [] { return Millis(1'700'000'000'000); };
+    upload = std::make_unique<Upload>(connector, context, options);
+    EXPECT_EQ(upload->start(spec), Status::kOk);
+    return upload->step(now);
+  }
+  // Steps until done, jumping the clock to each wait's end; at most `limit` steps.
+  UploadNext run(UploadNext next, int limit = 100000) {
+    for (int i = 0; i < limit && next.kind != UploadNext::Kind::kDone; ++i) {
+      if (next.kind == UploadNext::Kind::kWaitIo) {
+        EXPECT_GE(next.fd, 0);
+        // A silent scripted peer: the only way on is its deadline.
+        if (connector_silent_) now = next.at;
+      } else if (next.at > now) {
+        waits.push_back((next.at - now).count());
+        now = next.at;
+      }
+      next = upload->step(now);
+    }
+    return next;
+  }
+  UploadNext run() { return run(start()); }
+  // The request sent on connection `i`.
+  Sent sent(std::size_t i) { return parse(connector.connection(i).sent()); }
+  std::vector<Seen> of(UploadEvent::Kind kind) const {
+    std::vector<Seen> out;
+    for (const Seen& s : events) {
+      if (s.kind == kind) out.push_back(s);
+    }
+    return out;
+  }
+
+  Policy policy;
+  Xoshiro128 random{7};
+  RetryContext context{policy, random, nullptr};
+  Timeouts timeouts;
+  ScriptedConnector connector;
+  UploadSpec spec;
+  std::uint8_t request[2048];
+  std::uint8_t head[2048];
+  std::uint8_t io[16384];
+  std::uint8_t error_body[512];
+  std::uint8_t session[256];
+  std::string metadata;
+  bool restartable = true;
+  std::uint32_t restarts = 0;
+  std::uint32_t offset_violations = 0;
+  std::vector<Seen> events;
+  std::vector<std::uint64_t> waits;
+  Millis now{1000};
+  bool connector_silent_ = true;
+  std::unique_ptr<Upload> upload;
+};
+
+bool collect(void* context, std::uint64_t offset, https::ConstBytes data) {
+  auto* h = static_cast<Harness*>(context);
+  if (offset != h->metadata.size()) ++h->offset_violations;
+  h->metadata.append(reinterpret_cast<const char*>(data.data), data.size);
+  return true;
+}
+
+bool restart(void* context) {
+  auto* h = static_cast<Harness*>(context);
+  ++h->restarts;
+  h->metadata.clear();
+  return true;
+}
+
+TEST(Upload, OpensASessionAndSendsTheBodyInChunks) {
+  Harness h(2 * kChunk + 1000);
+  h.connector.add().recv_data(session_created());
+  h.connector.add(600 * 1024).recv_data(resume_incomplete(kChunk));
+  h.connector.add(600 * 1024).recv_data(resume_incomplete(2 * kChunk));
+  h.connector.add(600 * 1024).recv_data(finished(201));
+  ASSERT_EQ(h.run().kind, UploadNext::Kind::kDone);
+  const UploadResult& r = h.upload->result();
+  EXPECT_EQ(r.outcome, Outcome::kSuccess) << r.message;
+  EXPECT_EQ(r.status, 201);
+  EXPECT_EQ(r.exchanges, 4U);
+  EXPECT_EQ(h.metadata, kMetadata);
+  EXPECT_EQ(h.upload->committed(), 2 * kChunk + 1000);
+  EXPECT_EQ(h.upload->bytes_sent(), 2 * kChunk + 1000);
+  EXPECT_EQ(h.upload->sessions(), 1U);
+  EXPECT_EQ(h.upload->session_uri(), "https://upload.test/s?upload_id=u1");
+  EXPECT_TRUE(h.waits.empty());
+
+  Sent post = h.sent(0);
+  EXPECT_EQ(post.method, "POST");
+  EXPECT_EQ(post.target, "/upload/o?uploadType=resumable&name=o");
+  EXPECT_EQ(post.headers["X-Upload-Content-Length"], std::to_string(2 * kChunk + 1000));
+  EXPECT_EQ(post.headers["X-Upload-Content-Type"], "application/octet-stream");
+  EXPECT_EQ(post.headers["Content-Length"], "0");
+  EXPECT_EQ(post.headers.count("Content-Range"), 0U);
+
+  const std::uint64_t bounds[][2] = {
+      {0, kChunk}, {kChunk, 2 * kChunk}, {2 * kChunk, 2 * kChunk + 1000}};
+  for (std::size_t i = 0; i < 3; ++i) {
+    Sent put = h.sent(i + 1);
+    EXPECT_EQ(put.method, "PUT");
+    EXPECT_EQ(put.target, "/s?upload_id=u1");
+    EXPECT_EQ(put.headers["Content-Range"], "bytes " + std::to_string(bounds[i][0]) + "-" +
+                                                std::to_string(bounds[i][1] - 1) + "/" +
+                                                std::to_string(2 * kChunk + 1000));
+    EXPECT_TRUE(put.body == pattern(bounds[i][0], bounds[i][1])) << i;
+  }
+  const auto committed = h.of(UploadEvent::Kind::kCommitted);
+  ASSERT_EQ(committed.size(), 3U);
+  EXPECT_EQ(committed[2].offset, 2 * kChunk + 1000);
+  EXPECT_EQ(h.of(UploadEvent::Kind::kChunk).size(), 3U);
+  EXPECT_EQ(h.of(UploadEvent::Kind::kDone).size(), 1U);
+}
+
+TEST(Upload, ARelativeLocationIsOnTheInitiationOrigin) {
+  Harness h(100);
+  ASSERT_EQ(https::parse_url("http://127.0.0.1:8080/upload?uploadType=resumable", &h.spec.url),
+            Status::kOk);
+  h.connector.add().recv_data(session_created("/session/7"));
+  h.connector.add().recv_data(finished());
+  h.run();
+  EXPECT_EQ(h.upload->result().outcome, Outcome::kSuccess);
+  EXPECT_EQ(h.upload->session_uri(), "http://127.0.0.1:8080/session/7");
+  EXPECT_EQ(h.sent(1).target, "/session/7");
+}
+
+TEST(Upload, AResetMidChunkAsksWhatTheServerHoldsAndSendsOnlyTheRest) {
+  const std::uint64_t size = 2 * kChunk + 1000;
+  const std::string total = "/" + std::to_string(size);
+  Harness h(size);
+  h.connector.add().recv_data(session_created());
+  ScriptedTransport& cut = h.connector.add(600 * 1024);
+  // The head, two io buffers of body, then a reset while sending the third.
+  cut.send_accept(100000).send_accept(16384).send_accept(16384).send_fail(Status::kReset);
+  h.connector.add().recv_data(resume_incomplete(20000));  // The query.
+  h.connector.add(600 * 1024).recv_data(resume_incomplete(20000 + kChunk));
+  h.connector.add(600 * 1024).recv_data(finished());
+  h.run();
+  const UploadResult& r = h.upload->result();
+  EXPECT_EQ(r.outcome, Outcome::kSuccess) << r.message;
+  EXPECT_EQ(h.waits, (std::vector<std::uint64_t>{100}));
+  Sent query = h.sent(2);
+  EXPECT_EQ(query.method, "PUT");
+  EXPECT_EQ(query.headers["Content-Range"], "bytes *" + total);
+  EXPECT_EQ(query.headers["Content-Length"], "0");
+  EXPECT_TRUE(query.body.empty());
+  // From the committed offset, a whole chunk (the protocol's size), then the rest.
+  Sent again = h.sent(3);
+  EXPECT_EQ(again.headers["Content-Range"],
+            "bytes 20000-" + std::to_string(20000 + kChunk - 1) + total);
+  EXPECT_TRUE(again.body == pattern(20000, 20000 + kChunk));
+  Sent last = h.sent(4);
+  EXPECT_EQ(last.headers["Content-Range"],
+            "bytes " + std::to_string(20000 + kChunk) + "-" + std::to_string(size - 1) + total);
+  EXPECT_TRUE(last.body == pattern(20000 + kChunk, size));
+  // Read for sending: the cut chunk's three io buffers, then everything from 20000 once.
+  EXPECT_EQ(h.upload->bytes_sent(), 3 * 16384 + (size - 20000));
+  EXPECT_EQ(h.of(UploadEvent::Kind::kQuery).size(), 1U);
+  EXPECT_EQ(h.of(UploadEvent::Kind::kWait).size(), 1U);
+}
+
+TEST(Upload, RetryableStatusesOnAPutWaitThenQuery) {
+  for (const int status : {503, 408, 429, 500}) {
+    Harness h(1000);
+    h.connector.add().recv_data(session_created());
+    h.connector.add().recv_data(status_only(status));
+    h.connector.add().recv_data(resume_incomplete(0));  // The query: nothing held.
+    h.connector.add().recv_data(finished());
+    h.run();
+    EXPECT_EQ(h.upload->result().outcome, Outcome::kSuccess) << status;
+    EXPECT_EQ(h.waits, (std::vector<std::uint64_t>{100})) << status;
+    EXPECT_EQ(h.sent(2).headers["Content-Range"], "bytes */1000") << status;
+    EXPECT_EQ(h.sent(3).headers["Content-Range"], "bytes 0-999/1000") << status;
+    EXPECT_EQ(h.upload->bytes_sent(), 2000U) << status;
+  }
+}
+
+TEST(Upload, RetryAfterLengthensTheWait) {
+  Harness h(1000);
+  h.connector.add().recv_data(session_created());
+  h.connector.add().recv_data(status_only(429, "Retry-After: 3\r\n"));
+  h.connector.add().recv_data(resume_incomplete(0));
+  h.connector.add().recv_data(finished());
+  h.run();
+  EXPECT_EQ(h.upload->result().outcome, Outcome::kSuccess);
+  EXPECT_EQ(h.waits, (std::vector<std::uint64_t>{3000}));
+}
+
+TEST(Upload, A308WithoutRangeMeansNothingIsHeldAndTheChunkGoesAgainAfterAWait) {
+  Harness h(kChunk + 10);
+  h.connector.add().recv_data(session_created());
+  h.connector.add(600 * 1024).recv_data(resume_incomplete(0));  // Kept none of the chunk.
+  h.connector.add(600 * 1024).recv_data(resume_incomplete(kChunk));
+  h.connector.add().recv_data(finished());
+  h.run();
+  EXPECT_EQ(h.upload->result().outcome, Outcome::kSuccess);
+  EXPECT_EQ(h.waits, (std::vector<std::uint64_t>{100}));
+  // No query: the 308 said what is held.
+  EXPECT_EQ(h.sent(2).headers["Content-Range"],
+            "bytes 0-" + std::to_string(kChunk - 1) + "/" + std::to_string(kChunk + 10));
+  EXPECT_EQ(h.upload->bytes_sent(), 2 * kChunk + 10);
+  EXPECT_EQ(h.of(UploadEvent::Kind::kQuery).size(), 0U);
+}
+
+TEST(Upload, APartlyKeptChunkGoesOnFromTheCommittedOffsetAtOnce) {
+  Harness h(kChunk + 10);
+  h.connector.add().recv_data(session_created());
+  h.connector.add(600 * 1024).recv_data(resume_incomplete(5000));
+  h.connector.add(600 * 1024).recv_data(finished());  // bytes 5000-(kChunk+9): the rest.
+  h.run();
+  EXPECT_EQ(h.upload->result().outcome, Outcome::kSuccess);
+  EXPECT_TRUE(h.waits.empty());
+  EXPECT_EQ(h.sent(2).headers["Content-Range"],
+            "bytes 5000-" + std::to_string(kChunk + 9) + "/" + std::to_string(kChunk + 10));
+}
+
+TEST(Upload, ProgressStartsTheBackoffOver) {
+  // Every chunk fails once (503), then goes through: each failure waits the first backoff,
+  // never a longer one, and the retry limit (1) is never reached.
+  Harness h(3 * kChunk);
+  h.policy.max_retries = 1;
+  h.connector.add().recv_data(session_created());
+  for (std::uint64_t i = 0; i < 3; ++i) {
+    h.connector.add(600 * 1024).recv_data(status_only(503));
+    h.connector.add().recv_data(resume_incomplete(i * kChunk));
+    h.connector.add(600 * 1024)
+        .recv_data(i == 2 ? finished() : resume_incomplete((i + 1) * kChunk));
+  }
+  h.run();
+  EXPECT_EQ(h.upload->result().outcome, Outcome::kSuccess) << h.upload->result().message;
+  EXPECT_EQ(h.waits, (std::vector<std::uint64_t>{100, 100, 100}));
+}
+
+TEST(Upload, WithoutProgressTheRetriesRunOut) {
+  Harness h(1000);
+  h.policy.max_retries = 2;
+  h.connector.add().recv_data(session_created());
+  for (int i = 0; i < 3; ++i) {
+    h.connector.add().recv_data(status_only(503));
+    if (i < 2) h.connector.add().recv_data(resume_incomplete(0));
+  }
+  h.run();
+  const UploadResult& r = h.upload->result();
+  EXPECT_EQ(r.outcome, Outcome::kRetriesExhausted);
+  EXPECT_EQ(r.status, 503);
+  EXPECT_EQ(h.waits, (std::vector<std::uint64_t>{100, 200}));
+}
+
+TEST(Upload, AnExpiredSessionEndsTheUploadClearly) {
+  Harness h(1000);
+  h.connector.add().recv_data(session_created());
+  h.connector.add().recv_data(status_only(404));
+  h.run();
+  const UploadResult& r = h.upload->result();
+  EXPECT_EQ(r.outcome, Outcome::kTerminalStatus);
+  EXPECT_EQ(r.status, 404);
+  EXPECT_TRUE(r.session_expired);
+  EXPECT_NE(std::string(r.message).find("expired"), std::string::npos) << r.message;
+  EXPECT_EQ(h.of(UploadEvent::Kind::kExpired).size(), 1U);
+}
+
+TEST(Upload, AnExpiredSessionIsReplacedWhenTheCallerAllows) {
+  Harness h(kChunk + 1000);
+  h.spec.session_restarts = 1;
+  h.connector.add().recv_data(session_created());
+  h.connector.add(600 * 1024).recv_data(resume_incomplete(kChunk));
+  h.connector.add(600 * 1024).recv_data(status_only(410));
+  h.connector.add().recv_data(session_created("https://upload.test/s?upload_id=u2"));
+  h.connector.add(600 * 1024).recv_data(resume_incomplete(kChunk));
+  h.connector.add(600 * 1024).recv_data(finished());
+  h.run();
+  EXPECT_EQ(h.upload->result().outcome, Outcome::kSuccess) << h.upload->result().message;
+  EXPECT_EQ(h.upload->sessions(), 2U);
+  EXPECT_EQ(h.upload->session_uri(), "https://upload.test/s?upload_id=u2");
+  EXPECT_EQ(h.sent(4).headers["Content-Range"],
+            "bytes 0-" + std::to_string(kChunk - 1) + "/" + std::to_string(kChunk + 1000));
+  EXPECT_EQ(h.upload->bytes_sent(), 2 * (kChunk + 1000));
+}
+
+TEST(Upload, AKnownSessionStartsWithAQuery) {
+  Harness h(kChunk + 1000);
+  h.spec.session = "https://upload.test/s?upload_id=old";
+  h.connector.add().recv_data(resume_incomplete(kChunk));
+  h.connector.add().recv_data(finished());
+  h.run();
+  EXPECT_EQ(h.upload->result().outcome, Outcome::kSuccess);
+  EXPECT_EQ(h.upload->sessions(), 0U);
+  EXPECT_EQ(h.sent(0).headers["Content-Range"], "bytes */" + std::to_string(kChunk + 1000));
+  EXPECT_EQ(h.sent(1).headers["Content-Range"], "bytes " + std::to_string(kChunk) + "-" +
+                                                    std::to_string(kChunk + 999) + "/" +
+                                                    std::to_string(kChunk + 1000));
+  EXPECT_EQ(h.upload->bytes_sent(), 1000U);
+}
+
+TEST(Upload, AQueryOfACompleteUploadEndsIt) {
+  Harness h(1000);
+  h.spec.session = "https://upload.test/s?upload_id=done";
+  h.connector.add().recv_data(finished());
+  h.run();
+  EXPECT_EQ(h.upload->result().outcome, Outcome::kSuccess);
+  EXPECT_EQ(h.metadata, kMetadata);
+  EXPECT_EQ(h.upload->bytes_sent(), 0U);
+}
+
+TEST(Upload, AnEmptyBodyIsOneEmptyPut) {
+  Harness h(0);
+  h.connector.add().recv_data(session_created());
+  h.connector.add().recv_data(finished());
+  h.run();
+  EXPECT_EQ(h.upload->result().outcome, Outcome::kSuccess);
+  EXPECT_EQ(h.sent(0).headers["X-Upload-Content-Length"], "0");
+  EXPECT_EQ(h.sent(1).headers["Content-Range"], "bytes */0");
+}
+
+TEST(Upload, TheSessionPostFollowsItsIdempotencyRule) {
+  Harness strict(1000);  // kByMethod: a POST that may have arrived is not sent again.
+  strict.connector.add().recv_reset();
+  strict.connector.add().recv_data(session_created());
+  strict.run();
+  EXPECT_EQ(strict.upload->result().outcome, Outcome::kNotIdempotent);
+  EXPECT_EQ(strict.upload->result().error, Status::kReset);
+  EXPECT_EQ(strict.connector.opened(), 1U);
+
+  Harness yes(1000);
+  yes.spec.idempotency = https::RequestSpec::Idempotency::kYes;
+  yes.connector.add().recv_reset();
+  yes.connector.add().recv_data(session_created());
+  yes.connector.add().recv_data(finished());
+  yes.run();
+  EXPECT_EQ(yes.upload->result().outcome, Outcome::kSuccess);
+  EXPECT_EQ(yes.waits, (std::vector<std::uint64_t>{100}));
+  EXPECT_EQ(yes.sent(1).method, "POST");  // Again, not a query: there is no session yet.
+
+  Harness refused(1000);  // Provably never left: sent again under any rule.
+  refused.connector.open_failures = {Status::kConnectFailed};
+  refused.connector.add().recv_data(session_created());
+  refused.connector.add().recv_data(finished());
+  refused.run();
+  EXPECT_EQ(refused.upload->result().outcome, Outcome::kSuccess);
+}
+
+TEST(Upload, AStalledChunkTimesOutAndIsQueried) {
+  Harness h(1000);
+  h.connector.add().recv_data(session_created());
+  h.connector.add().recv_would_block();  // Then silence.
+  h.connector.add().recv_data(resume_incomplete(1000));
+  h.connector.add().recv_data(finished());
+  h.run();
+  EXPECT_EQ(h.upload->result().outcome, Outcome::kSuccess);
+  EXPECT_EQ(h.sent(2).headers["Content-Range"], "bytes */1000");
+  // Everything was held: the query's 308 leads to a final empty PUT, not to a resend.
+  EXPECT_EQ(h.sent(3).headers["Content-Range"], "bytes */1000");
+  EXPECT_EQ(h.upload->bytes_sent(), 1000U);
+  bool timeout = false;
+  for (const Seen& s : h.of(UploadEvent::Kind::kError))
+    timeout |= s.message.find("timed out") != std::string::npos;
+  EXPECT_TRUE(timeout);
+}
+
+TEST(Upload, CutMetadataStartsTheSinkOver) {
+  Harness h(1000);
+  h.connector.add().recv_data(session_created());
+  h.connector.add().recv_data(finished().substr(0, finished().size() - 5)).recv_reset();
+  h.connector.add().recv_data(finished());  // The query finds the upload finished.
+  h.run();
+  EXPECT_EQ(h.upload->result().outcome, Outcome::kSuccess);
+  EXPECT_EQ(h.metadata, kMetadata);
+  EXPECT_EQ(h.restarts, 1U);
+  EXPECT_EQ(h.offset_violations, 0U);
+
+  Harness once(1000);
+  once.restartable = false;
+  once.connector.add().recv_data(session_created());
+  once.connector.add().recv_data(finished().substr(0, finished().size() - 5)).recv_reset();
+  once.connector.add().recv_data(finished());
+  once.run();
+  EXPECT_EQ(once.upload->result().outcome, Outcome::kTerminalFailure);
+  EXPECT_EQ(once.upload->result().error, Status::kRestartRefused);
+}
+
+TEST(Upload, ProtocolViolationsAreTerminal) {
+  struct Case {
+    std::string answer;
+    const char* words;
+  };
+  const Case cases[] = {
+      {"HTTP/1.1 308 Resume Incomplete\r\nRange: bytes=5-99\r\nContent-Length: 0\r\n\r\n", "Range"},
+      {resume_incomplete(2000), "never sent"},
+      {status_only(302, "Location: https://elsewhere.test/\r\n"), "status"},
+  };
+  for (const Case& c : cases) {
+    Harness h(1000);
+    h.connector.add().recv_data(session_created());
+    h.connector.add().recv_data(c.answer);
+    h.run();
+    EXPECT_EQ(h.upload->result().outcome, Outcome::kTerminalFailure) << c.answer;
+    EXPECT_EQ(h.upload->result().error, Status::kProtocol) << c.answer;
+    EXPECT_NE(std::string(h.upload->result().message).find(c.words), std::string::npos)
+        << h.upload->result().message;
+  }
+  Harness no_location(1000);
+  no_location.connector.add().recv_data(status_only(200));
+  no_location.run();
+  EXPECT_EQ(no_location.upload->result().outcome, Outcome::kTerminalFailure);
+  EXPECT_NE(std::string(no_location.upload->result().message).find("Location"), std::string::npos);
+}
+
+TEST(Upload, OtherClientErrorsAreTerminal) {
+  Harness h(1000);
+  h.connector.add().recv_data(session_created());
+  h.connector.add().recv_data(status_only(403));
+  h.run();
+  EXPECT_EQ(h.upload->result().outcome, Outcome::kTerminalStatus);
+  EXPECT_EQ(h.upload->result().status, 403);
+  EXPECT_FALSE(h.upload->result().session_expired);
+
+  Harness post(1000);  // A 404 on the initiation URL is no expired session.
+  post.connector.add().recv_data(status_only(404));
+  post.run();
+  EXPECT_EQ(post.upload->result().outcome, Outcome::kTerminalStatus);
+  EXPECT_FALSE(post.upload->result().session_expired);
+}
+
+TEST(Upload, StartRefusesBadChunkSizesAndOversizedSessions) {
+  Harness h(1000);
+  h.start();
+  UploadSpec spec = h.spec;
+  spec.chunk_size = 1000;
+  EXPECT_EQ(h.upload->start(spec), Status::kInvalidArgument);
+  spec.chunk_size = 0;
+  EXPECT_EQ(h.upload->start(spec), Status::kInvalidArgument);
+  spec.chunk_size = 3 * kChunk;
+  EXPECT_EQ(h.upload->start(spec), Status::kOk);
+  spec.session = "not a url";
+  EXPECT_EQ(h.upload->start(spec), Status::kInvalidArgument);
+  const std::string long_uri = "https://upload.test/" + std::string(400, 'x');
+  spec.session = long_uri;
+  EXPECT_EQ(h.upload->start(spec), Status::kBufferTooSmall);
+  // A refused start leaves the upload done: stepping it sends nothing.
+  EXPECT_EQ(h.upload->step(h.now).kind, UploadNext::Kind::kDone);
+  EXPECT_EQ(h.upload->result().outcome, Outcome::kTerminalFailure);
+  EXPECT_EQ(h.upload->result().error, Status::kBufferTooSmall);
+  EXPECT_EQ(h.connector.opened(), 0U);
+}
+
+TEST(Upload, TheDeadlineCountsFromTheLastProgress) {
+  // Deadline 1 s; each chunk fails once and waits 600 ms: 1.2 s of waiting in all, but never
+  // 1 s without progress.
+  Harness h(2 * kChunk);
+  h.policy.initial_delay = Millis(600);
+  h.policy.max_backoff = Millis(600);
+  h.policy.total_deadline = Millis(1000);
+  h.connector.add().recv_data(session_created());
+  for (std::uint64_t i = 0; i < 2; ++i) {
+    h.connector.add(600 * 1024).recv_data(status_only(503));
+    h.connector.add().recv_data(resume_incomplete(i * kChunk));
+    h.connector.add(600 * 1024).recv_data(i == 1 ? finished() : resume_incomplete(kChunk));
+  }
+  h.run();
+  EXPECT_EQ(h.upload->result().outcome, Outcome::kSuccess) << h.upload->result().message;
+  EXPECT_EQ(h.waits, (std::vector<std::uint64_t>{600, 600}));
+
+  Harness stuck(1000);  // Without progress the deadline ends it.
+  stuck.policy.initial_delay = Millis(600);
+  stuck.policy.max_backoff = Millis(600);
+  stuck.policy.total_deadline = Millis(1000);
+  stuck.connector.add().recv_data(session_created());
+  stuck.connector.add().recv_data(status_only(503));
+  stuck.connector.add().recv_data(resume_incomplete(0));
+  stuck.connector.add().recv_data(status_only(503));
+  stuck.run();
+  EXPECT_EQ(stuck.upload->result().outcome, Outcome::kDeadline);
+  EXPECT_EQ(stuck.waits, (std::vector<std::uint64_t>{600}));
+}
+
+TEST(Upload, SavesWhereItStandsAndAResumedUploadGoesOnFromThere) {
+  Harness h(1000);
+  h.connector.add().recv_data(session_created());
+  h.connector.add().recv_data(status_only(503));
+  h.connector.add().recv_data(status_only(503));  // The query after the first wait.
+  UploadNext next = h.start();
+  TransferState saved;
+  const Millis wall(1'700'000'000'000);
+  // Steps until the second wait begins, then saves, as an app would before sleeping.
+  for (int i = 0; i < 1000 && h.of(UploadEvent::Kind::kWait).size() < 2; ++i) {
+    if (next.kind == UploadNext::Kind::kWaitUntil && next.at > h.now) h.now = next.at;
+    next = h.upload->step(h.now);
+  }
+  ASSERT_EQ(h.of(UploadEvent::Kind::kWait).size(), 2U);
+  ASSERT_TRUE(h.upload->save(&saved, h.now, wall));
+  EXPECT_EQ(saved.session_uri(), "https://upload.test/s?upload_id=u1");
+  EXPECT_EQ(saved.total_size, 1000U);
+  EXPECT_EQ(saved.committed, 0U);
+  EXPECT_EQ(saved.chunk_size, kChunk);
+  EXPECT_EQ(saved.retries, 2U);  // The attempt after this wait is retry 2.
+  EXPECT_EQ(saved.wait_remaining, Millis(200));
+  EXPECT_EQ(saved.release_wall_ms, 1'700'000'000'200);
+
+  // A new process: the restored wait first (150 ms of it were left), then a failure that
+  // waits as retry 2 would (400 ms, the cap), then success within the one retry left.
+  Harness r(1000);
+  r.spec.session = "https://upload.test/s?upload_id=u1";
+  r.spec.resume = UploadResume{saved.retries, Millis(150)};
+  r.connector.add().recv_data(status_only(503));
+  r.connector.add().recv_data(resume_incomplete(0));
+  r.connector.add().recv_data(finished());
+  r.run();
+  EXPECT_EQ(r.upload->result().outcome, Outcome::kSuccess) << r.upload->result().message;
+  EXPECT_EQ(r.waits, (std::vector<std::uint64_t>{150, 400}));
+  EXPECT_EQ(r.sent(0).headers["Content-Range"], "bytes */1000");
+
+  // Restored at the retry limit: the next failure ends it.
+  Harness spent(1000);
+  spent.spec.session = "https://upload.test/s?upload_id=u1";
+  spent.spec.resume = UploadResume{3, Millis(0)};
+  spent.connector.add().recv_data(status_only(503));
+  spent.run();
+  EXPECT_EQ(spent.upload->result().outcome, Outcome::kRetriesExhausted);
+}
+
+TEST(Upload, NothingIsSavedBeforeASessionExists) {
+  Harness h(1000);
+  h.connector.add().recv_would_block();
+  ASSERT_EQ(h.start().kind, UploadNext::Kind::kWaitIo);  // The POST is under way.
+  TransferState saved;
+  EXPECT_FALSE(h.upload->save(&saved, h.now, Millis(0)));
+}
+
+TEST(Upload, ARestoredWaitIsSavedAsSuch) {
+  Harness h(1000);
+  h.spec.session = "https://upload.test/s?upload_id=u1";
+  h.spec.resume = UploadResume{2, Millis(5000)};
+  const UploadNext next = h.start();
+  ASSERT_EQ(next.kind, UploadNext::Kind::kWaitUntil);
+  EXPECT_EQ(next.at, h.now + Millis(5000));
+  h.now = h.now + Millis(1000);
+  TransferState saved;
+  ASSERT_TRUE(h.upload->save(&saved, h.now, Millis(2'000'000)));
+  EXPECT_EQ(saved.retries, 2U);
+  EXPECT_EQ(saved.wait_remaining, Millis(4000));
+  EXPECT_EQ(saved.release_wall_ms, 2'004'000);
+  ASSERT_EQ(h.of(UploadEvent::Kind::kWait).size(), 1U);
+  EXPECT_EQ(h.of(UploadEvent::Kind::kWait)[0].wait, 5000U);
+}
+
+TEST(Upload, ProgressForgetsTheRestoredRetries) {
+  Harness h(2 * kChunk);
+  h.policy.max_retries = 2;
+  h.spec.session = "https://upload.test/s?upload_id=u1";
+  h.spec.resume = UploadResume{2, Millis(0)};  // No retry left until progress.
+  h.connector.add().recv_data(resume_incomplete(0));
+  h.connector.add(600 * 1024).recv_data(resume_incomplete(kChunk));  // Progress.
+  h.connector.add(600 * 1024).recv_data(status_only(503));           // A first failure again.
+  h.connector.add().recv_data(resume_incomplete(kChunk));
+  h.connector.add(600 * 1024).recv_data(finished());
+  h.run();
+  EXPECT_EQ(h.upload->result().outcome, Outcome::kSuccess) << h.upload->result().message;
+  EXPECT_EQ(h.waits, (std::vector<std::uint64_t>{100}));
+}
+
+TEST(Upload, CancelEndsIt) {
+  Harness h(1000);
+  h.connector.add().recv_would_block();
+  const UploadNext next = h.start();
+  EXPECT_EQ(next.kind, UploadNext::Kind::kWaitIo);
+  h.upload->cancel();
+  EXPECT_EQ(h.upload->step(h.now).kind, UploadNext::Kind::kDone);
+  EXPECT_EQ(h.upload->result().outcome, Outcome::kCancelled);
+}
+
+}  // namespace
+}  // namespace stepback::transfer

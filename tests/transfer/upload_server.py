@@ -1,0 +1,399 @@
+#!/usr/bin/env python3
+"""A resumable-upload server (Google's protocol) over TLS or plain TCP, for the tests.
+
+Standard library only; one session store in memory. It listens on an ephemeral loopback
+port, writes the port to --port-file once it accepts, and serves:
+
+  POST /upload?uploadType=resumable&name=NAME   opens a session: 200 with Location, the
+        session URI (X-Upload-Content-Length gives the size; without it the size comes with
+        the last chunk). A JSON body (the object's metadata) may name the object too.
+  PUT SESSION with Content-Range: bytes A-B/N (or A-B/*): a chunk. A may lie below what is
+        held (the overlap must match and is skipped) but not above it; every chunk but the
+        last is a multiple of 256 KiB. Answers 308 with Range: bytes=0-K (no Range while
+        nothing is held) or, once all N bytes are held, 200 with the object's metadata.
+  PUT SESSION with Content-Range: bytes */N (or */*) and no body: a status query, answered
+        the same way (200 again once complete).
+  Anything else: 400 with a reason, which the tests treat as a client bug.
+
+Finished objects are written to --objects/NAME, so a test can compare them byte for byte.
+
+Faults come from --script, a JSON list of objects, each applied once to one request:
+  on        "post", "chunk" or "query"
+  nth       which request of that kind, 1-based (default 1)
+  do        what to do instead of answering normally:
+    "reset"   read `after` body bytes (default half the chunk), keep `commit` of them
+              (default all), then reset the connection (RST) without answering
+    "status"  read the whole body, keep `commit` bytes of it (default 0), answer `status`
+              (503, 408, 429, ...) with `retry_after` as Retry-After when given
+    "drop"    read the whole body, keep none of it, answer 308 with the Range of what was
+              held before (none at all while that is 0: "308 without Range")
+    "expire"  forget the session: 404 now and for every later request to it
+    "stall"   read `after` body bytes (default all), keep `commit` of them (default all),
+              then say nothing for `seconds` (default 5) and close
+
+--log-file gets one JSON object per request, flushed at once:
+  {"conn": N, "method": M, "kind": "post"|"chunk"|"query"|"other", "range": "...",
+   "received": BODY_BYTES_READ, "kept": BYTES_NEWLY_COMMITTED, "overlap": BYTES_OF_THE_CHUNK
+   ALREADY_HELD (chunks), "answer": STATUS|"reset"|"stall", "held": BYTES_HELD_AFTER,
+   "session": ID}
+and {"handshake": N, "reused": 0|1} per TLS handshake.
+
+The server exits by itself after --lifetime seconds, or when its parent process is gone.
+"""
+
+import argparse
+import base64
+import hashlib
+import json
+import os
+import socket
+import ssl
+import struct
+import sys
+import threading
+import time
+import urllib.parse
+
+GRANULARITY = 256 * 1024
+LOCK = threading.Lock()
+
+
+class Session:
+    def __init__(self, sid, name, size):
+        self.sid = sid
+        self.name = name
+        self.size = size  # None while unknown.
+        self.data = bytearray()
+        self.complete = False
+
+
+class Server:
+    def __init__(self, args):
+        self.args = args
+        self.faults = []
+        if args.script:
+            with open(args.script, encoding="utf-8") as f:
+                self.faults = json.load(f)
+        for fault in self.faults:
+            fault.setdefault("nth", 1)
+            fault["used"] = False
+        self.counts = {"post": 0, "chunk": 0, "query": 0, "other": 0}
+        self.sessions = {}
+        self.next_sid = 1
+        self.conns = 0
+        self.log_file = open(args.log_file, "a", encoding="utf-8", buffering=1)
+        self.context = None
+        if args.cert:
+            self.context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            self.context.load_cert_chain(args.cert, args.key)
+        self.port = 0
+
+    def log(self, record):
+        with LOCK:
+            self.log_file.write(json.dumps(record, sort_keys=True) + "\n")
+
+    def fault_for(self, kind):
+        """The fault scripted for this request of `kind`, if any (counts the request)."""
+        with LOCK:
+            self.counts[kind] += 1
+            n = self.counts[kind]
+            for fault in self.faults:
+                if not fault["used"] and fault["on"] == kind and fault["nth"] == n:
+                    fault["used"] = True
+                    return fault
+        return None
+
+    # --- Connections.
+
+    def serve_connection(self, raw, conn_id):
+        raw.settimeout(30)
+        sock = raw
+        try:
+            if self.context is not None:
+                sock = self.context.wrap_socket(raw, server_side=True)
+                self.log({"handshake": conn_id, "reused": int(sock.session_reused)})
+            reader = Reader(sock)
+            while True:
+                head = reader.read_head()
+                if head is None:
+                    return
+                if not self.handle(sock, reader, conn_id, *head):
+                    return
+        except (OSError, ssl.SSLError, ValueError) as e:
+            self.log({"conn": conn_id, "error": type(e).__name__})
+        finally:
+            try:
+                sock.close()
+            except OSError:
+                pass
+
+    def handle(self, sock, reader, conn_id, method, target, headers):
+        """Serves one request; returns whether the connection stays open."""
+        length = int(headers.get("content-length", "0"))
+        path, _, query = target.partition("?")
+        record = {"conn": conn_id, "method": method, "target": target,
+                  "range": headers.get("content-range", "-"), "received": 0, "kept": 0}
+        if method == "POST" and path == "/upload":
+            record["kind"] = "post"
+            return self.open_session(sock, reader, headers, query, length, record)
+        if method == "PUT" and path.startswith("/session/"):
+            sid = path[len("/session/"):]
+            content_range = headers.get("content-range", "")
+            kind = "query" if content_range.startswith("bytes *") else "chunk"
+            record["kind"] = kind
+            record["session"] = sid
+            return self.put(sock, reader, sid, content_range, kind, length, record)
+        record["kind"] = "other"
+        reader.read_body(length)
+        return self.answer(sock, 400, record, body=b"unknown request")
+
+    def open_session(self, sock, reader, headers, query, length, record):
+        fault = self.fault_for("post")
+        body = reader.read_body(length)
+        record["received"] = len(body)
+        params = urllib.parse.parse_qs(query)
+        if params.get("uploadType") != ["resumable"]:
+            return self.answer(sock, 400, record, body=b"uploadType=resumable is required")
+        name = params.get("name", [""])[0]
+        if not name and body:
+            name = json.loads(body.decode("utf-8")).get("name", "")
+        if not name or "/" in name or name.startswith("."):
+            return self.answer(sock, 400, record, body=b"a plain object name is required")
+        size = headers.get("x-upload-content-length")
+        if fault is not None:
+            return self.fault_answer(sock, fault, record)
+        with LOCK:
+            sid = "s%d" % self.next_sid
+            self.next_sid += 1
+            self.sessions[sid] = Session(sid, name, int(size) if size is not None else None)
+        record["session"] = sid
+        scheme = "https" if self.context is not None else "http"
+        location = "%s://127.0.0.1:%d/session/%s" % (scheme, self.port, sid)
+        return self.answer(sock, 200, record, headers=[("Location", location)])
+
+    def put(self, sock, reader, sid, content_range, kind, length, record):
+        fault = self.fault_for(kind)
+        with LOCK:
+            session = self.sessions.get(sid)
+        if session is None:
+            reader.read_body(length)
+            return self.answer(sock, 404, record, body=b"no such upload session (expired)")
+        if fault is not None and fault["do"] == "expire":
+            with LOCK:
+                self.sessions.pop(sid, None)
+            reader.read_body(length)
+            return self.answer(sock, 404, record, body=b"the upload session expired")
+        parsed = parse_content_range(content_range)
+        if parsed is None:
+            reader.read_body(length)
+            return self.answer(sock, 400, record, body=b"bad Content-Range")
+        first, last, total = parsed
+        if total is not None:
+            if session.size is not None and session.size != total:
+                reader.read_body(length)
+                return self.answer(sock, 400, record, body=b"the total size changed")
+            session.size = total
+        if first is None:  # A status query.
+            reader.read_body(length)
+            if length != 0:
+                return self.answer(sock, 400, record, body=b"a status query has no body")
+            if fault is not None:
+                return self.fault_answer(sock, fault, record, session)
+            return self.status(sock, session, record)
+        if length != last - first + 1:
+            reader.read_body(length)
+            return self.answer(sock, 400, record, body=b"Content-Length does not match the range")
+        final = total is not None and last + 1 == total
+        if not final and length % GRANULARITY != 0:
+            reader.read_body(length)
+            return self.answer(sock, 400, record, body=b"chunks must be multiples of 256 KiB")
+        if first > len(session.data):
+            reader.read_body(length)
+            return self.answer(sock, 400, record, body=b"the chunk starts beyond what is held")
+        # Bytes of this chunk the server already holds: a client that never sends a
+        # committed byte again keeps this at 0.
+        record["overlap"] = max(0, min(len(session.data) - first, length))
+        if fault is not None and fault["do"] in ("reset", "stall"):
+            after = int(fault.get("after", length // 2 if fault["do"] == "reset" else length))
+            body = reader.read_body(min(after, length))
+            record["received"] = len(body)
+            self.keep(session, first, body[: int(fault.get("commit", len(body)))], record)
+            if fault["do"] == "stall":
+                record["answer"] = "stall"
+                record["held"] = len(session.data)
+                self.log(record)
+                time.sleep(float(fault.get("seconds", 5)))
+                return False
+            record["answer"] = "reset"
+            record["held"] = len(session.data)
+            self.log(record)
+            time.sleep(0.05)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            return False
+        body = reader.read_body(length)
+        record["received"] = len(body)
+        if fault is not None:
+            if fault["do"] == "status":
+                self.keep(session, first, body[: int(fault.get("commit", 0))], record)
+            return self.fault_answer(sock, fault, record, session)
+        if not self.keep(session, first, body, record):
+            return self.answer(sock, 400, record, body=b"the overlap differs from what is held")
+        return self.status(sock, session, record)
+
+    def keep(self, session, first, data, record):
+        """Appends what `data` (the bytes from `first`) adds; False if the overlap differs."""
+        with LOCK:
+            held = len(session.data)
+            overlap = held - first
+            if data[:overlap] != session.data[first:first + min(overlap, len(data))]:
+                return False
+            fresh = data[overlap:] if overlap < len(data) else b""
+            session.data += fresh
+            record["kept"] = len(fresh)
+            if session.size is not None and len(session.data) == session.size and not session.complete:
+                session.complete = True
+                self.store(session)
+        return True
+
+    def store(self, session):
+        if self.args.objects:
+            path = os.path.join(self.args.objects, session.name)
+            with open(path + ".tmp", "wb") as f:
+                f.write(session.data)
+            os.rename(path + ".tmp", path)
+
+    def status(self, sock, session, record):
+        if session.complete:
+            data = bytes(session.data)
+            metadata = json.dumps({
+                "kind": "storage#object", "bucket": "test", "name": session.name,
+                "size": str(len(data)),
+                "md5Hash": base64.b64encode(hashlib.md5(data).digest()).decode(),
+                "sha256": hashlib.sha256(data).hexdigest()}).encode()
+            return self.answer(sock, 200, record, body=metadata,
+                               headers=[("Content-Type", "application/json; charset=UTF-8")],
+                               session=session)
+        return self.answer(sock, 308, record, headers=held_range(session), session=session)
+
+    def fault_answer(self, sock, fault, record, session=None):
+        do = fault["do"]
+        if do == "status":
+            headers = []
+            if "retry_after" in fault:
+                headers.append(("Retry-After", str(fault["retry_after"])))
+            return self.answer(sock, int(fault["status"]), record, headers=headers,
+                               body=b"injected failure", session=session)
+        if do == "drop":
+            return self.answer(sock, 308, record, headers=held_range(session), session=session)
+        raise ValueError("unknown fault " + do)
+
+    def answer(self, sock, status, record, headers=(), body=b"", session=None):
+        reason = {200: "OK", 308: "Resume Incomplete", 400: "Bad Request", 404: "Not Found",
+                  408: "Request Timeout", 429: "Too Many Requests",
+                  503: "Service Unavailable"}.get(status, "Status")
+        head = ["HTTP/1.1 %d %s" % (status, reason), "Content-Length: %d" % len(body)]
+        head += ["%s: %s" % h for h in headers]
+        sock.sendall(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body)
+        record["answer"] = status
+        if session is not None:
+            record["held"] = len(session.data)
+        self.log(record)
+        return True
+
+    def run(self):
+        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(16)
+        listener.settimeout(0.2)
+        self.port = listener.getsockname()[1]
+        tmp = self.args.port_file + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write("%d\n" % self.port)
+        os.rename(tmp, self.args.port_file)
+        parent = os.getppid()
+        end = time.monotonic() + self.args.lifetime
+        while time.monotonic() < end and os.getppid() == parent:
+            try:
+                raw, _ = listener.accept()
+            except socket.timeout:
+                continue
+            self.conns += 1
+            threading.Thread(target=self.serve_connection, args=(raw, self.conns),
+                             daemon=True).start()
+        os._exit(0)
+
+
+def held_range(session):
+    held = len(session.data) if session is not None else 0
+    return [("Range", "bytes=0-%d" % (held - 1))] if held > 0 else []
+
+
+def parse_content_range(value):
+    """(first, last, total) of "bytes A-B/N", (None, None, total) of "bytes */N"; total is
+    None for "*"; None when malformed."""
+    if not value.startswith("bytes "):
+        return None
+    spec, _, total = value[6:].partition("/")
+    try:
+        total = None if total == "*" else int(total)
+        if spec == "*":
+            return None, None, total
+        first, _, last = spec.partition("-")
+        first, last = int(first), int(last)
+    except ValueError:
+        return None
+    if first > last or (total is not None and last >= total):
+        return None
+    return first, last, total
+
+
+class Reader:
+    """Reads request heads and bodies from a socket, keeping what it read ahead."""
+
+    def __init__(self, sock):
+        self.sock = sock
+        self.buf = b""
+
+    def read_head(self):
+        while b"\r\n\r\n" not in self.buf:
+            if len(self.buf) > 65536:
+                raise ValueError("request head too large")
+            data = self.sock.recv(65536)
+            if not data:
+                return None
+            self.buf += data
+        head, self.buf = self.buf.split(b"\r\n\r\n", 1)
+        lines = head.decode("latin-1").split("\r\n")
+        method, target, _ = lines[0].split(" ", 2)
+        headers = {}
+        for line in lines[1:]:
+            name, _, value = line.partition(":")
+            headers[name.strip().lower()] = value.strip()
+        return method, target, headers
+
+    def read_body(self, n):
+        while len(self.buf) < n:
+            data = self.sock.recv(65536)
+            if not data:
+                raise ValueError("connection closed mid-body")
+            self.buf += data
+        body, self.buf = self.buf[:n], self.buf[n:]
+        return body
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--port-file", required=True)
+    p.add_argument("--log-file", required=True)
+    p.add_argument("--script")
+    p.add_argument("--objects")
+    p.add_argument("--cert")
+    p.add_argument("--key")
+    p.add_argument("--lifetime", type=float, default=120.0)
+    args = p.parse_args()
+    Server(args).run()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

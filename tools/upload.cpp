@@ -1,0 +1,1095 @@
+#include "upload.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <iterator>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "args.hpp"
+#include "get.hpp"
+#include "schedule.hpp"
+#include "stepback/core/budget.hpp"
+#include "stepback/core/retry_machine.hpp"
+#include "stepback/https/request_writer.hpp"
+#include "stepback/https/tcp_tls_connector.hpp"
+#include "stepback/https/tls.hpp"
+#include "stepback/platform/clock.hpp"
+#include "stepback/platform/random.hpp"
+#include "stepback/profiles/active.hpp"
+#include "stepback/transfer/state.hpp"
+#include "stepback/transfer/upload.hpp"
+
+#ifndef STEPBACK_VERSION
+#error "STEPBACK_VERSION must be defined by the build (tools/CMakeLists.txt)"
+#endif
+
+namespace stepback::tools {
+namespace {
+
+constexpr const char* kPrefix = "stepback upload: ";
+constexpr const char* kSystemBundle = "/etc/ssl/certs/ca-certificates.crt";
+constexpr const char* kUserAgent = "stepback/" STEPBACK_VERSION;
+constexpr std::size_t kMaxHeaders = transfer::kMaxUploadHeaders;
+constexpr std::uint64_t kTickMs = 100;
+constexpr std::uint64_t kMaxPollMs = 60 * 1000;
+constexpr std::uint64_t kMaxSeconds = 400ULL * 24 * 3600;
+constexpr std::uint64_t kDefaultChunk = 8 * 1024 * 1024;
+// Longest chunk accepted: 1 GiB, far above anything a phone or a PC would buffer in flight.
+constexpr std::uint64_t kMaxChunk = 1024ULL * 1024 * 1024;
+
+// The session URI (Google's are about 200 bytes) and the metadata output's stdio buffer.
+std::uint8_t g_session_uri[4096];
+char g_output_buffer[16 * 1024];
+
+std::string option_names() {
+  return join_names({"--chunk-size", "--content-type", "--session", "-H", "--cacert", "--capath",
+                     "--profile", "--max-retries", "--max-backoff", "--deadline", "--idempotency",
+                     "--state", "--trace", "--help"});
+}
+
+// What `stepback upload` was asked for. The views point into argv, which outlives the upload.
+struct UploadArgs {
+  const char* file = nullptr;
+  std::string_view url;
+  std::string_view session;
+  const char* state = nullptr;  // --state FILE.
+  std::uint64_t chunk_size = kDefaultChunk;
+  std::string_view content_type = "application/octet-stream";
+  const char* cacert = nullptr;
+  const char* capath = nullptr;
+  const profiles::DeviceProfile* profile = &profiles::active;
+  std::optional<std::uint32_t> max_retries;
+  std::optional<Millis> max_backoff;
+  std::optional<Millis> deadline;
+  https::RequestSpec::Idempotency idempotency = https::RequestSpec::Idempotency::kByMethod;
+  https::Header headers[kMaxHeaders];
+  std::size_t header_count = 0;
+  bool trace = false;
+  bool help = false;
+};
+
+// Parses "12", "0.5" or "2.25" seconds (at most millisecond precision, at most kMaxSeconds).
+std::optional<Millis> parse_seconds(std::string_view text) {
+  const std::size_t dot = text.find('.');
+  const std::optional<std::uint64_t> whole = parse_u64(text.substr(0, dot));
+  if (!whole || *whole > kMaxSeconds) return std::nullopt;
+  std::uint64_t ms = *whole * 1000;
+  if (dot != std::string_view::npos) {
+    const std::string_view fraction = text.substr(dot + 1);
+    if (fraction.empty() || fraction.size() > 3) return std::nullopt;
+    const std::optional<std::uint64_t> digits = parse_u64(fraction);
+    if (!digits) return std::nullopt;
+    std::uint64_t scaled = *digits;
+    for (std::size_t i = fraction.size(); i < 3; ++i) scaled *= 10;
+    ms += scaled;
+  }
+  return Millis(ms);
+}
+
+// Parses a byte count: digits with an optional K, M or G suffix (KiB, MiB, GiB also read).
+std::optional<std::uint64_t> parse_bytes(std::string_view text) {
+  std::uint64_t unit = 1;
+  for (const auto& [suffix, size] : {std::pair<std::string_view, std::uint64_t>{"KiB", 1ULL << 10},
+                                     {"MiB", 1ULL << 20},
+                                     {"GiB", 1ULL << 30},
+                                     {"K", 1ULL << 10},
+                                     {"M", 1ULL << 20},
+                                     {"G", 1ULL << 30}}) {
+    if (text.size() > suffix.size() && text.substr(text.size() - suffix.size()) == suffix) {
+      unit = size;
+      text.remove_suffix(suffix.size());
+      break;
+    }
+  }
+  const std::optional<std::uint64_t> n = parse_u64(text);
+  if (!n || *n > kMaxChunk / unit) return std::nullopt;
+  return *n * unit;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+// Splits "Name: value"; false when there is no colon or the name is empty or holds blanks.
+bool parse_header(std::string_view text, https::Header* out) {
+  const std::size_t colon = text.find(':');
+  if (colon == std::string_view::npos || colon == 0) return false;
+  const std::string_view name = text.substr(0, colon);
+  if (name.find_first_of(" \t") != std::string_view::npos) return false;
+  *out = https::Header{name, trim(text.substr(colon + 1))};
+  return true;
+}
+
+std::optional<UploadArgs> parse_upload_args(int argc, char** argv, std::string* error) {
+  UploadArgs o;
+  ArgReader args(argc, argv);
+  int positional = 0;
+  while (!args.done()) {
+    const std::string_view flag = args.next();
+    if (flag == "--help" || flag == "-h") {
+      o.help = true;
+      return o;
+    }
+    if (flag == "--trace") {
+      o.trace = true;
+      continue;
+    }
+    if (flag.empty() || flag[0] != '-' || flag == "-") {
+      if (positional == 0) {
+        o.file = flag.data();
+      } else if (positional == 1) {
+        o.url = flag;
+      } else {
+        *error = "unexpected argument '" + std::string(flag) + "' (one FILE and one URL)";
+        return std::nullopt;
+      }
+      ++positional;
+      continue;
+    }
+    const bool known = flag == "--chunk-size" || flag == "--content-type" || flag == "--session" ||
+                       flag == "--state" || flag == "-H" || flag == "--cacert" ||
+                       flag == "--capath" || flag == "--profile" || flag == "--max-retries" ||
+                       flag == "--max-backoff" || flag == "--deadline" || flag == "--idempotency";
+    if (!known) {
+      *error = "unknown option '" + std::string(flag) + "' (allowed: " + option_names() + ")";
+      return std::nullopt;
+    }
+    const std::optional<std::string_view> value = args.value();
+    if (!value) {
+      *error = std::string(flag) + " needs a value";
+      return std::nullopt;
+    }
+    const auto shown = [&value] { return "'" + std::string(*value) + "'"; };
+    if (flag == "--chunk-size") {
+      const std::optional<std::uint64_t> n = parse_bytes(*value);
+      if (!n || *n == 0 || *n % transfer::kChunkGranularity != 0) {
+        *error = "invalid --chunk-size " + shown() +
+                 " (expected a positive multiple of 256 KiB, such as 262144, 256K or 8M, at "
+                 "most 1G)";
+        return std::nullopt;
+      }
+      o.chunk_size = *n;
+    } else if (flag == "--content-type") {
+      o.content_type = *value;
+    } else if (flag == "--session") {
+      o.session = *value;
+    } else if (flag == "--state") {
+      o.state = value->data();
+    } else if (flag == "-H") {
+      if (o.header_count == kMaxHeaders) {
+        *error = "too many -H headers (at most " + std::to_string(kMaxHeaders) + ")";
+        return std::nullopt;
+      }
+      if (!parse_header(*value, &o.headers[o.header_count])) {
+        *error = "invalid header " + shown() + " (expected 'Name: value')";
+        return std::nullopt;
+      }
+      ++o.header_count;
+    } else if (flag == "--cacert") {
+      o.cacert = value->data();
+    } else if (flag == "--capath") {
+      o.capath = value->data();
+    } else if (flag == "--profile") {
+      o.profile = find_profile(*value);
+      if (o.profile == nullptr) {
+        *error = "unknown profile " + shown() + " (allowed: desktop, mobile)";
+        return std::nullopt;
+      }
+    } else if (flag == "--max-retries") {
+      const std::optional<std::uint64_t> n = parse_u64(*value);
+      if (!n || *n > 1000) {
+        *error = "invalid --max-retries " + shown() + " (expected an integer in 0..1000)";
+        return std::nullopt;
+      }
+      o.max_retries = static_cast<std::uint32_t>(*n);
+    } else if (flag == "--max-backoff" || flag == "--deadline") {
+      const std::optional<Millis> s = parse_seconds(*value);
+      if (!s || (flag == "--max-backoff" && s->count() == 0)) {
+        *error = "invalid " + std::string(flag) + " " + shown() +
+                 " (expected seconds such as 30 or 0.5" +
+                 (flag == "--deadline" ? ", 0 for none)" : ", above 0)");
+        return std::nullopt;
+      }
+      (flag == "--max-backoff" ? o.max_backoff : o.deadline) = s;
+    } else {
+      using I = https::RequestSpec::Idempotency;
+      if (*value == "auto") {
+        o.idempotency = I::kByMethod;
+      } else if (*value == "strict") {
+        o.idempotency = I::kStrict;
+      } else if (*value == "yes") {
+        o.idempotency = I::kYes;
+      } else if (*value == "no") {
+        o.idempotency = I::kNo;
+      } else {
+        *error = "invalid --idempotency " + shown() + " (allowed: auto, strict, yes, no)";
+        return std::nullopt;
+      }
+    }
+  }
+  if (o.file == nullptr) {
+    *error = "a FILE and a URL are required (stepback upload FILE URL)";
+    return std::nullopt;
+  }
+  if (o.url.empty() && o.session.empty() && o.state == nullptr) {
+    *error = "a URL (the session initiation URL), --session URI or --state FILE is required";
+    return std::nullopt;
+  }
+  if (o.cacert != nullptr && o.capath != nullptr) {
+    *error = "--cacert and --capath exclude each other";
+    return std::nullopt;
+  }
+  return o;
+}
+
+// The profile's retry policy with the command line's overrides.
+std::optional<Policy> make_policy(const UploadArgs& o, std::string* error) {
+  Policy p = o.profile->retry;
+  if (o.max_retries) p.max_retries = *o.max_retries;
+  if (o.max_backoff) {
+    p.max_backoff = *o.max_backoff;
+    p.initial_delay = min(p.initial_delay, p.max_backoff);
+  }
+  if (o.deadline) p.total_deadline = *o.deadline;
+  if (p.max_backoff > kMaxBackoffLimit) {
+    *error = "--max-backoff is at most " + std::to_string(kMaxBackoffLimit.count() / 1000) + " s";
+    return std::nullopt;
+  }
+  if (!valid(p)) {
+    *error = "--deadline must be 0 (none) or at least the first backoff (" +
+             std::to_string(p.initial_delay.count()) + " ms)";
+    return std::nullopt;
+  }
+  return p;
+}
+
+void print_upload_usage(std::FILE* out) {
+  std::fprintf(
+      out,
+      "usage: stepback upload FILE URL [--chunk-size BYTES] [--content-type TYPE]\n"
+      "                       [--state FILE] [--session URI] [-H 'Name: value']...\n"
+      "                       [--cacert FILE | --capath DIR]\n"
+      "                       [--profile desktop|mobile] [--max-retries N] [--max-backoff S]\n"
+      "                       [--deadline S] [--idempotency auto|strict|yes|no] [--trace]\n"
+      "\n"
+      "Uploads FILE with Google's resumable upload protocol (Cloud Storage JSON API and the\n"
+      "other Google APIs that use it). URL is the session initiation URL, e.g.\n"
+      "https://storage.googleapis.com/upload/storage/v1/b/BUCKET/o?uploadType=resumable&name=N\n"
+      "A POST opens the session; the file goes in chunks (PUT with Content-Range), read from\n"
+      "disk as they are sent. After a failure (lost connection, stall, 408, 429, 5xx) the\n"
+      "upload waits per the device profile, asks the server how much it holds (an empty PUT\n"
+      "with Content-Range: bytes */SIZE) and goes on from there; bytes the server holds are\n"
+      "never sent again. Progress (the server holding more) starts the backoff, the retry\n"
+      "count and the deadline over. The final response body (the object's metadata) goes to\n"
+      "stdout; progress goes to stderr, one line per exchange.\n"
+      "\n"
+      "  --chunk-size BYTES   bytes per PUT: a multiple of 256 KiB (e.g. 262144, 256K, 8M;\n"
+      "                       default 8M); a failure costs at most one chunk sent again\n"
+      "  --content-type TYPE  the object's type, sent as X-Upload-Content-Type\n"
+      "                       (default application/octet-stream)\n"
+      "  --state FILE         keep the upload's state in FILE (written atomically after the\n"
+      "                       session opens, after each committed chunk and before each\n"
+      "                       wait; removed on success): the same command run again after a\n"
+      "                       crash or kill goes on with the same session, from what the\n"
+      "                       server holds, after what was left of the wait. With FILE\n"
+      "                       present, URL may be left out\n"
+      "  --session URI        continue this session (printed by an earlier run) instead of\n"
+      "                       opening one: the server is asked what it holds first\n"
+      "  -H 'Name: value'     a header sent with every request, e.g. Authorization\n"
+      "                       (repeatable, at most %zu)\n"
+      "  --cacert FILE        trust the PEM or DER certificates in FILE\n"
+      "  --capath DIR         trust every certificate file in DIR\n"
+      "                       (default: %s when it exists)\n"
+      "  --profile NAME       desktop or mobile: retry policy, timeouts and budget\n"
+      "                       (default: %s, chosen at build time)\n"
+      "  --max-retries N      retries without progress (0..1000)\n"
+      "  --max-backoff S      the cap on one backoff wait, in seconds\n"
+      "  --deadline S         no new attempt or wait past S seconds without progress (0: none)\n"
+      "  --idempotency RULE   whether the session POST is sent again after it may have\n"
+      "                       reached the server: auto (no: POST), strict, yes, no. A repeated\n"
+      "                       POST at worst leaves an unused session. Chunks always are.\n"
+      "  --trace              one JSON object per event on stderr instead of progress lines\n"
+      "                       (session, chunk, query, response, error, committed, wait,\n"
+      "                       expired, done; each with t_ms)\n"
+      "  --help               print this help\n"
+      "\n"
+      "exit codes:\n"
+      "  0  success: the server holds the whole file (200 or 201)\n"
+      "  1  internal error: the TLS library could not be set up\n"
+      "  2  usage error: bad option, URL, header, chunk size, or CA file or directory\n"
+      "  3  gave up retrying: retries exhausted, deadline, retry budget, or the server asked\n"
+      "     for a longer delay than the profile allows (the session stays open: continue it\n"
+      "     with --session)\n"
+      "  4  an HTTP error that is not retried (e.g. 403), the session expired (404 or 410 on\n"
+      "     the session URI: the whole file must be sent again), or a retryable error on a\n"
+      "     session POST that is not idempotent\n"
+      "  5  TLS verification failed (certificate chain, validity or host name)\n"
+      "  6  another failure that is not retried: a malformed response or one that breaks the\n"
+      "     protocol (no session URI, a bad Range), or a lost session POST\n"
+      "  7  local I/O error: FILE cannot be read, the metadata cannot be written, or the\n"
+      "     --state file is unusable (cut, damaged, not a state file, written by a newer\n"
+      "     stepback, or another upload's); it is left as it is\n"
+      "  8  the metadata had to start over and stdout cannot; nothing was spliced\n",
+      kMaxHeaders, kSystemBundle, profiles::active.name);
+}
+
+// The file, read in place: read(offset, span) with pread, so any chunk can be sent again.
+struct FileSource {
+  int fd = -1;
+  bool failed = false;
+  int error = 0;
+};
+
+std::size_t read_file(void* context, std::uint64_t offset, https::MutableBytes out) {
+  auto* f = static_cast<FileSource*>(context);
+  std::size_t done = 0;
+  while (done < out.size) {
+    const ssize_t n =
+        ::pread(f->fd, out.data + done, out.size - done, static_cast<off_t>(offset + done));
+    if (n > 0) {
+      done += static_cast<std::size_t>(n);
+    } else if (n == 0) {
+      break;  // The file shrank: the Client stops with kBodySource.
+    } else if (errno != EINTR) {
+      f->failed = true;
+      f->error = errno;
+      return 0;
+    }
+  }
+  if (done < out.size && !f->failed) {
+    f->failed = true;
+    f->error = 0;
+  }
+  return done;
+}
+
+// Loads the trust anchors the options name; false with *error when none could be loaded.
+bool load_trust(const UploadArgs& o, https::TlsClientConfig* tls, std::string* error) {
+  if (o.capath != nullptr) {
+    if (tls->add_ca_dir(o.capath) == https::Status::kOk) return true;
+    *error = std::string("no usable CA certificate in directory '") + o.capath + "'";
+    return false;
+  }
+  const char* file = o.cacert;
+  if (file == nullptr) {
+    if (::access(kSystemBundle, R_OK) != 0) {
+      *error = std::string("no CA certificates: ") + kSystemBundle +
+               " does not exist; pass --cacert FILE or --capath DIR";
+      return false;
+    }
+    file = kSystemBundle;
+  }
+  if (tls->add_ca_file(file) == https::Status::kOk) return true;
+  *error = std::string("no usable CA certificate in '") + file + "'";
+  return false;
+}
+
+constexpr std::size_t kMaxFieldBytes = 200;
+
+// Appends `s` (at most kMaxFieldBytes of it) as a JSON string, valid whatever the bytes.
+void append_json_string(LineBuffer* out, std::string_view s) {
+  out->append("\"");
+  for (const char c : s.substr(0, kMaxFieldBytes)) {
+    const auto b = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      const char escaped[2] = {'\\', c};
+      out->append(std::string_view(escaped, 2));
+    } else if (b < 0x20 || b >= 0x7f) {
+      out->appendf("\\u%04x", static_cast<unsigned>(b));
+    } else {
+      out->append(std::string_view(&c, 1));
+    }
+  }
+  out->append("\"");
+}
+
+// Appends `s` (at most kMaxFieldBytes of it) with control bytes replaced, for a terminal.
+void append_printable(LineBuffer* out, std::string_view s) {
+  for (const char c : s.substr(0, kMaxFieldBytes)) {
+    const auto b = static_cast<unsigned char>(c);
+    const char shown = (b < 0x20 || b == 0x7f) ? '?' : c;
+    out->append(std::string_view(&shown, 1));
+  }
+}
+
+const char* wait_note(WaitReason reason) {
+  switch (reason) {
+    case WaitReason::kBackoff:
+      return "";
+    case WaitReason::kRetryAfter:
+      return " (Retry-After)";
+    case WaitReason::kRetryInfo:
+      return " (RetryInfo)";
+    case WaitReason::kNetworkBack:
+      return " (network back)";
+  }
+  return "";
+}
+
+short poll_events(https::IoInterest interest) {
+  switch (interest) {
+    case https::IoInterest::kRead:
+      return POLLIN;
+    case https::IoInterest::kWrite:
+      return POLLOUT;
+    case https::IoInterest::kReadWrite:
+      return POLLIN | POLLOUT;
+    case https::IoInterest::kNone:
+      break;
+  }
+  return 0;
+}
+
+double seconds(Millis d) { return static_cast<double>(d.count()) / 1000.0; }
+
+// Turns the upload's events into one line per exchange (with a countdown of each wait and
+// the rate and time left when stderr is a terminal) or, with `trace`, one JSON object per
+// event. Writes to `err` only, from fixed buffers.
+class UploadReporter {
+ public:
+  UploadReporter(std::FILE* err, bool trace, bool terminal, std::uint64_t size, Millis start)
+      : err_(err), trace_(trace), terminal_(terminal && !trace), size_(size), start_(start) {}
+
+  transfer::UploadEventSink sink() { return transfer::UploadEventSink{&on_event, this}; }
+  void attach(const transfer::Upload* upload) { upload_ = upload; }
+  // With --state: where the state is kept, for the closing words and the done event.
+  void attach_state(const char* path, const std::uint32_t* writes) {
+    state_path_ = path;
+    state_writes_ = writes;
+  }
+  // Announces an upload taken up from a state file.
+  void restored(const transfer::TransferState& state, Millis wait) {
+    if (trace_) {
+      LineBuffer j;
+      j.appendf(
+          "{\"event\":\"restored\",\"t_ms\":0,\"committed\":%llu,\"size\":%llu,"
+          "\"retries\":%u,\"wait_ms\":%llu,\"session\":",
+          static_cast<unsigned long long>(state.committed),
+          static_cast<unsigned long long>(state.total_size), state.retries,
+          static_cast<unsigned long long>(wait.count()));
+      append_json_string(&j, state.session_uri());
+      j.append("}\n");
+      std::fputs(j.c_str(), err_);
+      return;
+    }
+    LineBuffer l;
+    l.append(kPrefix);
+    l.appendf("going on from the state file: the server held %llu of %llu bytes",
+              static_cast<unsigned long long>(state.committed),
+              static_cast<unsigned long long>(state.total_size));
+    if (wait.count() > 0) l.appendf("; %.2f s of the wait left", seconds(wait));
+    std::fprintf(err_, "%s\n", l.c_str());
+  }
+  // Waits begun so far (the state is saved before each).
+  std::uint32_t waits() const { return waits_; }
+  bool wants_ticks() const { return terminal_ && waiting_; }
+  void tick(Millis now) {
+    if (!wants_ticks() || now - last_draw_ < Millis(kTickMs)) return;
+    last_draw_ = now;
+    draw_countdown(now);
+  }
+
+ private:
+  static void on_event(void* self, const transfer::UploadEvent& e) {
+    auto* r = static_cast<UploadReporter*>(self);
+    if (e.kind == transfer::UploadEvent::Kind::kWait) ++r->waits_;
+    if (r->trace_) {
+      r->trace(e);
+    } else {
+      r->human(e);
+    }
+  }
+
+  // Announces a session URI the first time it is seen, so a killed run can be continued.
+  void show_session() {
+    const std::string_view uri = upload_->session_uri();
+    if (uri.empty() || uri == std::string_view(shown_session_, shown_size_)) return;
+    shown_size_ = uri.size() < sizeof shown_session_ ? uri.size() : sizeof shown_session_;
+    std::memcpy(shown_session_, uri.data(), shown_size_);
+    LineBuffer l;
+    l.append(prefix());
+    l.append("session ");
+    append_printable(&l, uri);
+    std::fprintf(err_, "%s\n", l.c_str());
+  }
+
+  static const char* prefix() { return kPrefix; }
+
+  void human(const transfer::UploadEvent& e) {
+    using Kind = transfer::UploadEvent::Kind;
+    switch (e.kind) {
+      case Kind::kSession:
+        end_line();
+        line_.clear();
+        line_.appendf("session %u: POST: ", e.exchange);
+        open_ = true;
+        has_status_ = false;
+        break;
+      case Kind::kChunk:
+      case Kind::kQuery:
+        end_line();
+        show_session();
+        line_.clear();
+        if (e.kind == Kind::kChunk) {
+          line_.appendf("chunk %u: bytes %llu-%llu: ", e.exchange,
+                        static_cast<unsigned long long>(e.offset),
+                        static_cast<unsigned long long>(e.offset + e.size - 1));
+        } else {
+          line_.appendf("query %u: ", e.exchange);
+        }
+        open_ = true;
+        has_status_ = false;
+        break;
+      case Kind::kResponse:
+        line_.appendf("%u", static_cast<unsigned>(e.status));
+        if (!e.reason.empty()) {
+          line_.append(" ");
+          append_printable(&line_, e.reason);
+        }
+        has_status_ = true;
+        break;
+      case Kind::kError:
+        if (has_status_) line_.append(", ");
+        append_printable(&line_, e.message);
+        if (e.failure != Failure::kNone) line_.appendf(" (%s)", to_string(e.failure));
+        has_status_ = true;
+        break;
+      case Kind::kCommitted: {
+        const unsigned percent = size_ == 0 ? 100U : static_cast<unsigned>(e.offset * 100 / size_);
+        line_.appendf(", committed %llu of %llu (%u%%)", static_cast<unsigned long long>(e.offset),
+                      static_cast<unsigned long long>(size_), percent);
+        if (terminal_ && e.at > start_) {
+          const double rate = static_cast<double>(e.offset) / seconds(e.at - start_);
+          line_.appendf(", %.2f MB/s", rate / 1e6);
+          if (rate > 0 && e.offset < size_) {
+            line_.appendf(", %.0f s left", static_cast<double>(size_ - e.offset) / rate);
+          }
+        }
+        break;
+      }
+      case Kind::kWait:
+        if (!open_) {
+          // The wait a restored upload sits out before its first exchange.
+          line_.clear();
+          line_.append("restored wait");
+          open_ = true;
+        }
+        line_.appendf(", retrying in %.2f s%s", seconds(e.wait), wait_note(e.wait_reason));
+        if (terminal_) {
+          waiting_ = true;
+          wait_end_ = e.at + e.wait;
+          last_draw_ = e.at;
+          draw_countdown(e.at);
+        } else {
+          end_line();
+        }
+        break;
+      case Kind::kExpired:
+        line_.append(", the session expired");
+        break;
+      case Kind::kDone:
+        end_line();
+        done(e);
+        break;
+    }
+  }
+
+  void done(const transfer::UploadEvent& e) {
+    const std::uint64_t sent = upload_->bytes_sent();
+    const transfer::UploadResult& r = upload_->result();
+    if (e.outcome == Outcome::kSuccess) {
+      std::fprintf(err_,
+                   "%s%llu bytes in %u exchanges; %llu body bytes sent (%.3f per byte), %.2f s\n",
+                   kPrefix, static_cast<unsigned long long>(size_), r.exchanges,
+                   static_cast<unsigned long long>(sent),
+                   size_ == 0 ? 0.0 : static_cast<double>(sent) / static_cast<double>(size_),
+                   seconds(e.at - start_));
+      return;
+    }
+    LineBuffer l;
+    l.append(kPrefix);
+    l.appendf("stopped after %u exchange%s: %s", r.exchanges, r.exchanges == 1 ? "" : "s",
+              to_string(e.outcome));
+    if (e.message[0] != '\0') {
+      l.append(" (");
+      append_printable(&l, e.message);
+      l.append(")");
+    }
+    l.appendf("; the server holds %llu of %llu bytes",
+              static_cast<unsigned long long>(upload_->committed()),
+              static_cast<unsigned long long>(size_));
+    std::fprintf(err_, "%s\n", l.c_str());
+    if (state_path_ != nullptr && !r.session_expired) {
+      std::fprintf(err_, "%sthe state is in '%s': run the same command again to go on\n", kPrefix,
+                   state_path_);
+    } else if (!upload_->session_uri().empty() && !r.session_expired) {
+      LineBuffer s;
+      s.append(kPrefix);
+      s.append("the session stays open; continue it with --session '");
+      append_printable(&s, upload_->session_uri());
+      s.append("'");
+      std::fprintf(err_, "%s\n", s.c_str());
+    }
+  }
+
+  void trace(const transfer::UploadEvent& e) {
+    using Kind = transfer::UploadEvent::Kind;
+    static constexpr const char* kNames[] = {"session",   "chunk", "query",   "response", "error",
+                                             "committed", "wait",  "expired", "done"};
+    static_assert(std::size(kNames) == static_cast<std::size_t>(Kind::kDone) + 1);
+    LineBuffer j;
+    j.appendf("{\"event\":\"%s\",\"t_ms\":%llu", kNames[static_cast<int>(e.kind)],
+              static_cast<unsigned long long>((e.at - start_).count()));
+    if (e.kind != Kind::kDone) j.appendf(",\"n\":%u", e.exchange);
+    switch (e.kind) {
+      case Kind::kSession:
+      case Kind::kQuery:
+      case Kind::kExpired:
+        break;
+      case Kind::kChunk:
+        j.appendf(",\"offset\":%llu,\"size\":%llu", static_cast<unsigned long long>(e.offset),
+                  static_cast<unsigned long long>(e.size));
+        break;
+      case Kind::kResponse:
+        j.appendf(",\"status\":%u,\"reason\":", static_cast<unsigned>(e.status));
+        append_json_string(&j, e.reason);
+        break;
+      case Kind::kError:
+        j.appendf(",\"kind\":\"%s\",\"message\":", to_string(e.failure));
+        append_json_string(&j, e.message);
+        break;
+      case Kind::kCommitted:
+        j.appendf(",\"offset\":%llu,\"size\":%llu", static_cast<unsigned long long>(e.offset),
+                  static_cast<unsigned long long>(size_));
+        break;
+      case Kind::kWait:
+        j.appendf(",\"ms\":%llu,\"reason\":\"%s\",\"retry\":%u",
+                  static_cast<unsigned long long>(e.wait.count()), to_string(e.wait_reason),
+                  e.retry);
+        break;
+      case Kind::kDone: {
+        const transfer::UploadResult& r = upload_->result();
+        j.appendf(",\"outcome\":\"%s\"", to_string(e.outcome));
+        if (e.status != 0) j.appendf(",\"status\":%u", static_cast<unsigned>(e.status));
+        j.appendf(
+            ",\"committed\":%llu,\"size\":%llu,\"sent\":%llu,\"exchanges\":%u,"
+            "\"connections\":%u,\"sessions\":%u,\"expired\":%s,\"session\":",
+            static_cast<unsigned long long>(upload_->committed()),
+            static_cast<unsigned long long>(size_),
+            static_cast<unsigned long long>(upload_->bytes_sent()), r.exchanges,
+            upload_->client().connections(), upload_->sessions(),
+            r.session_expired ? "true" : "false");
+        append_json_string(&j, upload_->session_uri());
+        if (state_writes_ != nullptr) j.appendf(",\"state_writes\":%u", *state_writes_);
+        if (e.message[0] != '\0') {
+          j.append(",\"message\":");
+          append_json_string(&j, e.message);
+        }
+        break;
+      }
+    }
+    j.append("}\n");
+    std::fputs(j.c_str(), err_);
+  }
+
+  void end_line() {
+    if (!open_) return;
+    if (waiting_) {
+      std::fprintf(err_, "\r%s\x1b[K\n", line_.c_str());
+    } else {
+      std::fprintf(err_, "%s\n", line_.c_str());
+    }
+    open_ = false;
+    waiting_ = false;
+  }
+
+  void draw_countdown(Millis now) {
+    std::fprintf(err_, "\r%s, %.1f s left\x1b[K", line_.c_str(), seconds(wait_end_ - now));
+    std::fflush(err_);
+  }
+
+  std::FILE* err_;
+  bool trace_;
+  bool terminal_;
+  std::uint64_t size_;
+  Millis start_;
+  const transfer::Upload* upload_ = nullptr;
+  LineBuffer line_;
+  bool open_ = false;
+  bool has_status_ = false;
+  bool waiting_ = false;
+  Millis wait_end_{};
+  Millis last_draw_{};
+  char shown_session_[256] = {};
+  std::size_t shown_size_ = 0;
+  std::uint32_t waits_ = 0;
+  const char* state_path_ = nullptr;
+  const std::uint32_t* state_writes_ = nullptr;
+};
+
+// --state FILE: the upload's transfer::TransferState, replaced atomically (FILE.tmp, fsync,
+// rename, fsync of the folder) whenever the session, the committed offset or the wait under
+// way changes: after the session opens, after each committed chunk, before each wait.
+class StateFile {
+ public:
+  enum class Load : std::uint8_t { kAbsent, kLoaded, kRefused };
+
+  // `path` and `url` (the initiation URL recorded with the state) must outlive the object.
+  StateFile(const char* path, std::string_view url) : path_(path), url_(url) {
+    tmp_ = std::string(path) + ".tmp";
+    const std::string p(path);
+    const std::size_t slash = p.rfind('/');
+    dir_ = slash == std::string::npos ? "." : (slash == 0 ? "/" : p.substr(0, slash));
+  }
+
+  // The initiation URL recorded with the state (a view that must outlive the object).
+  void set_url(std::string_view url) { url_ = url; }
+
+  // Reads the file into *state: kAbsent when there is none, kRefused with *error when it
+  // cannot be trusted.
+  Load load(transfer::TransferState* state, std::string* error) {
+    const int fd = ::open(path_, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      if (errno == ENOENT) return Load::kAbsent;
+      *error = std::string("cannot read the state file '") + path_ + "': " + std::strerror(errno);
+      return Load::kRefused;
+    }
+    std::size_t size = 0;
+    for (;;) {
+      const ssize_t n = ::read(fd, buffer_ + size, sizeof buffer_ - size);
+      if (n > 0) {
+        size += static_cast<std::size_t>(n);
+        if (size == sizeof buffer_) break;
+      } else if (n == 0 || errno != EINTR) {
+        break;
+      }
+    }
+    ::close(fd);
+    const transfer::StateStatus s = transfer::decode_state(https::ConstBytes{buffer_, size}, state);
+    if (s != transfer::StateStatus::kOk) {
+      *error = std::string("refusing the state file '") + path_ + "': " + transfer::describe(s) +
+               "; remove it to start the upload over";
+      return Load::kRefused;
+    }
+    // What is on disk needs no second write.
+    const std::string_view uri = state->session_uri();
+    last_session_size_ = uri.size() < sizeof last_session_ ? uri.size() : sizeof last_session_;
+    std::memcpy(last_session_, uri.data(), last_session_size_);
+    last_committed_ = state->committed;
+    return Load::kLoaded;
+  }
+
+  // Saves the upload's state if it changed since the last save (`waits`: waits begun).
+  void maybe_save(const transfer::Upload& upload, Millis now, std::uint32_t waits) {
+    const std::string_view uri = upload.session_uri();
+    if (uri.empty()) return;
+    const bool same = uri == std::string_view(last_session_, last_session_size_) &&
+                      upload.committed() == last_committed_ && waits == last_waits_;
+    if (same) return;
+    if (!upload.save(&state_, now, platform::wall_now()) || !state_.set_url(url_)) return;
+    std::size_t n = 0;
+    if (transfer::encode_state(state_, https::MutableBytes{buffer_, sizeof buffer_}, &n) !=
+        transfer::StateStatus::kOk) {
+      return;
+    }
+    if (!replace(n)) return;
+    ++writes_;
+    last_session_size_ = uri.size() < sizeof last_session_ ? uri.size() : sizeof last_session_;
+    std::memcpy(last_session_, uri.data(), last_session_size_);
+    last_committed_ = upload.committed();
+    last_waits_ = waits;
+  }
+
+  // Saves the state of an upload whose retry loop has ended: the session and what the
+  // server holds, with no retries counted and no wait, for a later run to start afresh.
+  void save_final(const transfer::Upload& upload, Millis now) {
+    if (!upload.save(&state_, now, platform::wall_now()) || !state_.set_url(url_)) return;
+    state_.retries = 0;
+    state_.wait_remaining = Millis(0);
+    state_.release_wall_ms = state_.saved_wall_ms;
+    std::size_t n = 0;
+    if (transfer::encode_state(state_, https::MutableBytes{buffer_, sizeof buffer_}, &n) ==
+            transfer::StateStatus::kOk &&
+        replace(n)) {
+      ++writes_;
+    }
+  }
+
+  // Removes the file (the upload is done, or its session is gone).
+  void remove() {
+    if (::unlink(path_) == 0) sync_dir();
+  }
+
+  const std::uint32_t* writes() const { return &writes_; }
+
+ private:
+  // Writes buffer_[0, n) to FILE.tmp, flushes it to the disk and renames it over FILE, so
+  // that FILE is always either the old record or the new one, never a mix or a cut.
+  bool replace(std::size_t n) {
+    const int fd = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    bool ok = fd >= 0;
+    for (std::size_t done = 0; ok && done < n;) {
+      const ssize_t w = ::write(fd, buffer_ + done, n - done);
+      if (w > 0) {
+        done += static_cast<std::size_t>(w);
+      } else if (w < 0 && errno == EINTR) {
+        continue;
+      } else {
+        ok = false;
+      }
+    }
+    ok = ok && ::fsync(fd) == 0;
+    if (fd >= 0 && ::close(fd) != 0) ok = false;
+    ok = ok && ::rename(tmp_.c_str(), path_) == 0;
+    if (!ok) {
+      if (!warned_) {
+        std::fprintf(stderr, "%scannot write the state file '%s': %s; going on without it\n",
+                     kPrefix, path_, std::strerror(errno));
+        warned_ = true;
+      }
+      (void)::unlink(tmp_.c_str());
+      return false;
+    }
+    sync_dir();
+    return true;
+  }
+
+  // Makes a rename or unlink in the folder durable.
+  void sync_dir() {
+    const int dir = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir < 0) return;
+    (void)::fsync(dir);
+    ::close(dir);
+  }
+
+  const char* path_;
+  std::string_view url_;
+  std::string tmp_;
+  std::string dir_;
+  transfer::TransferState state_;
+  std::uint8_t buffer_[transfer::kMaxStateBytes + 1];
+  char last_session_[transfer::kMaxStateSessionUri] = {};
+  std::size_t last_session_size_ = 0;
+  std::uint64_t last_committed_ = 0;
+  std::uint32_t last_waits_ = 0;
+  std::uint32_t writes_ = 0;
+  bool warned_ = false;
+};
+
+// Steps `upload` (started) from a poll() loop until it is done.
+// With `state` (may be null), saves the upload's state between steps when it changed.
+const transfer::UploadResult& run_loop(transfer::Upload& upload, UploadReporter& reporter,
+                                       StateFile* state) {
+  Millis now = platform::monotonic_now();
+  transfer::UploadNext next = upload.step(now);
+  for (;;) {
+    if (state != nullptr && next.kind != transfer::UploadNext::Kind::kDone) {
+      state->maybe_save(upload, now, reporter.waits());
+    }
+    if (next.kind == transfer::UploadNext::Kind::kDone) break;
+    pollfd fd{-1, 0, 0};
+    const bool io = next.kind == transfer::UploadNext::Kind::kWaitIo && next.fd >= 0;
+    if (io) fd = pollfd{next.fd, poll_events(next.interest), 0};
+    std::uint64_t ms = (next.at - now).count();
+    if (ms > kMaxPollMs) ms = kMaxPollMs;
+    if (reporter.wants_ticks() && ms > kTickMs) ms = kTickMs;
+    (void)::poll(io ? &fd : nullptr, io ? 1 : 0, static_cast<int>(ms));
+    now = platform::monotonic_now();
+    reporter.tick(now);
+    if ((io && fd.revents != 0) || now >= next.at) next = upload.step(now);
+  }
+  return upload.result();
+}
+
+}  // namespace
+
+int run_upload(int argc, char** argv) {
+  std::string error;
+  const std::optional<UploadArgs> parsed = parse_upload_args(argc, argv, &error);
+  if (!parsed) {
+    std::fprintf(stderr, "%s%s\n", kPrefix, error.c_str());
+    return kExitUsage;
+  }
+  const UploadArgs& o = *parsed;
+  if (o.help) {
+    print_upload_usage(stdout);
+    return kExitOk;
+  }
+  const std::optional<Policy> policy = make_policy(o, &error);
+  if (!policy) {
+    std::fprintf(stderr, "%s%s\n", kPrefix, error.c_str());
+    return kExitUsage;
+  }
+
+  FileSource file;
+  file.fd = ::open(o.file, O_RDONLY | O_CLOEXEC);
+  struct stat st {};
+  if (file.fd < 0 || ::fstat(file.fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    std::fprintf(stderr, "%scannot read '%s': %s\n", kPrefix, o.file,
+                 file.fd < 0 ? std::strerror(errno) : "not a regular file");
+    if (file.fd >= 0) ::close(file.fd);
+    return kExitLocalIo;
+  }
+  const auto size = static_cast<std::uint64_t>(st.st_size);
+  const auto fail = [&file](int code, const std::string& message) {
+    std::fprintf(stderr, "%s%s\n", kPrefix, message.c_str());
+    ::close(file.fd);
+    return code;
+  };
+
+  // With --state FILE present, the upload goes on where the last run left it.
+  std::string_view url_text = o.url;
+  std::string_view session_text = o.session;
+  transfer::TransferState restored;
+  std::optional<StateFile> state_file;
+  bool resuming = false;
+  if (o.state != nullptr) {
+    state_file.emplace(o.state, o.url);
+    switch (state_file->load(&restored, &error)) {
+      case StateFile::Load::kRefused:
+        return fail(kExitLocalIo, error);
+      case StateFile::Load::kAbsent:
+        break;
+      case StateFile::Load::kLoaded: {
+        const std::string named = std::string("the state file '") + o.state + "'";
+        if (restored.kind != transfer::TransferKind::kUpload) {
+          return fail(kExitLocalIo, named + " is not an upload's; remove it or pick another");
+        }
+        if (restored.total_size != size) {
+          return fail(kExitLocalIo, named + " is for a body of " +
+                                        std::to_string(restored.total_size) + " bytes, but '" +
+                                        o.file + "' has " + std::to_string(size) +
+                                        " (changed?); remove it to start over");
+        }
+        if (!o.url.empty() && o.url != restored.url()) {
+          return fail(kExitLocalIo, named + " is for another upload URL (" +
+                                        std::string(restored.url()) +
+                                        "); remove it or pick another");
+        }
+        if (!o.session.empty() && o.session != restored.session_uri()) {
+          return fail(kExitLocalIo, named + " holds another session than --session");
+        }
+        url_text = restored.url();
+        session_text = restored.session_uri();
+        state_file->set_url(url_text);
+        resuming = true;
+        break;
+      }
+    }
+  }
+  if (url_text.empty() && session_text.empty()) {
+    return fail(kExitUsage,
+                std::string("no state file '") + o.state + "' yet: the first run needs the URL");
+  }
+  https::Url url;
+  if (!url_text.empty() && https::parse_url(url_text, &url) != https::Status::kOk) {
+    return fail(kExitUsage,
+                "invalid URL '" + std::string(url_text) + "' (expected https://host[:port]/path)");
+  }
+  https::Url session_url;
+  if (!session_text.empty() && https::parse_url(session_text, &session_url) != https::Status::kOk) {
+    return fail(kExitUsage, "invalid --session URI '" + std::string(session_text) +
+                                "' (expected https://host[:port]/path)");
+  }
+  if (url_text.empty()) url = session_url;
+
+  BodyOutput output{stdout};
+  (void)std::setvbuf(output.file, g_output_buffer, _IOFBF, sizeof g_output_buffer);
+
+  if (install_tls_arena() != https::Status::kOk) {
+    return fail(kExitInternal, "cannot install the TLS arena");
+  }
+  https::TlsClientConfig tls;
+  const bool use_tls = url.tls || (!session_text.empty() && session_url.tls);
+  if (use_tls) {
+    if (tls.init() != https::Status::kOk) {
+      return fail(kExitInternal, "cannot set up TLS (entropy or crypto initialization failed)");
+    }
+    // The same trust rules as `stepback get`.
+    if (!load_trust(o, &tls, &error)) return fail(kExitUsage, error);
+  }
+
+  platform::Status random_status = platform::Status::kOk;
+  Xoshiro128 random = platform::make_os_random(&random_status);
+  RetryBudget budget(o.profile->budget);
+  const RetryContext context{*policy, random, &budget};
+  const Millis start = platform::monotonic_now();
+  UploadReporter reporter(stderr, o.trace, ::isatty(STDERR_FILENO) == 1, size, start);
+  https::TcpTlsConnector connector(use_tls ? &tls : nullptr);
+  transfer::UploadOptions options;
+  options.timeouts = o.profile->timeouts;
+  options.buffers = client_buffers();
+  options.session_uri = https::MutableBytes{g_session_uri, sizeof g_session_uri};
+  options.metadata = body_sink(&output);
+  options.events = reporter.sink();
+  options.wall_now = &platform::wall_now;
+  transfer::Upload upload(connector, context, options);
+  reporter.attach(&upload);
+  if (state_file) reporter.attach_state(o.state, state_file->writes());
+
+  transfer::UploadSpec spec;
+  spec.url = url;
+  spec.session = session_text;
+  spec.body = https::BodySource{&read_file, &file, size};
+  spec.chunk_size = o.chunk_size;
+  spec.content_type = o.content_type;
+  spec.headers = o.headers;
+  spec.header_count = o.header_count;
+  spec.user_agent = kUserAgent;
+  spec.idempotency = o.idempotency;
+  if (resuming) {
+    spec.resume.retries = restored.retries;
+    spec.resume.wait = transfer::remaining_wait(restored, platform::wall_now());
+    reporter.restored(restored, spec.resume.wait);
+  }
+  const https::Status started = upload.start(spec);
+  if (started != https::Status::kOk) {
+    return fail(kExitUsage, started == https::Status::kBufferTooSmall
+                                ? "the session URI is too long"
+                                : "invalid upload: check the headers (-H), the URL and --session");
+  }
+
+  const transfer::UploadResult& result =
+      run_loop(upload, reporter, state_file ? &*state_file : nullptr);
+  ::close(file.fd);
+  if (state_file) {
+    if (result.outcome == Outcome::kSuccess || result.session_expired) {
+      state_file->remove();
+    } else {
+      // The loop has ended: a later run starts a fresh one, from what the server holds.
+      state_file->save_final(upload, platform::monotonic_now());
+    }
+  }
+  if (std::fflush(output.file) != 0 && !output.failed) {
+    output.failed = true;
+    output.error = errno;
+  }
+  if (output.failed) {
+    std::fprintf(stderr, "%scannot write the object's metadata to stdout: %s\n", kPrefix,
+                 std::strerror(output.error));
+  }
+  if (file.failed) {
+    std::fprintf(stderr, "%scannot read '%s': %s\n", kPrefix, o.file,
+                 file.error != 0 ? std::strerror(file.error) : "it shrank while being uploaded");
+    return kExitLocalIo;
+  }
+  https::ClientResult as_client;
+  as_client.outcome = result.outcome;
+  as_client.status = result.status;
+  as_client.error = result.error;
+  as_client.attempts = result.exchanges;
+  as_client.message = result.message;
+  return exit_code(as_client, output.failed);
+}
+
+}  // namespace stepback::tools

@@ -1,0 +1,257 @@
+// Upload: Google's resumable upload protocol (Cloud Storage JSON API, Firebase Storage and
+// other Google APIs), step-driven from the application's main loop and allocation-free.
+//
+// One session: a POST to the initiation URL opens it (the session URI is the response's
+// Location); the body goes in chunks, each a PUT with "Content-Range: bytes a-b/N"; a 308
+// answer says how much the server holds ("Range: bytes=0-K": K+1 bytes, no Range: none);
+// after any failure an empty PUT with "Content-Range: bytes */N" asks what it holds, and
+// sending goes on from there. The final 200 or 201 carries the object's metadata.
+//
+// Each HTTP exchange is one request of one https::Client that never retries by itself; the
+// retrying is the session's: one RetryMachine decides every wait, and progress (the
+// committed offset moved) starts its backoff, retry count and deadline over, as
+// google-cloud-cpp does, so a long upload over a flaky network is bounded by how long it
+// goes without progress rather than by its length.
+#ifndef STEPBACK_TRANSFER_UPLOAD_HPP_
+#define STEPBACK_TRANSFER_UPLOAD_HPP_
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "stepback/core/attempt.hpp"
+#include "stepback/core/millis.hpp"
+#include "stepback/core/policy.hpp"
+#include "stepback/core/retry_machine.hpp"
+#include "stepback/core/timeouts.hpp"
+#include "stepback/https/client.hpp"
+#include "stepback/https/connector.hpp"
+#include "stepback/https/request_writer.hpp"
+#include "stepback/https/types.hpp"
+#include "stepback/transfer/state.hpp"
+
+namespace stepback::transfer {
+
+// Every chunk but the last is a multiple of this many bytes (the protocol's rule).
+inline constexpr std::uint64_t kChunkGranularity = 256 * 1024;
+// The most caller headers one upload sends with each request.
+inline constexpr std::size_t kMaxUploadHeaders = 32;
+
+// What the upload needs from the main loop next: the Client's vocabulary.
+using UploadNext = https::ClientNext;
+
+// Where a known session's retry loop stood when it was saved (TransferState::retries and
+// remaining_wait()): the next attempt counts as that retry (its backoff and the retry limit
+// go on from there) and waits `wait` first.
+struct UploadResume {
+  std::uint32_t retries = 0;
+  Millis wait{};
+};
+
+// What one upload sends; every view and the body source must outlive the upload's use of it
+// (until it is done or started again).
+struct UploadSpec {
+  // The initiation URL (e.g. https://storage.googleapis.com/upload/storage/v1/b/B/o
+  // ?uploadType=resumable&name=N); unused when `session` is set.
+  https::Url url;
+  // A session URI to continue (from an earlier run) instead of opening one; its first
+  // exchange asks the server what it holds. Empty: open a new session.
+  std::string_view session;
+  // The body: read(context, offset, out) from any offset, any number of times.
+  https::BodySource body;
+  // Bytes per chunk: a positive multiple of kChunkGranularity (the last chunk is what is
+  // left). Larger chunks mean fewer requests and more to send again after a failure.
+  std::uint64_t chunk_size = 8 * 1024 * 1024;
+  // X-Upload-Content-Type of the session POST ("" to omit it).
+  std::string_view content_type;
+  // The session POST's body, the object's metadata as JSON (sent with Content-Type
+  // application/json; charset=UTF-8); empty: none.
+  https::ConstBytes metadata;
+  // Fields sent with every request (Authorization, ...), at most kMaxUploadHeaders; the
+  // upload adds X-Upload-Content-Length and -Type and Content-Range itself.
+  const https::Header* headers = nullptr;
+  std::size_t header_count = 0;
+  std::string_view user_agent;
+  // Whether the session POST may be re-sent after it may have reached the server (the
+  // Client's rule; a repeated POST at worst leaves an unused session behind). Chunk PUTs
+  // and status queries to the session URI are always safe to repeat.
+  https::RequestSpec::Idempotency idempotency = https::RequestSpec::Idempotency::kByMethod;
+  // How many times an expired session (404 or 410 on the session URI) may be replaced by a
+  // new one, sending the whole body again; 0: expiry ends the upload.
+  std::uint32_t session_restarts = 0;
+  // With `session`: where its retry loop stood (from a saved TransferState).
+  UploadResume resume;
+};
+
+// Something that happened, for progress meters and traces.
+struct UploadEvent {
+  enum class Kind : std::uint8_t {
+    kSession,    // A session POST begins.
+    kChunk,      // A chunk PUT begins: bytes [offset, offset + size).
+    kQuery,      // A status query begins (after a failure, or to continue a known session).
+    kResponse,   // A response head arrived: status, reason.
+    kError,      // An exchange failed: failure, message.
+    kCommitted,  // The server holds `offset` bytes (from a 308, or all of them at the end).
+    kWait,       // A backoff wait of `wait` begins, for `wait_reason`.
+    kExpired,    // The session expired (404/410); `offset`: what it held.
+    kDone,       // The upload ended with `outcome`.
+  };
+  Kind kind = Kind::kSession;
+  Millis at{};                 // Monotonic time of the event.
+  std::uint32_t exchange = 0;  // 1-based number of the exchange it belongs to.
+  // Retries since the last progress (kWait: the retry number of the attempt after it).
+  std::uint32_t retry = 0;
+  std::uint64_t offset = 0;          // kChunk: first byte; kCommitted: bytes the server holds.
+  std::uint64_t size = 0;            // kChunk: its bytes.
+  std::uint16_t status = 0;          // kResponse, kDone: the HTTP status.
+  std::string_view reason;           // kResponse: the reason phrase.
+  Failure failure = Failure::kNone;  // kError: the failure kind.
+  const char* message = "";          // kError, kDone: what failed, in words ("" on success).
+  Millis wait{};                     // kWait: its length.
+  WaitReason wait_reason = WaitReason::kBackoff;  // kWait: why that long.
+  Outcome outcome = Outcome::kSuccess;            // kDone.
+};
+
+// Receives events; called synchronously from step().
+struct UploadEventSink {
+  void (*on_event)(void* context, const UploadEvent& event) = nullptr;
+  void* context = nullptr;
+};
+
+// How an upload ended, valid once step() answered kDone.
+struct UploadResult {
+  Outcome outcome = Outcome::kCancelled;     // Why the session's retry loop ended.
+  std::uint16_t status = 0;                  // The last HTTP status, 0 if none arrived.
+  https::Status error = https::Status::kOk;  // The last exchange's failure, or why it stopped.
+  bool session_expired = false;              // Ended because the session URI answered 404/410.
+  std::uint32_t exchanges = 0;
+  // Words on the last failure ("" if none); valid until the next start() or the upload's end.
+  const char* message = "";
+};
+
+// Caller-owned memory and settings of one upload.
+struct UploadOptions {
+  Timeouts timeouts;
+  https::ClientBuffers buffers;  // The Client's buffers (see https::ClientBuffers).
+  // Holds the session URI (Location of the session POST, or UploadSpec::session); 1-2 KiB
+  // fits Google's.
+  https::MutableBytes session_uri;
+  // Where the final response's body (the object's metadata) goes; restart() is called if a
+  // later exchange delivers it again.
+  https::ResponseSink metadata;
+  std::uint64_t metadata_limit = 64 * 1024;  // Most body bytes one response may carry.
+  UploadEventSink events;
+  Millis (*wall_now)() = nullptr;  // The wall clock, for HTTP-date Retry-After. Required.
+};
+
+// One resumable upload. Not copyable; everything it is given must outlive it.
+class Upload {
+ public:
+  // An upload whose exchanges go through `connector`, retried per `context` (policy,
+  // randomness, budget): a retryable failure waits per the policy and then asks the server
+  // what it holds. The policy's total deadline and retry limit count from the last progress.
+  Upload(https::Connector& connector, const RetryContext& context, const UploadOptions& options);
+  // A temporary context would dangle.
+  Upload(https::Connector& connector, RetryContext&& context,
+         const UploadOptions& options) = delete;
+  Upload(const Upload&) = delete;
+  Upload& operator=(const Upload&) = delete;
+
+  // Prepares `spec` (ending any upload under way); kInvalidArgument (chunk size, headers,
+  // session URI, no wall clock) or kBufferTooSmall (the session URI does not fit) on
+  // failure, after which the upload is done and step() answers kDone.
+  [[nodiscard]] https::Status start(const UploadSpec& spec);
+  // Advances the upload at `now` (monotonic), doing bounded work.
+  [[nodiscard]] UploadNext step(Millis now);
+  // Ends the upload with Outcome::kCancelled; the session stays open on the server.
+  void cancel();
+  // Connectivity has returned: shortens a backoff wait (see RetryMachine).
+  void network_available(Millis now) { machine_.network_available(now); }
+
+  // The result; meaningful after step() answered kDone.
+  const UploadResult& result() const { return result_; }
+  // The session URI ("" before one is known): keep it to continue the upload later.
+  std::string_view session_uri() const { return std::string_view(session_text_, session_size_); }
+  // Bytes the server has said it holds.
+  std::uint64_t committed() const { return committed_; }
+  // Fills the upload's part of `state` at `now` (monotonic) and `wall_now` (ms since the
+  // Unix epoch): kind, session URI, sizes, committed offset, retries and the wait under way.
+  // The caller adds the URL. False when there is no session yet or its URI does not fit.
+  // Meaningful between steps; save after each committed chunk and before each wait.
+  bool save(TransferState* state, Millis now, Millis wall_now) const;
+  // Body bytes handed to the connection, every chunk and every repeat counted: the cost of
+  // the upload, to compare with the body's size.
+  std::uint64_t bytes_sent() const { return bytes_sent_; }
+  // Sessions opened by this upload (0 when it continued a known one).
+  std::uint32_t sessions() const { return sessions_; }
+  // The Client of the exchanges (connections(), resumed()).
+  const https::Client& client() const { return client_; }
+
+ private:
+  // kIdle/kMachine: ask the machine; kNext: begin the next exchange of the same attempt;
+  // kExchange: step the Client.
+  // kResumeWait: the wait of a restored session, before the machine's first step.
+  enum class Phase : std::uint8_t { kIdle, kResumeWait, kMachine, kNext, kExchange, kDone };
+  enum class Exchange : std::uint8_t { kNone, kOpen, kChunk, kQuery };
+
+  UploadNext begin_exchange(Millis now);
+  UploadNext end_exchange(Millis now);
+  UploadNext on_open(Millis now);
+  UploadNext on_session_answer(Millis now);
+  UploadNext on_expired(Millis now);
+  UploadNext progress(Millis now);
+  UploadNext fail(Millis now, const AttemptResult& attempt, bool query_next);
+  UploadNext finish(Millis now, Outcome outcome, https::Status error, const char* message);
+  UploadNext turn(Millis now, Phase phase);
+  bool store_session(std::string_view uri);
+  void fresh_machine();
+  void resume(const UploadResume& resume);
+  void emit(const UploadEvent& event) const;
+  UploadEvent event(UploadEvent::Kind kind, Millis at) const;
+
+  static std::size_t read_chunk(void* self, std::uint64_t offset, https::MutableBytes out);
+  static bool write_metadata(void* self, std::uint64_t offset, https::ConstBytes data);
+  static void on_client_event(void* self, const https::ClientEvent& event);
+
+  const RetryContext& context_;
+  // The session's machine's policy: the caller's, except right after a restore, when the
+  // backoff and retry limit go on from the restored retry count until the next progress.
+  Policy session_policy_;
+  RetryContext session_context_;
+  UploadOptions options_;
+  // The Client's own policy: the session's, with no retries (an exchange is one attempt)
+  // and no budget (the session's machine spends it).
+  Policy exchange_policy_;
+  RetryContext exchange_context_;
+  https::Client client_;
+  RetryMachine machine_;
+  UploadSpec spec_;
+  https::Header headers_[kMaxUploadHeaders + 3];
+  char content_range_[64] = {};
+  char upload_length_[24] = {};
+  char* session_text_ = nullptr;  // options_.session_uri as text.
+  std::size_t session_size_ = 0;
+  https::Url session_url_;
+  std::uint64_t committed_ = 0;
+  std::uint64_t chunk_begin_ = 0;  // The chunk under way: [chunk_begin_, chunk_end_).
+  std::uint64_t chunk_end_ = 0;
+  std::uint64_t bytes_sent_ = 0;
+  std::uint64_t metadata_delivered_ = 0;
+  UploadResult result_;
+  std::uint32_t sessions_ = 0;
+  std::uint32_t restarts_left_ = 0;
+  std::uint32_t retry_offset_ = 0;     // Retries made before a restore, until the next progress.
+  Millis resume_wait_{};               // The restored wait, served at the first step.
+  Millis wait_until_{};                // The end of the wait under way (kMachine, kResumeWait).
+  bool machine_waiting_ = false;       // The machine is in a backoff wait.
+  std::uint16_t response_status_ = 0;  // Of the exchange under way, once its head arrived.
+  Phase phase_ = Phase::kIdle;
+  Exchange exchange_ = Exchange::kNone;
+  bool need_query_ = false;       // The next exchange asks what the server holds.
+  bool metadata_failed_ = false;  // The metadata sink refused a write or a restart.
+  bool metadata_refused_restart_ = false;
+};
+
+}  // namespace stepback::transfer
+
+#endif  // STEPBACK_TRANSFER_UPLOAD_HPP_

@@ -1,0 +1,586 @@
+#include "stepback/transfer/upload.hpp"
+
+#include <cstring>
+
+#include "stepback/https/failure.hpp"
+#include "stepback/https/http_date.hpp"
+
+namespace stepback::transfer {
+namespace {
+
+using https::Status;
+
+// Writes `v` in decimal at `out` (room for 20 digits) and returns the end.
+char* write_u64(char* out, std::uint64_t v) {
+  char digits[20];
+  std::size_t n = 0;
+  do {
+    digits[n++] = static_cast<char>('0' + v % 10);
+    v /= 10;
+  } while (v != 0);
+  while (n > 0) *out++ = digits[--n];
+  return out;
+}
+
+char* write_text(char* out, std::string_view s) {
+  std::memcpy(out, s.data(), s.size());
+  return out + s.size();
+}
+
+// Parses the value of a 308's Range field, "bytes=0-K", into the count of bytes held, K + 1.
+bool parse_held(std::string_view v, std::uint64_t* held) {
+  constexpr std::string_view kPrefix = "bytes=0-";
+  if (v.substr(0, kPrefix.size()) != kPrefix) return false;
+  v.remove_prefix(kPrefix.size());
+  if (v.empty() || v.size() > 19) return false;
+  std::uint64_t last = 0;
+  for (const char c : v) {
+    if (c < '0' || c > '9') return false;
+    last = last * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  *held = last + 1;
+  return true;
+}
+
+// The policy of one exchange: the session's classification of statuses and failures, no
+// retries, no deadline until begin_exchange() sets one, and a 1 ms first delay so that any
+// deadline of at least 1 ms keeps it valid.
+Policy exchange_policy(const Policy& session) {
+  Policy p = session;
+  p.max_retries = 0;
+  p.total_deadline = Millis(0);
+  p.initial_delay = Millis(1);
+  return p;
+}
+
+constexpr Millis kNoDeadline = Millis::max();
+
+}  // namespace
+
+Upload::Upload(https::Connector& connector, const RetryContext& context,
+               const UploadOptions& options)
+    : context_(context),
+      session_policy_(context.policy),
+      session_context_{session_policy_, context.random, context.budget},
+      options_(options),
+      exchange_policy_(exchange_policy(context.policy)),
+      exchange_context_{exchange_policy_, context.random, nullptr},
+      client_(connector, exchange_context_,
+              [this, &options] {
+                https::ClientOptions o;
+                o.timeouts = options.timeouts;
+                o.buffers = options.buffers;
+                o.body = https::ResponseSink{&Upload::write_metadata, nullptr, this};
+                o.body_limit = options.metadata_limit;
+                o.events = https::EventSink{&Upload::on_client_event, this};
+                o.wall_now = options.wall_now;
+                return o;
+              }()),
+      machine_(session_context_) {
+  session_text_ = reinterpret_cast<char*>(options_.session_uri.data);
+}
+
+Status Upload::start(const UploadSpec& spec) {
+  client_.cancel();
+  // A refused spec leaves the upload done, so that stepping it does nothing.
+  const auto refuse = [this](Status status) {
+    result_ = UploadResult{};
+    result_.outcome = Outcome::kTerminalFailure;
+    result_.error = status;
+    result_.message = "the upload was not started: its spec is invalid";
+    phase_ = Phase::kDone;
+    return status;
+  };
+  if (options_.wall_now == nullptr) return refuse(Status::kInvalidArgument);
+  if (spec.chunk_size == 0 || spec.chunk_size % kChunkGranularity != 0) {
+    return refuse(Status::kInvalidArgument);
+  }
+  if (spec.body.size > 0 && spec.body.read == nullptr) return refuse(Status::kInvalidArgument);
+  if (spec.header_count > kMaxUploadHeaders || (spec.header_count > 0 && spec.headers == nullptr)) {
+    return refuse(Status::kInvalidArgument);
+  }
+  if (spec.metadata.size > 0 && spec.metadata.data == nullptr) {
+    return refuse(Status::kInvalidArgument);
+  }
+  spec_ = spec;
+  for (std::size_t i = 0; i < spec.header_count; ++i) headers_[i] = spec.headers[i];
+  *write_u64(upload_length_, spec.body.size) = '\0';
+  result_ = UploadResult{};
+  committed_ = chunk_begin_ = chunk_end_ = bytes_sent_ = metadata_delivered_ = 0;
+  sessions_ = 0;
+  restarts_left_ = spec.session_restarts;
+  response_status_ = 0;
+  exchange_ = Exchange::kNone;
+  need_query_ = false;
+  metadata_failed_ = metadata_refused_restart_ = false;
+  session_size_ = 0;
+  resume_wait_ = Millis(0);
+  wait_until_ = Millis(0);
+  fresh_machine();
+  phase_ = Phase::kIdle;
+  if (!spec.session.empty()) {
+    if (spec.session.size() > options_.session_uri.size) return refuse(Status::kBufferTooSmall);
+    if (!store_session(spec.session)) return refuse(Status::kInvalidArgument);
+    need_query_ = true;  // What does the server hold of it?
+    resume(spec.resume);
+  }
+  return Status::kOk;
+}
+
+// The transition table: the machine decides sends and waits, the Client runs exchanges, and
+// the phase handlers below choose the next exchange. Every exchange that ends hands the loop
+// its turn before the next begins.
+UploadNext Upload::step(Millis now) {
+  for (;;) {
+    switch (phase_) {
+      case Phase::kDone:
+        return UploadNext{};
+      case Phase::kIdle:
+        if (resume_wait_.count() > 0) {
+          // A restored session first sits out what was left of its wait.
+          wait_until_ = now + resume_wait_;
+          UploadEvent e = event(UploadEvent::Kind::kWait, now);
+          e.wait = resume_wait_;
+          emit(e);
+          resume_wait_ = Millis(0);
+          phase_ = Phase::kResumeWait;
+        } else {
+          phase_ = Phase::kMachine;
+        }
+        break;
+      case Phase::kResumeWait:
+        if (now < wait_until_) {
+          return UploadNext{UploadNext::Kind::kWaitUntil, -1, https::IoInterest::kNone,
+                            wait_until_};
+        }
+        phase_ = Phase::kMachine;
+        break;
+      case Phase::kMachine: {
+        const Next next = machine_.step(now);
+        if (next.kind == Next::Kind::kWaitUntil) {
+          wait_until_ = next.at;
+          return UploadNext{UploadNext::Kind::kWaitUntil, -1, https::IoInterest::kNone, next.at};
+        }
+        machine_waiting_ = false;
+        if (next.kind == Next::Kind::kDone) {
+          return finish(now, next.outcome, result_.error, result_.message);
+        }
+        phase_ = Phase::kNext;
+        break;
+      }
+      case Phase::kNext: {
+        const UploadNext begun = begin_exchange(now);
+        if (phase_ == Phase::kDone) return begun;
+        break;
+      }
+      case Phase::kExchange: {
+        const https::ClientNext next = client_.step(now);
+        if (next.kind != https::ClientNext::Kind::kDone) return next;
+        return end_exchange(now);
+      }
+    }
+  }
+}
+
+void Upload::cancel() {
+  if (phase_ == Phase::kDone) return;
+  client_.cancel();
+  machine_.cancel();
+  result_.outcome = Outcome::kCancelled;
+  phase_ = Phase::kDone;
+}
+
+UploadNext Upload::begin_exchange(Millis now) {
+  const std::uint64_t size = spec_.body.size;
+  std::size_t count = spec_.header_count;
+  https::RequestSpec request;
+  request.head.user_agent = spec_.user_agent;
+  request.head.headers = headers_;
+  UploadEvent begun = event(UploadEvent::Kind::kSession, now);
+  if (session_size_ == 0) {
+    exchange_ = Exchange::kOpen;
+    request.head.method = "POST";
+    request.head.url = spec_.url;
+    headers_[count++] = https::Header{"X-Upload-Content-Length", upload_length_};
+    if (!spec_.content_type.empty()) {
+      headers_[count++] = https::Header{"X-Upload-Content-Type", spec_.content_type};
+    }
+    if (spec_.metadata.size > 0) {
+      headers_[count++] = https::Header{"Content-Type", "application/json; charset=UTF-8"};
+    }
+    request.body = https::BodySource::of(&spec_.metadata);
+    request.idempotency = spec_.idempotency;
+  } else {
+    request.head.method = "PUT";
+    request.head.url = session_url_;
+    request.idempotency = https::RequestSpec::Idempotency::kYes;
+    char* end = write_text(content_range_, "bytes ");
+    if (need_query_ || committed_ >= size) {
+      // An empty PUT asks what the server holds; with everything sent, it also asks the
+      // server to finish (an empty body is one such request).
+      exchange_ = Exchange::kQuery;
+      begun.kind = UploadEvent::Kind::kQuery;
+      end = write_text(end, "*/");
+    } else {
+      exchange_ = Exchange::kChunk;
+      chunk_begin_ = committed_;
+      chunk_end_ = size - committed_ > spec_.chunk_size ? committed_ + spec_.chunk_size : size;
+      end = write_u64(end, chunk_begin_);
+      *end++ = '-';
+      end = write_u64(end, chunk_end_ - 1);
+      *end++ = '/';
+      request.body = https::BodySource{&Upload::read_chunk, this, chunk_end_ - chunk_begin_};
+      begun.kind = UploadEvent::Kind::kChunk;
+      begun.offset = chunk_begin_;
+      begun.size = chunk_end_ - chunk_begin_;
+    }
+    end = write_u64(end, size);
+    headers_[count++] = https::Header{
+        "Content-Range",
+        std::string_view(content_range_, static_cast<std::size_t>(end - content_range_))};
+  }
+  request.head.header_count = count;
+  // The session's deadline (counted from the last progress) may end an exchange that is
+  // still connecting, as it would a Client's own attempt.
+  const Millis deadline = machine_.deadline();
+  exchange_policy_.total_deadline =
+      deadline == kNoDeadline ? Millis(0) : min(max(deadline - now, Millis(1)), kMaxDeadlineLimit);
+  response_status_ = 0;
+  const Status started = client_.start(request);
+  if (started != Status::kOk) {
+    return finish(now, Outcome::kTerminalFailure, started,
+                  started == Status::kBufferTooSmall
+                      ? "the request head does not fit the request buffer"
+                      : "the request is invalid (URL, headers or session URI)");
+  }
+  ++result_.exchanges;
+  begun.exchange = result_.exchanges;
+  emit(begun);
+  phase_ = Phase::kExchange;
+  return UploadNext{UploadNext::Kind::kWaitUntil, -1, https::IoInterest::kNone, now};
+}
+
+UploadNext Upload::end_exchange(Millis now) {
+  const https::ClientResult& r = client_.result();
+  if (r.status != 0) result_.status = r.status;
+  result_.error = r.error;
+  result_.message = r.message;
+  if (metadata_refused_restart_) {
+    return finish(now, Outcome::kTerminalFailure, Status::kRestartRefused,
+                  "the object's metadata arrived again and its sink cannot start over");
+  }
+  if (metadata_failed_) {
+    return finish(now, Outcome::kTerminalFailure, Status::kError,
+                  "the sink of the object's metadata failed");
+  }
+  switch (r.outcome) {
+    case Outcome::kSuccess:
+      return exchange_ == Exchange::kOpen ? on_open(now) : on_session_answer(now);
+    case Outcome::kRetriesExhausted: {
+      // A retryable failure (the exchange's policy allows no retry): the session decides.
+      AttemptResult attempt = AttemptResult::transport(https::to_failure(r.error), true);
+      if (r.error == Status::kOk) {
+        attempt = AttemptResult::http(r.status);
+        if (const auto retry_after = client_.response_header("retry-after")) {
+          if (const auto delay = https::parse_retry_after(*retry_after, options_.wall_now())) {
+            attempt = AttemptResult::http(r.status, *delay, DelaySource::kRetryAfter);
+          }
+        }
+      }
+      return fail(now, attempt, session_size_ > 0);
+    }
+    case Outcome::kTerminalStatus:
+      if (exchange_ != Exchange::kOpen && (r.status == 404 || r.status == 410)) {
+        return on_expired(now);
+      }
+      return finish(now, Outcome::kTerminalStatus, Status::kOk,
+                    exchange_ == Exchange::kOpen
+                        ? "the session POST was refused with a status that is not retried"
+                        : "the upload was refused with a status that is not retried");
+    case Outcome::kNotIdempotent:
+      return finish(now, Outcome::kNotIdempotent, r.error,
+                    r.error == Status::kOk
+                        ? "the session POST failed and may have been processed; it is not "
+                          "re-sent (see UploadSpec::idempotency)"
+                        : r.message);
+    case Outcome::kTerminalFailure:
+    case Outcome::kDeadline:
+    case Outcome::kBudgetExhausted:
+    case Outcome::kServerDelayTooLong:
+    case Outcome::kCancelled:
+      break;
+  }
+  return finish(now, r.outcome, r.error, r.message);
+}
+
+UploadNext Upload::on_open(Millis now) {
+  if (result_.status / 100 != 2) {
+    return finish(now, Outcome::kTerminalStatus, Status::kOk,
+                  "the session POST was answered without a session (redirects are not followed)");
+  }
+  const std::optional<std::string_view> location = client_.response_header("location");
+  if (!location) {
+    return finish(now, Outcome::kTerminalFailure, Status::kProtocol,
+                  "the session POST's answer has no Location (the session URI)");
+  }
+  if (!store_session(*location)) {
+    return finish(now, Outcome::kTerminalFailure, Status::kProtocol,
+                  "the session URI (Location) is not a usable URL or does not fit its buffer");
+  }
+  ++sessions_;
+  committed_ = 0;
+  return progress(now);
+}
+
+UploadNext Upload::on_session_answer(Millis now) {
+  const std::uint16_t status = result_.status;
+  if (status / 100 == 2) {
+    committed_ = spec_.body.size;
+    UploadEvent e = event(UploadEvent::Kind::kCommitted, now);
+    e.offset = committed_;
+    emit(e);
+    const Next next = machine_.report(now, AttemptResult::http(status));  // The budget's success.
+    return finish(now, next.kind == Next::Kind::kDone ? next.outcome : Outcome::kSuccess,
+                  Status::kOk, "");
+  }
+  if (status != 308) {
+    return finish(now, Outcome::kTerminalFailure, Status::kProtocol,
+                  "the session answered with a status the protocol does not know (not 2xx, "
+                  "308, 404 or 410)");
+  }
+  std::uint64_t held = 0;
+  if (const auto range = client_.response_header("range")) {
+    if (!parse_held(*range, &held)) {
+      return finish(now, Outcome::kTerminalFailure, Status::kProtocol,
+                    "the 308's Range is not of the form bytes=0-K");
+    }
+  }
+  if (held > spec_.body.size || (exchange_ == Exchange::kChunk && held > chunk_end_)) {
+    return finish(now, Outcome::kTerminalFailure, Status::kProtocol,
+                  "the server claims bytes it was never sent");
+  }
+  // The server's word is the truth, even below what it said before (it lost data): sending
+  // goes on from there, never repeating a byte it holds.
+  const bool progressed = held > committed_;
+  committed_ = held;
+  UploadEvent e = event(UploadEvent::Kind::kCommitted, now);
+  e.offset = committed_;
+  emit(e);
+  need_query_ = false;
+  if (progressed) return progress(now);
+  if (exchange_ == Exchange::kQuery && committed_ < spec_.body.size) {
+    // The answer the query was for; the chunk from there is part of the same attempt.
+    return turn(now, Phase::kNext);
+  }
+  // A chunk of which nothing was kept, or everything held and still no final answer: a
+  // failed attempt, so that a server that never moves cannot hold the loop forever.
+  result_.error = Status::kOk;
+  result_.message = exchange_ == Exchange::kChunk
+                        ? "the server kept none of the chunk (308 without progress)"
+                        : "the server holds every byte but did not finish the upload";
+  UploadEvent err = event(UploadEvent::Kind::kError, now);
+  err.message = result_.message;
+  emit(err);
+  return fail(now, AttemptResult::transport(Failure::kReset, true), false);
+}
+
+UploadNext Upload::on_expired(Millis now) {
+  UploadEvent e = event(UploadEvent::Kind::kExpired, now);
+  e.offset = committed_;
+  emit(e);
+  if (restarts_left_ == 0) {
+    result_.session_expired = true;
+    return finish(now, Outcome::kTerminalStatus, Status::kOk,
+                  "the upload session expired (404/410 on the session URI); a new session "
+                  "must send the whole body again");
+  }
+  // A new session from byte 0, begun at once within the same attempt.
+  --restarts_left_;
+  session_size_ = 0;
+  committed_ = 0;
+  need_query_ = false;
+  return turn(now, Phase::kNext);
+}
+
+UploadNext Upload::progress(Millis now) {
+  if (context_.budget != nullptr) context_.budget->record_success();
+  fresh_machine();
+  need_query_ = false;
+  return turn(now, Phase::kMachine);
+}
+
+UploadNext Upload::fail(Millis now, const AttemptResult& attempt, bool query_next) {
+  const Next next = machine_.report(now, attempt);
+  need_query_ = query_next;
+  if (next.kind == Next::Kind::kDone) {
+    return finish(now, next.outcome, result_.error, result_.message);
+  }
+  if (next.kind == Next::Kind::kWaitUntil) {
+    machine_waiting_ = true;
+    wait_until_ = next.at;
+    UploadEvent e = event(UploadEvent::Kind::kWait, now);
+    e.retry += 1;  // The attempt after the wait.
+    e.wait = next.at - now;
+    e.wait_reason = machine_.wait_reason();
+    emit(e);
+    phase_ = Phase::kMachine;
+    return UploadNext{UploadNext::Kind::kWaitUntil, -1, https::IoInterest::kNone, next.at};
+  }
+  return turn(now, Phase::kMachine);
+}
+
+UploadNext Upload::finish(Millis now, Outcome outcome, Status error, const char* message) {
+  machine_.cancel();
+  result_.outcome = outcome;
+  result_.error = error;
+  result_.message = outcome == Outcome::kSuccess ? "" : message;
+  phase_ = Phase::kDone;
+  UploadEvent e = event(UploadEvent::Kind::kDone, now);
+  e.status = result_.status;
+  e.outcome = outcome;
+  e.message = result_.message;
+  emit(e);
+  return UploadNext{};
+}
+
+UploadNext Upload::turn(Millis now, Phase phase) {
+  phase_ = phase;
+  return UploadNext{UploadNext::Kind::kWaitUntil, -1, https::IoInterest::kNone, now};
+}
+
+bool Upload::store_session(std::string_view uri) {
+  const std::size_t room = options_.session_uri.size;
+  std::size_t size = 0;
+  if (!uri.empty() && uri.front() == '/') {
+    // A path on the initiation URL's origin.
+    const https::Url& origin = spec_.url;
+    const bool literal6 = origin.host.find(':') != std::string_view::npos;
+    const std::size_t prefix =
+        8 + origin.host.size() + (literal6 ? 2 : 0) + 6;  // port <= 5 digits.
+    if (prefix + uri.size() > room) return false;
+    char* out = session_text_;
+    out = write_text(out, origin.tls ? "https://" : "http://");
+    if (literal6) *out++ = '[';
+    out = write_text(out, origin.host);
+    if (literal6) *out++ = ']';
+    if (origin.port != origin.default_port()) {
+      *out++ = ':';
+      out = write_u64(out, origin.port);
+    }
+    out = write_text(out, uri);
+    size = static_cast<std::size_t>(out - session_text_);
+  } else {
+    if (uri.size() > room) return false;
+    std::memmove(session_text_, uri.data(), uri.size());
+    size = uri.size();
+  }
+  https::Url url;
+  if (https::parse_url(std::string_view(session_text_, size), &url) != Status::kOk) {
+    session_size_ = 0;
+    return false;
+  }
+  session_url_ = url;
+  session_size_ = size;
+  return true;
+}
+
+void Upload::fresh_machine() {
+  session_policy_ = context_.policy;
+  retry_offset_ = 0;
+  machine_waiting_ = false;
+  machine_ = RetryMachine(session_context_, Idempotent::kYes);
+}
+
+void Upload::resume(const UploadResume& resume) {
+  resume_wait_ = resume.wait;
+  const std::uint32_t r = resume.retries;
+  if (r == 0) return;
+  // The machine starts at retry 0; its policy starts where retry r would have been: the
+  // retries left, and the first wait of the backoff sequence at r.
+  const Policy& p = context_.policy;
+  retry_offset_ = r;
+  session_policy_.max_retries = r < p.max_retries ? p.max_retries - r : 0;
+  const std::uint64_t cap = p.max_backoff.count();
+  std::uint64_t t = p.initial_delay.count();
+  for (std::uint32_t i = 0; i < r && t < cap; ++i) t *= p.multiplier;
+  Millis first(t < cap ? t : cap);
+  if (p.total_deadline.count() != 0) first = min(first, p.total_deadline);
+  session_policy_.initial_delay = first;
+  machine_ = RetryMachine(session_context_, Idempotent::kYes);
+}
+
+bool Upload::save(TransferState* state, Millis now, Millis wall_now) const {
+  if (session_size_ == 0 || !state->set_session_uri(session_uri())) return false;
+  state->kind = TransferKind::kUpload;
+  state->total_size = spec_.body.size;
+  state->committed = committed_;
+  state->chunk_size = spec_.chunk_size;
+  state->crc32c.reset();
+  const bool backoff = phase_ == Phase::kMachine && machine_waiting_;
+  const bool waiting = backoff || phase_ == Phase::kResumeWait;
+  // The retry number of the next attempt: one more than the machine's while it waits.
+  state->retries = retry_offset_ + machine_.retries() + (backoff ? 1U : 0U);
+  state->wait_remaining = waiting ? wait_until_ - now : Millis(0);
+  const auto wall = static_cast<std::int64_t>(wall_now.count() & 0x7FFFFFFFFFFFFFFFULL);
+  state->saved_wall_ms = wall;
+  state->release_wall_ms = wall + static_cast<std::int64_t>(state->wait_remaining.count());
+  return true;
+}
+
+void Upload::emit(const UploadEvent& e) const {
+  if (options_.events.on_event != nullptr) options_.events.on_event(options_.events.context, e);
+}
+
+UploadEvent Upload::event(UploadEvent::Kind kind, Millis at) const {
+  UploadEvent e;
+  e.kind = kind;
+  e.at = at;
+  e.exchange = result_.exchanges;
+  e.retry = retry_offset_ + machine_.retries();
+  return e;
+}
+
+std::size_t Upload::read_chunk(void* self, std::uint64_t offset, https::MutableBytes out) {
+  auto* u = static_cast<Upload*>(self);
+  const std::size_t n = u->spec_.body.read(u->spec_.body.context, u->chunk_begin_ + offset, out);
+  u->bytes_sent_ += n;
+  return n;
+}
+
+bool Upload::write_metadata(void* self, std::uint64_t offset, https::ConstBytes data) {
+  auto* u = static_cast<Upload*>(self);
+  // Only the final answer's body is the object's metadata; 308s and errors are dropped.
+  if (u->exchange_ == Exchange::kOpen || u->response_status_ / 100 != 2) return true;
+  const https::ResponseSink& sink = u->options_.metadata;
+  if (offset == 0 && u->metadata_delivered_ > 0) {
+    // A later exchange brings the metadata again (the first copy was cut short).
+    if (sink.write != nullptr && (sink.restart == nullptr || !sink.restart(sink.context))) {
+      u->metadata_refused_restart_ = true;
+      return false;
+    }
+    u->metadata_delivered_ = 0;
+  }
+  const std::uint64_t at = u->metadata_delivered_;
+  u->metadata_delivered_ += data.size;
+  if (sink.write == nullptr || sink.write(sink.context, at, data)) return true;
+  u->metadata_failed_ = true;
+  return false;
+}
+
+void Upload::on_client_event(void* self, const https::ClientEvent& event) {
+  auto* u = static_cast<Upload*>(self);
+  if (event.kind == https::ClientEvent::Kind::kResponse) {
+    u->response_status_ = event.status;
+    UploadEvent e = u->event(UploadEvent::Kind::kResponse, event.at);
+    e.status = event.status;
+    e.reason = event.reason;
+    u->emit(e);
+  } else if (event.kind == https::ClientEvent::Kind::kError) {
+    UploadEvent e = u->event(UploadEvent::Kind::kError, event.at);
+    e.failure = event.failure;
+    e.message = event.message;
+    u->emit(e);
+  }
+}
+
+}  // namespace stepback::transfer
