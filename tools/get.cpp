@@ -102,39 +102,8 @@ bool ascii_iequals(std::string_view a, std::string_view b) {
   return true;
 }
 
-// Parses "12", "0.5" or "2.25" seconds (at most millisecond precision, at most kMaxSeconds).
-std::optional<Millis> parse_seconds(std::string_view text) {
-  const std::size_t dot = text.find('.');
-  const std::optional<std::uint64_t> whole = parse_u64(text.substr(0, dot));
-  if (!whole || *whole > kMaxSeconds) return std::nullopt;
-  std::uint64_t ms = *whole * 1000;
-  if (dot != std::string_view::npos) {
-    const std::string_view fraction = text.substr(dot + 1);
-    if (fraction.empty() || fraction.size() > 3) return std::nullopt;
-    const std::optional<std::uint64_t> digits = parse_u64(fraction);
-    if (!digits) return std::nullopt;
-    std::uint64_t scaled = *digits;
-    for (std::size_t i = fraction.size(); i < 3; ++i) scaled *= 10;
-    ms += scaled;
-  }
-  return Millis(ms);
-}
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
 
-// Splits "Name: value"; false when there is no colon or the name is empty or holds blanks.
-bool parse_header(std::string_view text, https::Header* out) {
-  const std::size_t colon = text.find(':');
-  if (colon == std::string_view::npos || colon == 0) return false;
-  const std::string_view name = text.substr(0, colon);
-  if (name.find_first_of(" \t") != std::string_view::npos) return false;
-  *out = https::Header{name, trim(text.substr(colon + 1))};
-  return true;
-}
 
 std::optional<GetOptions> parse_get_args(int argc, char** argv, std::string* error) {
   GetOptions o;
@@ -394,63 +363,9 @@ bool restart_body(void* context) {
 // can be as long as the response head buffer.
 constexpr std::size_t kMaxFieldBytes = 200;
 
-// Appends `s` (at most kMaxFieldBytes of it) to `out` as a JSON string: quotes, backslashes
-// and control bytes escaped, and bytes >= 0x7f as \u00XX (read as Latin-1), so the line is
-// valid JSON whatever the server sent.
-void append_json_string(LineBuffer* out, std::string_view s) {
-  out->append("\"");
-  for (const char c : s.substr(0, kMaxFieldBytes)) {
-    const auto b = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
-      const char escaped[2] = {'\\', c};
-      out->append(std::string_view(escaped, 2));
-    } else if (b < 0x20 || b >= 0x7f) {
-      out->appendf("\\u%04x", static_cast<unsigned>(b));
-    } else {
-      out->append(std::string_view(&c, 1));
-    }
-  }
-  out->append("\"");
-}
 
-// Appends `s` (at most kMaxFieldBytes of it) with control bytes replaced, for a terminal.
-void append_printable(LineBuffer* out, std::string_view s) {
-  for (const char c : s.substr(0, kMaxFieldBytes)) {
-    const auto b = static_cast<unsigned char>(c);
-    // C0 and C1 controls (0x9b is a one-byte CSI on many terminals) and anything else
-    // outside ASCII: what a server sends never reaches the terminal raw.
-    const char shown = (b < 0x20 || b >= 0x7f) ? '?' : c;
-    out->append(std::string_view(&shown, 1));
-  }
-}
 
-const char* wait_note(WaitReason reason) {
-  switch (reason) {
-    case WaitReason::kBackoff:
-      return "";
-    case WaitReason::kRetryAfter:
-      return " (Retry-After)";
-    case WaitReason::kRetryInfo:
-      return " (RetryInfo)";
-    case WaitReason::kNetworkBack:
-      return " (network back)";
-  }
-  return "";
-}
 
-short poll_events(https::IoInterest interest) {
-  switch (interest) {
-    case https::IoInterest::kRead:
-      return POLLIN;
-    case https::IoInterest::kWrite:
-      return POLLOUT;
-    case https::IoInterest::kReadWrite:
-      return POLLIN | POLLOUT;
-    case https::IoInterest::kNone:
-      break;
-  }
-  return 0;
-}
 
 // How long poll() may sleep: until `at` (at most a minute, so a far `at` is re-checked),
 // and at most one countdown tick when one is on screen.
@@ -524,17 +439,113 @@ std::size_t token_authorization(void* context, bool /*refresh*/, https::MutableB
 // The process's trust store: fixed buffers, roots parsed only while a handshake verifies.
 https::TrustStore g_trust_store;
 
+
+}  // namespace
+
+// Parses "12", "0.5" or "2.25" seconds (at most millisecond precision, at most kMaxSeconds).
+std::optional<Millis> parse_seconds(std::string_view text) {
+  const std::size_t dot = text.find('.');
+  const std::optional<std::uint64_t> whole = parse_u64(text.substr(0, dot));
+  if (!whole || *whole > kMaxSeconds) return std::nullopt;
+  std::uint64_t ms = *whole * 1000;
+  if (dot != std::string_view::npos) {
+    const std::string_view fraction = text.substr(dot + 1);
+    if (fraction.empty() || fraction.size() > 3) return std::nullopt;
+    const std::optional<std::uint64_t> digits = parse_u64(fraction);
+    if (!digits) return std::nullopt;
+    std::uint64_t scaled = *digits;
+    for (std::size_t i = fraction.size(); i < 3; ++i) scaled *= 10;
+    ms += scaled;
+  }
+  return Millis(ms);
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+// Splits "Name: value"; false when there is no colon or the name is empty or holds blanks.
+bool parse_header(std::string_view text, https::Header* out) {
+  const std::size_t colon = text.find(':');
+  if (colon == std::string_view::npos || colon == 0) return false;
+  const std::string_view name = text.substr(0, colon);
+  if (name.find_first_of(" \t") != std::string_view::npos) return false;
+  *out = https::Header{name, trim(text.substr(colon + 1))};
+  return true;
+}
+
+// Appends `s` (at most kMaxFieldBytes of it) to `out` as a JSON string: quotes, backslashes
+// and control bytes escaped, and bytes >= 0x7f as \u00XX (read as Latin-1), so the line is
+// valid JSON whatever the server sent.
+void append_json_string(LineBuffer* out, std::string_view s) {
+  out->append("\"");
+  for (const char c : s.substr(0, kMaxFieldBytes)) {
+    const auto b = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      const char escaped[2] = {'\\', c};
+      out->append(std::string_view(escaped, 2));
+    } else if (b < 0x20 || b >= 0x7f) {
+      out->appendf("\\u%04x", static_cast<unsigned>(b));
+    } else {
+      out->append(std::string_view(&c, 1));
+    }
+  }
+  out->append("\"");
+}
+
+// Appends `s` (at most kMaxFieldBytes of it) with control bytes replaced, for a terminal.
+void append_printable(LineBuffer* out, std::string_view s) {
+  for (const char c : s.substr(0, kMaxFieldBytes)) {
+    const auto b = static_cast<unsigned char>(c);
+    // C0 and C1 controls (0x9b is a one-byte CSI on many terminals) and anything else
+    // outside ASCII: what a server sends never reaches the terminal raw.
+    const char shown = (b < 0x20 || b >= 0x7f) ? '?' : c;
+    out->append(std::string_view(&shown, 1));
+  }
+}
+
+const char* wait_note(WaitReason reason) {
+  switch (reason) {
+    case WaitReason::kBackoff:
+      return "";
+    case WaitReason::kRetryAfter:
+      return " (Retry-After)";
+    case WaitReason::kRetryInfo:
+      return " (RetryInfo)";
+    case WaitReason::kNetworkBack:
+      return " (network back)";
+  }
+  return "";
+}
+
+short poll_events(https::IoInterest interest) {
+  switch (interest) {
+    case https::IoInterest::kRead:
+      return POLLIN;
+    case https::IoInterest::kWrite:
+      return POLLOUT;
+    case https::IoInterest::kReadWrite:
+      return POLLIN | POLLOUT;
+    case https::IoInterest::kNone:
+      break;
+  }
+  return 0;
+}
+
 // Sets up the trust anchors and pins the options name; false with *error when none can be.
-bool load_trust(const GetOptions& o, https::TlsClientConfig* tls, std::string* error) {
-  if (o.capath != nullptr) {
-    if (g_trust_store.add_directory(o.capath) != https::Status::kOk) {
-      *error = std::string("'") + o.capath +
-               "' is not a hashed CA directory (no <hash>.0 files); run: openssl rehash " + o.capath;
+bool load_trust(const char* cacert, const char* capath, const https::PublicKeyPin* pins,
+                std::size_t pin_count, https::TlsClientConfig* tls, std::string* error) {
+  if (capath != nullptr) {
+    if (g_trust_store.add_directory(capath) != https::Status::kOk) {
+      *error = std::string("'") + capath +
+               "' is not a hashed CA directory (no <hash>.0 files); run: openssl rehash " + capath;
       return false;
     }
-  } else if (o.cacert != nullptr) {
-    if (g_trust_store.add_bundle(o.cacert) != https::Status::kOk) {
-      *error = std::string("no usable CA certificate in '") + o.cacert + "'";
+  } else if (cacert != nullptr) {
+    if (g_trust_store.add_bundle(cacert) != https::Status::kOk) {
+      *error = std::string("no usable CA certificate in '") + cacert + "'";
       return false;
     }
   } else if (g_trust_store.add_platform_default() != https::Status::kOk) {
@@ -546,11 +557,9 @@ bool load_trust(const GetOptions& o, https::TlsClientConfig* tls, std::string* e
     *error = "cannot use the CA store";
     return false;
   }
-  if (o.pin_count > 0) tls->set_public_key_pins(o.pins, o.pin_count);
+  if (pin_count > 0) tls->set_public_key_pins(pins, pin_count);
   return true;
 }
-
-}  // namespace
 
 int exit_code(const https::ClientResult& result, bool output_failed) {
   if (output_failed) return kExitLocalIo;
@@ -874,7 +883,7 @@ int run_get(int argc, char** argv) {
                    kPrefix);
       return kExitInternal;
     }
-    if (!load_trust(o, &tls, &error)) {
+    if (!load_trust(o.cacert, o.capath, o.pins, o.pin_count, &tls, &error)) {
       std::fprintf(stderr, "%s%s\n", kPrefix, error.c_str());
       return kExitUsage;
     }

@@ -9,10 +9,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <optional>
+#include <string>
 #include <string_view>
 
 #include "stepback/core/millis.hpp"
 #include "stepback/https/client.hpp"
+#include "stepback/https/tls.hpp"
+#include "stepback/https/trust_store.hpp"
 #include "stepback/https/types.hpp"
 
 namespace stepback::tools {
@@ -34,6 +38,28 @@ enum ExitCode : int {
 
 // The exit code for a finished request; `output_failed` when writing the body failed.
 int exit_code(const https::ClientResult& result, bool output_failed);
+
+// Shared by the subcommands that make requests (get, upload).
+class LineBuffer;
+
+// Parses "12", "0.5" or "2.25" seconds (at most millisecond precision); nullopt otherwise.
+std::optional<Millis> parse_seconds(std::string_view text);
+// `s` without leading and trailing blanks (spaces, tabs).
+std::string_view trim(std::string_view s);
+// Splits "Name: value"; false when there is no colon or the name is empty or holds blanks.
+bool parse_header(std::string_view text, https::Header* out);
+// Sets up the trust anchors (a hashed --capath directory, a --cacert bundle, or the system's
+// store, looked up on demand) and `pin_count` public-key pins on `tls`; false with *error.
+bool load_trust(const char* cacert, const char* capath, const https::PublicKeyPin* pins,
+                std::size_t pin_count, https::TlsClientConfig* tls, std::string* error);
+// Appends `s` as a JSON string (at most 200 bytes of it), valid whatever the bytes.
+void append_json_string(LineBuffer* out, std::string_view s);
+// Appends `s` (at most 200 bytes) with every byte outside printable ASCII shown as '?'.
+void append_printable(LineBuffer* out, std::string_view s);
+// " (Retry-After)" and the like: why a wait lasts as long as it does, for progress lines.
+const char* wait_note(WaitReason reason);
+// The poll() events for `interest`.
+short poll_events(https::IoInterest interest);
 
 // Where a response body goes: a stdio stream; records the first failed write.
 struct BodyOutput {

@@ -76,23 +76,6 @@ struct UploadArgs {
   bool help = false;
 };
 
-// Parses "12", "0.5" or "2.25" seconds (at most millisecond precision, at most kMaxSeconds).
-std::optional<Millis> parse_seconds(std::string_view text) {
-  const std::size_t dot = text.find('.');
-  const std::optional<std::uint64_t> whole = parse_u64(text.substr(0, dot));
-  if (!whole || *whole > kMaxSeconds) return std::nullopt;
-  std::uint64_t ms = *whole * 1000;
-  if (dot != std::string_view::npos) {
-    const std::string_view fraction = text.substr(dot + 1);
-    if (fraction.empty() || fraction.size() > 3) return std::nullopt;
-    const std::optional<std::uint64_t> digits = parse_u64(fraction);
-    if (!digits) return std::nullopt;
-    std::uint64_t scaled = *digits;
-    for (std::size_t i = fraction.size(); i < 3; ++i) scaled *= 10;
-    ms += scaled;
-  }
-  return Millis(ms);
-}
 
 // Parses a byte count: digits with an optional K, M or G suffix (KiB, MiB, GiB also read).
 std::optional<std::uint64_t> parse_bytes(std::string_view text) {
@@ -114,21 +97,7 @@ std::optional<std::uint64_t> parse_bytes(std::string_view text) {
   return *n * unit;
 }
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
 
-// Splits "Name: value"; false when there is no colon or the name is empty or holds blanks.
-bool parse_header(std::string_view text, https::Header* out) {
-  const std::size_t colon = text.find(':');
-  if (colon == std::string_view::npos || colon == 0) return false;
-  const std::string_view name = text.substr(0, colon);
-  if (name.find_first_of(" \t") != std::string_view::npos) return false;
-  *out = https::Header{name, trim(text.substr(colon + 1))};
-  return true;
-}
 
 std::optional<UploadArgs> parse_upload_args(int argc, char** argv, std::string* error) {
   UploadArgs o;
@@ -373,82 +342,11 @@ std::size_t read_file(void* context, std::uint64_t offset, https::MutableBytes o
   return done;
 }
 
-// Loads the trust anchors the options name; false with *error when none could be loaded.
-bool load_trust(const UploadArgs& o, https::TlsClientConfig* tls, std::string* error) {
-  if (o.capath != nullptr) {
-    if (tls->add_ca_dir(o.capath) == https::Status::kOk) return true;
-    *error = std::string("no usable CA certificate in directory '") + o.capath + "'";
-    return false;
-  }
-  const char* file = o.cacert;
-  if (file == nullptr) {
-    if (::access(kSystemBundle, R_OK) != 0) {
-      *error = std::string("no CA certificates: ") + kSystemBundle +
-               " does not exist; pass --cacert FILE or --capath DIR";
-      return false;
-    }
-    file = kSystemBundle;
-  }
-  if (tls->add_ca_file(file) == https::Status::kOk) return true;
-  *error = std::string("no usable CA certificate in '") + file + "'";
-  return false;
-}
 
-constexpr std::size_t kMaxFieldBytes = 200;
 
-// Appends `s` (at most kMaxFieldBytes of it) as a JSON string, valid whatever the bytes.
-void append_json_string(LineBuffer* out, std::string_view s) {
-  out->append("\"");
-  for (const char c : s.substr(0, kMaxFieldBytes)) {
-    const auto b = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
-      const char escaped[2] = {'\\', c};
-      out->append(std::string_view(escaped, 2));
-    } else if (b < 0x20 || b >= 0x7f) {
-      out->appendf("\\u%04x", static_cast<unsigned>(b));
-    } else {
-      out->append(std::string_view(&c, 1));
-    }
-  }
-  out->append("\"");
-}
 
-// Appends `s` (at most kMaxFieldBytes of it) with control bytes replaced, for a terminal.
-void append_printable(LineBuffer* out, std::string_view s) {
-  for (const char c : s.substr(0, kMaxFieldBytes)) {
-    const auto b = static_cast<unsigned char>(c);
-    const char shown = (b < 0x20 || b == 0x7f) ? '?' : c;
-    out->append(std::string_view(&shown, 1));
-  }
-}
 
-const char* wait_note(WaitReason reason) {
-  switch (reason) {
-    case WaitReason::kBackoff:
-      return "";
-    case WaitReason::kRetryAfter:
-      return " (Retry-After)";
-    case WaitReason::kRetryInfo:
-      return " (RetryInfo)";
-    case WaitReason::kNetworkBack:
-      return " (network back)";
-  }
-  return "";
-}
 
-short poll_events(https::IoInterest interest) {
-  switch (interest) {
-    case https::IoInterest::kRead:
-      return POLLIN;
-    case https::IoInterest::kWrite:
-      return POLLOUT;
-    case https::IoInterest::kReadWrite:
-      return POLLIN | POLLOUT;
-    case https::IoInterest::kNone:
-      break;
-  }
-  return 0;
-}
 
 double seconds(Millis d) { return static_cast<double>(d.count()) / 1000.0; }
 
@@ -1016,7 +914,7 @@ int run_upload(int argc, char** argv) {
       return fail(kExitInternal, "cannot set up TLS (entropy or crypto initialization failed)");
     }
     // The same trust rules as `stepback get`.
-    if (!load_trust(o, &tls, &error)) return fail(kExitUsage, error);
+    if (!load_trust(o.cacert, o.capath, nullptr, 0, &tls, &error)) return fail(kExitUsage, error);
   }
 
   platform::Status random_status = platform::Status::kOk;
