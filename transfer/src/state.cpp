@@ -65,8 +65,11 @@ std::uint32_t get_u32(const std::uint8_t* p) {
 // Copies `text` into a NUL-terminated field of `size` bytes (text fits: the setters check).
 template <std::size_t N>
 void put_text(char (&field)[N], std::string_view text) {
-  std::memcpy(field, text.data(), text.size());
-  field[text.size()] = '\0';
+  // Clamped again here, so that the compiler can see the bound too (GCC -Os otherwise warns
+  // that the terminating NUL may fall outside the field).
+  const std::size_t n = text.size() < N ? text.size() : N - 1;
+  std::memcpy(field, text.data(), n);
+  field[n] = '\0';
 }
 
 using RawKind = std::underlying_type_t<stepback_pb_transfer_TransferState_Kind>;
