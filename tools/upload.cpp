@@ -40,7 +40,6 @@ constexpr const char* kUserAgent = "stepback/" STEPBACK_VERSION;
 constexpr std::size_t kMaxHeaders = transfer::kMaxUploadHeaders;
 constexpr std::uint64_t kTickMs = 100;
 constexpr std::uint64_t kMaxPollMs = 60 * 1000;
-constexpr std::uint64_t kMaxSeconds = 400ULL * 24 * 3600;
 constexpr std::uint64_t kDefaultChunk = 8 * 1024 * 1024;
 // Longest chunk accepted: 1 GiB, far above anything a phone or a PC would buffer in flight.
 constexpr std::uint64_t kMaxChunk = 1024ULL * 1024 * 1024;
