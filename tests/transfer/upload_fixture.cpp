@@ -170,8 +170,8 @@ std::uint8_t body_byte(std::uint64_t i) {
 }
 
 std::string body(std::uint64_t size) {
-  std::string s(size, '\0');
-  for (std::uint64_t i = 0; i < size; ++i) s[i] = static_cast<char>(body_byte(i));
+  std::string s(static_cast<std::size_t>(size), '\0');
+  for (std::size_t i = 0; i < s.size(); ++i) s[i] = static_cast<char>(body_byte(i));
   return s;
 }
 
