@@ -12,3 +12,7 @@ target_compile_definitions(trust_store_test PRIVATE
   STEPBACK_TEST_OPENSSL="${STEPBACK_TRUST_TEST_OPENSSL}")
 set_target_properties(trust_store_test PROPERTIES ENABLE_EXPORTS ON)
 target_link_libraries(trust_store_test PRIVATE ${CMAKE_DL_LIBS})
+
+if(CMAKE_CROSSCOMPILING)
+  target_compile_definitions(trust_store_test PRIVATE STEPBACK_EMULATED)
+endif()
