@@ -11,85 +11,18 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/scripted_connector.hpp"
 #include "tests/support/scripted_transport.hpp"
 
 namespace stepback::https {
 namespace {
 
+using testing::ScriptedConnector;
 using testing::ScriptedTransport;
 
 constexpr char kOk[] = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
 constexpr char k503[] = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n";
 
-// Hands out scripted connections in order; open() fails with `open_failures` first.
-class ScriptedConnector final : public Connector {
- public:
-  ScriptedTransport& add() {
-    connections_.push_back(std::make_unique<ScriptedTransport>());
-    connections_.back()->set_fd(100 + static_cast<int>(connections_.size()));
-    return *connections_.back();
-  }
-  std::vector<Status> open_failures;
-
-  Status open(const Url&, const char* host, Millis now, const Timeouts& t) override {
-    host_ = host;
-    deadline_ = now + t.connect;
-    if (opened_failures_ < open_failures.size()) return open_failures[opened_failures_++];
-    if (next_ >= connections_.size()) return Status::kConnectFailed;
-    current_ = connections_[next_++].get();
-    blocks_left_ = connect_blocks;
-    connecting_ = false;
-    return Status::kOk;
-  }
-  // Each connection's step() first answers kWouldBlock `connect_blocks` times, waiting on
-  // `connecting_fd` (-1: a connector with nothing to watch) for writing.
-  int connect_blocks = 0;
-  int connecting_fd = -1;
-
-  Status step(Millis) override {
-    if (blocks_left_ > 0) {
-      --blocks_left_;
-      connecting_ = true;
-      return Status::kWouldBlock;
-    }
-    connecting_ = false;
-    return Status::kOk;
-  }
-  int fd() const override {
-    if (connecting_) return connecting_fd;
-    return current_ != nullptr ? current_->fd() : -1;
-  }
-  IoInterest wants() const override {
-    if (connecting_) return IoInterest::kWrite;
-    return current_ != nullptr ? current_->wants() : IoInterest::kNone;
-  }
-  Transport& stream() override { return current_ != nullptr ? *current_ : idle_; }
-  Millis deadline() const override { return deadline_; }
-  bool resumed() const override { return false; }
-  const char* failure_message() const override { return "scripted failure"; }
-  void exchange_done() override { ++exchanges_; }
-  void close() override {
-    if (current_ != nullptr) current_->close();
-    current_ = nullptr;
-  }
-
-  std::size_t opened() const { return next_; }
-  std::size_t exchanges() const { return exchanges_; }
-  std::string host() const { return host_; }
-  ScriptedTransport& connection(std::size_t i) { return *connections_[i]; }
-
- private:
-  std::vector<std::unique_ptr<ScriptedTransport>> connections_;
-  ScriptedTransport idle_;
-  ScriptedTransport* current_ = nullptr;
-  std::size_t next_ = 0;
-  std::size_t opened_failures_ = 0;
-  int blocks_left_ = 0;
-  bool connecting_ = false;
-  Millis deadline_ = Millis::max();
-  std::size_t exchanges_ = 0;
-  std::string host_;
-};
 
 struct Harness;
 bool collect(void* context, std::uint64_t offset, ConstBytes data);

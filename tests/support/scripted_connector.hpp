@@ -30,6 +30,10 @@ class ScriptedConnector final : public https::Connector {
     return *connections_.back();
   }
   std::vector<https::Status> open_failures;
+  // Each connection's step() first answers kWouldBlock `connect_blocks` times, waiting on
+  // `connecting_fd` (-1: a connector with nothing to watch) for writing.
+  int connect_blocks = 0;
+  int connecting_fd = -1;
 
   https::Status open(const https::Url&, const char* host, Millis now, const Timeouts& t) override {
     host_ = host;
@@ -37,11 +41,22 @@ class ScriptedConnector final : public https::Connector {
     if (opened_failures_ < open_failures.size()) return open_failures[opened_failures_++];
     if (next_ >= connections_.size()) return https::Status::kConnectFailed;
     current_ = connections_[next_++].get();
+    blocks_left_ = connect_blocks;
+    connecting_ = false;
     return https::Status::kOk;
   }
-  https::Status step(Millis) override { return https::Status::kOk; }
-  int fd() const override { return current_ != nullptr ? current_->fd() : -1; }
+  https::Status step(Millis) override {
+    connecting_ = blocks_left_ > 0;
+    if (!connecting_) return https::Status::kOk;
+    --blocks_left_;
+    return https::Status::kWouldBlock;
+  }
+  int fd() const override {
+    if (connecting_) return connecting_fd;
+    return current_ != nullptr ? current_->fd() : -1;
+  }
   https::IoInterest wants() const override {
+    if (connecting_) return https::IoInterest::kWrite;
     return current_ != nullptr ? current_->wants() : https::IoInterest::kNone;
   }
   https::Transport& stream() override { return current_ != nullptr ? *current_ : idle_; }
@@ -69,6 +84,8 @@ class ScriptedConnector final : public https::Connector {
   std::size_t next_ = 0;
   std::size_t opened_failures_ = 0;
   Millis deadline_ = Millis::max();
+  int blocks_left_ = 0;
+  bool connecting_ = false;
   std::size_t exchanges_ = 0;
   std::string host_;
 };
