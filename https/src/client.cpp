@@ -214,10 +214,6 @@ Client::Step Client::on_machine(Millis now) {
   const Next next = machine_.step(now);
   switch (next.kind) {
     case Next::Kind::kSend:
-      if (sink_failed_) {
-        return stop(now, Outcome::kTerminalFailure, Status::kRestartRefused,
-                    "the body had to start over and the sink cannot restart; nothing was spliced");
-      }
       return begin_attempt(now);
     case Next::Kind::kWaitUntil:
       return yield(ClientNext{ClientNext::Kind::kWaitUntil, -1, IoInterest::kNone, next.at},
@@ -365,10 +361,7 @@ Client::Step Client::on_receive(Millis now) {
       std::size_t consumed = 0;
       const ParseProgress p = parser_.feed(ConstBytes{options_.buffers.io.data, n}, &consumed);
       if (p == ParseProgress::kFailed) {
-        if (sink_failed_) {
-          return stop(now, Outcome::kTerminalFailure, Status::kRestartRefused,
-                      "the body had to start over and the sink cannot restart; nothing was spliced");
-        }
+        if (sink_failed_) return refuse_splice(now);
         const Status e = parser_.error();
         return fail_attempt(now, e,
                             e == Status::kHeadersTooLarge
@@ -416,10 +409,7 @@ Client::Step Client::end_response(Millis now, bool reusable) {
     refresh_token_ = true;
     return go(Phase::kWaiting);
   }
-  if (sink_failed_) {
-    return stop(now, Outcome::kTerminalFailure, Status::kRestartRefused,
-                "the body had to start over and the sink cannot restart; nothing was spliced");
-  }
+  if (sink_failed_) return refuse_splice(now);
   if (refetch_) {
     return fail_attempt(now, Status::kReset,
                         "the server's range did not continue the body; fetching it whole again");
@@ -530,6 +520,11 @@ Client::Step Client::stop(Millis now, Outcome outcome, Status status, const char
   return yield(ClientNext{}, Phase::kDone);
 }
 
+Client::Step Client::refuse_splice(Millis now) {
+  return stop(now, Outcome::kTerminalFailure, Status::kRestartRefused,
+              "the body had to start over and the sink cannot restart; nothing was spliced");
+}
+
 Status Client::write_head(std::uint64_t range_from) {
   range_from_ = 0;
   const Status s = write_request_head(spec_.head, options_.buffers.request, &head_size_);
@@ -575,6 +570,7 @@ void Client::take_digests(bool whole_body) {
     integrity_.clear();
     return;
   }
+  const bool expected = integrity_.has_expectation();
   std::size_t cursor = 0;
   std::string_view name;
   std::string_view value;
@@ -586,6 +582,9 @@ void Client::take_digests(bool whole_body) {
       (void)integrity_.add_x_goog_hash(value);
     }
   }
+  // Digests run only while something is expected (the body's hot path stays bare otherwise),
+  // so digests first stated on a later part cannot cover the bytes before it: not checked.
+  if (!expected && delivered_ > 0) integrity_.clear();
 }
 
 Status Client::add_authorization(bool refresh) {
@@ -776,7 +775,7 @@ bool Client::deliver_body(void* self, ConstBytes data) {
     data.size -= n;
     if (data.size == 0) return true;
   }
-  c->integrity_.update(data);
+  if (c->integrity_.has_expectation()) c->integrity_.update(data);
   const ResponseSink& sink = c->options_.body;
   const std::uint64_t offset = c->delivered_;
   c->delivered_ += data.size;

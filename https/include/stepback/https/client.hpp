@@ -227,6 +227,8 @@ class Client {
   Step fail_attempt(Millis now, Status status, const char* message);
   Step report(Millis now, const AttemptResult& result);
   Step stop(Millis now, Outcome outcome, Status status, const char* message);
+  // Ends the request because the sink cannot start the body over (kRestartRefused).
+  Step refuse_splice(Millis now);
   AttemptResult response_result() const;
   Status write_head(std::uint64_t range_from);
   Status add_authorization(bool refresh);
