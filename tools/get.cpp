@@ -75,12 +75,8 @@ struct GetOptions {
   const char* capath = nullptr;
   https::PublicKeyPin pins[kMaxPins];
   std::size_t pin_count = 0;
-  const profiles::DeviceProfile* profile = &profiles::active;
-  std::optional<std::uint32_t> max_retries;
-  std::optional<Millis> max_backoff;
-  std::optional<Millis> deadline;
+  RetryFlags retry;  // --profile, --max-retries, --max-backoff, --deadline, --jitter, --idempotency
   std::optional<Millis> max_time;
-  std::optional<Jitter> jitter;
   const char* bearer = nullptr;      // --oauth2-bearer TOKEN
   const char* token_file = nullptr;  // --token-file FILE, read again before every attempt
   https::RequestSpec::Idempotency idempotency = https::RequestSpec::Idempotency::kByMethod;
@@ -143,7 +139,9 @@ std::optional<GetOptions> parse_get_args(int argc, char** argv, std::string* err
       return std::nullopt;
     }
     const auto shown = [&value] { return "'" + std::string(*value) + "'"; };
-    if (flag == "--cacert") {
+    if (is_retry_flag(flag)) {
+      if (!parse_retry_flag(flag, *value, &o.retry, error)) return std::nullopt;
+    } else if (flag == "--cacert") {
       o.cacert = value->data();
     } else if (flag == "--capath") {
       o.capath = value->data();
@@ -157,28 +155,6 @@ std::optional<GetOptions> parse_get_args(int argc, char** argv, std::string* err
         return std::nullopt;
       }
       ++o.pin_count;
-    } else if (flag == "--profile") {
-      o.profile = find_profile(*value);
-      if (o.profile == nullptr) {
-        *error = "unknown profile " + shown() + " (allowed: desktop, mobile)";
-        return std::nullopt;
-      }
-    } else if (flag == "--max-retries") {
-      const std::optional<std::uint64_t> n = parse_u64(*value);
-      if (!n || *n > 1000) {
-        *error = "invalid --max-retries " + shown() + " (expected an integer in 0..1000)";
-        return std::nullopt;
-      }
-      o.max_retries = static_cast<std::uint32_t>(*n);
-    } else if (flag == "--max-backoff" || flag == "--deadline") {
-      const std::optional<Millis> s = parse_seconds(*value);
-      if (!s || (flag == "--max-backoff" && s->count() == 0)) {
-        *error = "invalid " + std::string(flag) + " " + shown() +
-                 " (expected seconds such as 30 or 0.5" +
-                 (flag == "--deadline" ? ", 0 for none)" : ", above 0)");
-        return std::nullopt;
-      }
-      (flag == "--max-backoff" ? o.max_backoff : o.deadline) = s;
     } else if (flag == "--max-time") {
       const std::optional<Millis> s = parse_seconds(*value);
       if (!s || s->count() == 0) {
@@ -190,26 +166,6 @@ std::optional<GetOptions> parse_get_args(int argc, char** argv, std::string* err
       o.bearer = value->data();
     } else if (flag == "--token-file") {
       o.token_file = value->data();
-    } else if (flag == "--jitter") {
-      o.jitter = find_strategy(*value);
-      if (!o.jitter) {
-        *error = "unknown --jitter " + shown() + " (allowed: seed, full, equal, decorrelated, none)";
-        return std::nullopt;
-      }
-    } else if (flag == "--idempotency") {
-      using I = https::RequestSpec::Idempotency;
-      if (*value == "auto") {
-        o.idempotency = I::kByMethod;
-      } else if (*value == "strict") {
-        o.idempotency = I::kStrict;
-      } else if (*value == "yes") {
-        o.idempotency = I::kYes;
-      } else if (*value == "no") {
-        o.idempotency = I::kNo;
-      } else {
-        *error = "invalid --idempotency " + shown() + " (allowed: auto, strict, yes, no)";
-        return std::nullopt;
-      }
     } else if (flag == "-X") {
       o.method = *value;
     } else if (flag == "-H") {
@@ -243,28 +199,6 @@ std::optional<GetOptions> parse_get_args(int argc, char** argv, std::string* err
   return o;
 }
 
-// The profile's retry policy with the command line's overrides; nullopt (and *error) when
-// they do not make a usable policy.
-std::optional<Policy> make_policy(const GetOptions& o, std::string* error) {
-  Policy p = o.profile->retry;
-  if (o.max_retries) p.max_retries = *o.max_retries;
-  if (o.max_backoff) {
-    p.max_backoff = *o.max_backoff;
-    p.initial_delay = min(p.initial_delay, p.max_backoff);
-  }
-  if (o.deadline) p.total_deadline = *o.deadline;
-  if (o.jitter) p.jitter = *o.jitter;
-  if (p.max_backoff > kMaxBackoffLimit) {
-    *error = "--max-backoff is at most " + std::to_string(kMaxBackoffLimit.count() / 1000) + " s";
-    return std::nullopt;
-  }
-  if (!valid(p)) {
-    *error = "--deadline must be 0 (none) or at least the first backoff (" +
-             std::to_string(p.initial_delay.count()) + " ms)";
-    return std::nullopt;
-  }
-  return p;
-}
 
 void print_get_usage(std::FILE* out) {
   std::fprintf(
@@ -367,14 +301,6 @@ constexpr std::size_t kMaxFieldBytes = 200;
 
 
 
-// How long poll() may sleep: until `at` (at most a minute, so a far `at` is re-checked),
-// and at most one countdown tick when one is on screen.
-int poll_timeout(Millis now, Millis at, bool ticks) {
-  std::uint64_t ms = (at - now).count();
-  if (ms > kMaxPollMs) ms = kMaxPollMs;
-  if (ticks && ms > kTickMs) ms = kTickMs;
-  return static_cast<int>(ms);
-}
 
 // The request body of --data: "@FILE" read whole into *storage (the one heap use, at
 // set-up), else the text itself. False with *error when the file cannot be read.
@@ -559,6 +485,92 @@ bool load_trust(const char* cacert, const char* capath, const https::PublicKeyPi
   }
   if (pin_count > 0) tls->set_public_key_pins(pins, pin_count);
   return true;
+}
+
+bool is_retry_flag(std::string_view flag) {
+  return flag == "--profile" || flag == "--max-retries" || flag == "--max-backoff" ||
+         flag == "--deadline" || flag == "--jitter" || flag == "--idempotency";
+}
+
+bool parse_retry_flag(std::string_view flag, std::string_view value, RetryFlags* out,
+                      std::string* error) {
+  const auto invalid = [&](const char* expected) {
+    *error = "invalid " + std::string(flag) + " '" + std::string(value) + "' (" + expected + ")";
+    return false;
+  };
+  if (flag == "--profile") {
+    out->profile = find_profile(value);
+    if (out->profile == nullptr) {
+      *error = "unknown profile '" + std::string(value) + "' (allowed: desktop, mobile)";
+      return false;
+    }
+  } else if (flag == "--max-retries") {
+    const std::optional<std::uint64_t> n = parse_u64(value);
+    if (!n || *n > 1000) return invalid("expected an integer in 0..1000");
+    out->max_retries = static_cast<std::uint32_t>(*n);
+  } else if (flag == "--max-backoff" || flag == "--deadline") {
+    const bool cap = flag == "--max-backoff";
+    const std::optional<Millis> s = parse_seconds(value);
+    if (!s || (cap && s->count() == 0)) {
+      return invalid(cap ? "expected seconds such as 30 or 0.5, above 0"
+                         : "expected seconds such as 30 or 0.5, 0 for none");
+    }
+    (cap ? out->max_backoff : out->deadline) = s;
+  } else if (flag == "--jitter") {
+    out->jitter = find_strategy(value);
+    if (!out->jitter) {
+      *error = "unknown --jitter '" + std::string(value) +
+               "' (allowed: seed, full, equal, decorrelated, none)";
+      return false;
+    }
+  } else if (flag == "--idempotency") {
+    using I = https::RequestSpec::Idempotency;
+    if (value == "auto") {
+      out->idempotency = I::kByMethod;
+    } else if (value == "strict") {
+      out->idempotency = I::kStrict;
+    } else if (value == "yes") {
+      out->idempotency = I::kYes;
+    } else if (value == "no") {
+      out->idempotency = I::kNo;
+    } else {
+      return invalid("allowed: auto, strict, yes, no");
+    }
+  } else {
+    *error = "not a retry flag: " + std::string(flag);
+    return false;
+  }
+  return true;
+}
+
+// The profile's retry policy with the command line's overrides; nullopt (and *error) when
+// they do not make a usable policy.
+std::optional<Policy> make_policy(const RetryFlags& o, std::string* error) {
+  Policy p = o.profile->retry;
+  if (o.max_retries) p.max_retries = *o.max_retries;
+  if (o.max_backoff) {
+    p.max_backoff = *o.max_backoff;
+    p.initial_delay = min(p.initial_delay, p.max_backoff);
+  }
+  if (o.deadline) p.total_deadline = *o.deadline;
+  if (o.jitter) p.jitter = *o.jitter;
+  if (p.max_backoff > kMaxBackoffLimit) {
+    *error = "--max-backoff is at most " + std::to_string(kMaxBackoffLimit.count() / 1000) + " s";
+    return std::nullopt;
+  }
+  if (!valid(p)) {
+    *error = "--deadline must be 0 (none) or at least the first backoff (" +
+             std::to_string(p.initial_delay.count()) + " ms)";
+    return std::nullopt;
+  }
+  return p;
+}
+
+int poll_timeout(Millis now, Millis at, bool ticks) {
+  std::uint64_t ms = (at - now).count();
+  if (ms > kMaxPollMs) ms = kMaxPollMs;
+  if (ticks && ms > kTickMs) ms = kTickMs;
+  return static_cast<int>(ms);
 }
 
 int exit_code(const https::ClientResult& result, bool output_failed) {
@@ -836,7 +848,7 @@ int run_get(int argc, char** argv) {
                  std::string(o.url).c_str());
     return kExitUsage;
   }
-  const std::optional<Policy> policy = make_policy(o, &error);
+  const std::optional<Policy> policy = make_policy(o.retry, &error);
   if (!policy) {
     std::fprintf(stderr, "%s%s\n", kPrefix, error.c_str());
     return kExitUsage;
@@ -891,13 +903,13 @@ int run_get(int argc, char** argv) {
 
   platform::Status random_status = platform::Status::kOk;
   Xoshiro128 random = platform::make_os_random(&random_status);
-  RetryBudget budget(o.profile->budget);
+  RetryBudget budget(o.retry.profile->budget);
   const RetryContext context{*policy, random, &budget};
   const Millis start = platform::monotonic_now();
   Reporter reporter(stderr, o.trace, ::isatty(STDERR_FILENO) == 1, kPrefix, start);
   https::TcpTlsConnector connector(url.tls ? &tls : nullptr);
   https::ClientOptions options;
-  options.timeouts = o.profile->timeouts;
+  options.timeouts = o.retry.profile->timeouts;
   options.buffers = client_buffers();
   options.body = body_sink(&output);
   options.events = reporter.sink();
@@ -926,7 +938,7 @@ int run_get(int argc, char** argv) {
   spec.head.headers = headers;
   spec.head.header_count = header_count;
   spec.body = https::BodySource::of(&body);
-  spec.idempotency = o.idempotency;
+  spec.idempotency = o.retry.idempotency;
   const https::Status started = client.start(spec);
   if (started != https::Status::kOk) {
     std::fprintf(stderr, "%s%s\n", kPrefix,

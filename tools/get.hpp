@@ -18,6 +18,7 @@
 #include "stepback/https/tls.hpp"
 #include "stepback/https/trust_store.hpp"
 #include "stepback/https/types.hpp"
+#include "stepback/profiles/active.hpp"
 
 namespace stepback::tools {
 
@@ -40,6 +41,25 @@ enum ExitCode : int {
 int exit_code(const https::ClientResult& result, bool output_failed);
 
 // Shared by the subcommands that make requests (get, upload).
+
+// The retry flags: --profile, --max-retries, --max-backoff, --deadline, --jitter and
+// --idempotency, on top of the profile compiled in.
+struct RetryFlags {
+  const profiles::DeviceProfile* profile = &profiles::active;
+  std::optional<std::uint32_t> max_retries;
+  std::optional<Millis> max_backoff;
+  std::optional<Millis> deadline;
+  std::optional<Jitter> jitter;
+  https::RequestSpec::Idempotency idempotency = https::RequestSpec::Idempotency::kByMethod;
+};
+// Whether `flag` is one of RetryFlags' (each takes a value).
+bool is_retry_flag(std::string_view flag);
+// Takes `value` for the retry flag `flag` into *out; false with *error when it is not valid.
+bool parse_retry_flag(std::string_view flag, std::string_view value, RetryFlags* out,
+                      std::string* error);
+// The profile's retry policy with the flags' overrides; nullopt with *error when they do not
+// make a usable policy.
+std::optional<Policy> make_policy(const RetryFlags& flags, std::string* error);
 class LineBuffer;
 
 // Parses "12", "0.5" or "2.25" seconds (at most millisecond precision); nullopt otherwise.
@@ -60,6 +80,9 @@ void append_printable(LineBuffer* out, std::string_view s);
 const char* wait_note(WaitReason reason);
 // The poll() events for `interest`.
 short poll_events(https::IoInterest interest);
+// Milliseconds to poll from `now` until `at`: at most a minute, and at most 100 ms while a
+// countdown or meter is on screen (`ticks`).
+int poll_timeout(Millis now, Millis at, bool ticks);
 
 // Where a response body goes: a stdio stream; records the first failed write.
 struct BodyOutput {

@@ -39,7 +39,6 @@ constexpr const char* kSystemBundle = "/etc/ssl/certs/ca-certificates.crt";
 constexpr const char* kUserAgent = "stepback/" STEPBACK_VERSION;
 constexpr std::size_t kMaxHeaders = transfer::kMaxUploadHeaders;
 constexpr std::uint64_t kTickMs = 100;
-constexpr std::uint64_t kMaxPollMs = 60 * 1000;
 constexpr std::uint64_t kDefaultChunk = 8 * 1024 * 1024;
 // Longest chunk accepted: 1 GiB, far above anything a phone or a PC would buffer in flight.
 constexpr std::uint64_t kMaxChunk = 1024ULL * 1024 * 1024;
@@ -64,11 +63,7 @@ struct UploadArgs {
   std::string_view content_type = "application/octet-stream";
   const char* cacert = nullptr;
   const char* capath = nullptr;
-  const profiles::DeviceProfile* profile = &profiles::active;
-  std::optional<std::uint32_t> max_retries;
-  std::optional<Millis> max_backoff;
-  std::optional<Millis> deadline;
-  https::RequestSpec::Idempotency idempotency = https::RequestSpec::Idempotency::kByMethod;
+  RetryFlags retry;  // --profile, --max-retries, --max-backoff, --deadline, --idempotency
   https::Header headers[kMaxHeaders];
   std::size_t header_count = 0;
   bool trace = false;
@@ -167,42 +162,8 @@ std::optional<UploadArgs> parse_upload_args(int argc, char** argv, std::string* 
       o.cacert = value->data();
     } else if (flag == "--capath") {
       o.capath = value->data();
-    } else if (flag == "--profile") {
-      o.profile = find_profile(*value);
-      if (o.profile == nullptr) {
-        *error = "unknown profile " + shown() + " (allowed: desktop, mobile)";
-        return std::nullopt;
-      }
-    } else if (flag == "--max-retries") {
-      const std::optional<std::uint64_t> n = parse_u64(*value);
-      if (!n || *n > 1000) {
-        *error = "invalid --max-retries " + shown() + " (expected an integer in 0..1000)";
-        return std::nullopt;
-      }
-      o.max_retries = static_cast<std::uint32_t>(*n);
-    } else if (flag == "--max-backoff" || flag == "--deadline") {
-      const std::optional<Millis> s = parse_seconds(*value);
-      if (!s || (flag == "--max-backoff" && s->count() == 0)) {
-        *error = "invalid " + std::string(flag) + " " + shown() +
-                 " (expected seconds such as 30 or 0.5" +
-                 (flag == "--deadline" ? ", 0 for none)" : ", above 0)");
-        return std::nullopt;
-      }
-      (flag == "--max-backoff" ? o.max_backoff : o.deadline) = s;
     } else {
-      using I = https::RequestSpec::Idempotency;
-      if (*value == "auto") {
-        o.idempotency = I::kByMethod;
-      } else if (*value == "strict") {
-        o.idempotency = I::kStrict;
-      } else if (*value == "yes") {
-        o.idempotency = I::kYes;
-      } else if (*value == "no") {
-        o.idempotency = I::kNo;
-      } else {
-        *error = "invalid --idempotency " + shown() + " (allowed: auto, strict, yes, no)";
-        return std::nullopt;
-      }
+      if (!parse_retry_flag(flag, *value, &o.retry, error)) return std::nullopt;
     }
   }
   if (o.file == nullptr) {
@@ -220,26 +181,6 @@ std::optional<UploadArgs> parse_upload_args(int argc, char** argv, std::string* 
   return o;
 }
 
-// The profile's retry policy with the command line's overrides.
-std::optional<Policy> make_policy(const UploadArgs& o, std::string* error) {
-  Policy p = o.profile->retry;
-  if (o.max_retries) p.max_retries = *o.max_retries;
-  if (o.max_backoff) {
-    p.max_backoff = *o.max_backoff;
-    p.initial_delay = min(p.initial_delay, p.max_backoff);
-  }
-  if (o.deadline) p.total_deadline = *o.deadline;
-  if (p.max_backoff > kMaxBackoffLimit) {
-    *error = "--max-backoff is at most " + std::to_string(kMaxBackoffLimit.count() / 1000) + " s";
-    return std::nullopt;
-  }
-  if (!valid(p)) {
-    *error = "--deadline must be 0 (none) or at least the first backoff (" +
-             std::to_string(p.initial_delay.count()) + " ms)";
-    return std::nullopt;
-  }
-  return p;
-}
 
 void print_upload_usage(std::FILE* out) {
   std::fprintf(
@@ -797,10 +738,8 @@ const transfer::UploadResult& run_loop(transfer::Upload& upload, UploadReporter&
     pollfd fd{-1, 0, 0};
     const bool io = next.kind == transfer::UploadNext::Kind::kWaitIo && next.fd >= 0;
     if (io) fd = pollfd{next.fd, poll_events(next.interest), 0};
-    std::uint64_t ms = (next.at - now).count();
-    if (ms > kMaxPollMs) ms = kMaxPollMs;
-    if (reporter.wants_ticks() && ms > kTickMs) ms = kTickMs;
-    (void)::poll(io ? &fd : nullptr, io ? 1 : 0, static_cast<int>(ms));
+    (void)::poll(io ? &fd : nullptr, io ? 1 : 0,
+                 poll_timeout(now, next.at, reporter.wants_ticks()));
     now = platform::monotonic_now();
     reporter.tick(now);
     if ((io && fd.revents != 0) || now >= next.at) next = upload.step(now);
@@ -822,7 +761,7 @@ int run_upload(int argc, char** argv) {
     print_upload_usage(stdout);
     return kExitOk;
   }
-  const std::optional<Policy> policy = make_policy(o, &error);
+  const std::optional<Policy> policy = make_policy(o.retry, &error);
   if (!policy) {
     std::fprintf(stderr, "%s%s\n", kPrefix, error.c_str());
     return kExitUsage;
@@ -918,13 +857,13 @@ int run_upload(int argc, char** argv) {
 
   platform::Status random_status = platform::Status::kOk;
   Xoshiro128 random = platform::make_os_random(&random_status);
-  RetryBudget budget(o.profile->budget);
+  RetryBudget budget(o.retry.profile->budget);
   const RetryContext context{*policy, random, &budget};
   const Millis start = platform::monotonic_now();
   UploadReporter reporter(stderr, o.trace, ::isatty(STDERR_FILENO) == 1, size, start);
   https::TcpTlsConnector connector(use_tls ? &tls : nullptr);
   transfer::UploadOptions options;
-  options.timeouts = o.profile->timeouts;
+  options.timeouts = o.retry.profile->timeouts;
   options.buffers = client_buffers();
   options.session_uri = https::MutableBytes{g_session_uri, sizeof g_session_uri};
   options.metadata = body_sink(&output);
@@ -943,7 +882,7 @@ int run_upload(int argc, char** argv) {
   spec.headers = o.headers;
   spec.header_count = o.header_count;
   spec.user_agent = kUserAgent;
-  spec.idempotency = o.idempotency;
+  spec.idempotency = o.retry.idempotency;
   if (resuming) {
     spec.resume.retries = restored.retries;
     spec.resume.wait = transfer::remaining_wait(restored, platform::wall_now());
