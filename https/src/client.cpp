@@ -136,6 +136,14 @@ Status Client::start(const RequestSpec& spec) {
   if (options_.wall_now == nullptr) return Status::kInvalidArgument;
   if (url.host.empty() || url.host.size() >= sizeof host_z_) return Status::kInvalidArgument;
   if (spec.body.size > 0 && spec.body.read == nullptr) return Status::kInvalidArgument;
+  // A kept connection serves the next request to its origin; one in the middle of an
+  // exchange (start() while a request is under way) or to another origin does not.
+  const bool idle = phase_ == Phase::kDone || phase_ == Phase::kIdle || phase_ == Phase::kWaiting;
+  if (connection_open_ &&
+      (!idle || url.port != connection_port_ || url.tls != connection_tls_ ||
+       url.host != std::string_view(host_z_))) {
+    close_connection();
+  }
   std::memcpy(host_z_, url.host.data(), url.host.size());
   host_z_[url.host.size()] = '\0';
   spec_ = spec;
@@ -148,6 +156,7 @@ Status Client::start(const RequestSpec& spec) {
   resumable_ = spec.head.method == "GET";
   machine_ = RetryMachine(context_, idempotent_ ? Idempotent::kYes : Idempotent::kNo);
   result_ = ClientResult{};
+  last_attempt_ = AttemptResult{};
   delivered_ = refetched_ = range_from_ = skip_ = 0;
   total_.reset();
   validator_size_ = 0;
@@ -203,9 +212,9 @@ ClientNext Client::step(Millis now) {
 }
 
 void Client::cancel() {
+  close_connection();
   if (phase_ == Phase::kDone) return;
   machine_.cancel();
-  close_connection();
   result_.outcome = Outcome::kCancelled;
   phase_ = Phase::kDone;
 }
@@ -221,7 +230,8 @@ Client::Step Client::on_machine(Millis now) {
     case Next::Kind::kDone:
       break;
   }
-  close_connection();
+  // Every path here left the connection closed or kept after a complete response, which
+  // the next start() to the same origin may use.
   result_.outcome = next.outcome;
   ClientEvent e;
   e.kind = ClientEvent::Kind::kDone;
@@ -288,6 +298,8 @@ void Client::reset_exchange(Millis now) {
 Client::Step Client::open_connection(Millis now) {
   reused_ = false;
   ++connections_;
+  connection_port_ = spec_.head.url.port;
+  connection_tls_ = spec_.head.url.tls;
   const Status s = connector_.open(spec_.head.url, host_z_, now, options_.timeouts);
   if (s != Status::kOk) return fail_attempt(now, s, connector_.failure_message());
   return go(Phase::kConnecting);
@@ -464,8 +476,11 @@ Client::Step Client::fail_attempt(Millis now, Status status, const char* message
                            (status == Status::kReset || status == Status::kClosed);
   close_connection();
   // A kept connection the server had already closed: that is no attempt; the request goes
-  // again at once on a fresh connection if re-sending it is safe.
-  if (stale_reuse && (idempotent_ || sent_ == 0)) {
+  // again at once on a fresh connection if re-sending it is safe and it failed before any
+  // of its body left. Once body bytes have gone the server may have taken them in (an
+  // upload chunk it partly committed): that is a failed attempt, which the caller's retry
+  // rules see.
+  if (stale_reuse && (sent_ == 0 || (idempotent_ && sent_ <= head_size_))) {
     reset_exchange(now);
     return open_connection(now);
   }
@@ -486,6 +501,7 @@ Client::Step Client::fail_attempt(Millis now, Status status, const char* message
 }
 
 Client::Step Client::report(Millis now, const AttemptResult& result) {
+  last_attempt_ = result;
   const Next next = machine_.report(now, result);
   if (next.kind == Next::Kind::kWaitUntil) {
     ClientEvent e;

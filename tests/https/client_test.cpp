@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -571,6 +572,80 @@ TEST(ClientKeepAlive, DeadKeptConnectionIsReplacedBeforeSending) {
   EXPECT_EQ(h.connector.opened(), 2U);
   const std::string first = h.connector.connection(0).sent();
   EXPECT_EQ(first.find("POST", 1), std::string::npos) << "a request was written on the dead connection";
+}
+
+// A connection kept after a request serves the next start() to the same origin.
+TEST(ClientKeepAlive, TheNextRequestToTheSameOriginReusesTheKeptConnection) {
+  Harness h;
+  ScriptedTransport& c = h.connector.add();
+  c.recv_data(kOk).recv_would_block(IoInterest::kRead).recv_data(kOk);
+  ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
+  ASSERT_EQ(h.client->result().outcome, Outcome::kSuccess);
+  ASSERT_EQ(h.client->start(h.spec), Status::kOk);
+  ASSERT_EQ(h.run(h.client->step(h.now)).kind, ClientNext::Kind::kDone);
+  EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
+  EXPECT_EQ(h.connector.opened(), 1U);
+  EXPECT_EQ(h.client->connections(), 1U);
+  const std::string sent = c.sent();
+  EXPECT_NE(sent.find("GET /x", sent.find("GET /x") + 1), std::string::npos) << sent;
+  EXPECT_FALSE(c.closed());
+  h.client->cancel();  // Also closes a connection kept after a finished request.
+  EXPECT_TRUE(c.closed());
+}
+
+TEST(ClientKeepAlive, ARequestToAnotherOriginOpensItsOwnConnection) {
+  for (const char* other :
+       {"https://other.test/x", "https://example.test:8443/x", "http://example.test/x"}) {
+    SCOPED_TRACE(other);
+    Harness h;
+    h.connector.add().recv_data(kOk).recv_would_block(IoInterest::kRead);
+    h.connector.add().recv_data(kOk);
+    ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
+    EXPECT_FALSE(h.connector.connection(0).closed());  // Kept after the first request.
+    RequestSpec spec = h.spec;
+    ASSERT_EQ(parse_url(other, &spec.head.url), Status::kOk);
+    ASSERT_EQ(h.client->start(spec), Status::kOk);
+    EXPECT_TRUE(h.connector.connection(0).closed());
+    ASSERT_EQ(h.run(h.client->step(h.now)).kind, ClientNext::Kind::kDone);
+    EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
+    EXPECT_EQ(h.connector.opened(), 2U);
+  }
+}
+
+TEST(ClientKeepAlive, StartingAgainMidExchangeNeverReusesTheBusyConnection) {
+  Harness h;
+  h.connector.add().recv_would_block(IoInterest::kRead);  // The response never comes.
+  h.connector.add().recv_data(kOk);
+  ClientNext next = h.start();
+  for (int i = 0; i < 5 && next.kind != ClientNext::Kind::kWaitIo; ++i) next = h.client->step(h.now);
+  ASSERT_EQ(next.kind, ClientNext::Kind::kWaitIo);  // Waiting for the response.
+  ASSERT_EQ(h.client->start(h.spec), Status::kOk);
+  ASSERT_EQ(h.run(h.client->step(h.now)).kind, ClientNext::Kind::kDone);
+  EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
+  EXPECT_EQ(h.connector.opened(), 2U);
+}
+
+// Regression: a kept connection reset after part of an upload's body had left was taken as
+// a stale connection and the request silently sent again from its first byte, so bytes the
+// server had already committed went twice. Once body bytes have left it is a failed attempt.
+TEST(ClientKeepAlive, AResetAfterBodyBytesLeftIsAFailedAttemptNotAStaleConnection) {
+  Harness h("https://example.test/session", "PUT");
+  h.spec.idempotency = RequestSpec::Idempotency::kYes;
+  static const std::string body(100000, 'b');
+  h.spec.body = BodySource{[](void*, std::uint64_t offset, MutableBytes out) {
+                             const std::size_t n = static_cast<std::size_t>(
+                                 std::min<std::uint64_t>(out.size, body.size() - offset));
+                             std::memcpy(out.data, body.data() + offset, n);
+                             return n;
+                           },
+                           nullptr, body.size()};
+  ScriptedTransport& c = h.connector.add();
+  c.recv_data(k503).recv_would_block(IoInterest::kRead);  // Alive when probed...
+  c.recv_reset();                                          // ...reset once the body is going.
+  h.connector.add().recv_data(kOk);
+  ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
+  EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
+  EXPECT_EQ(h.client->result().attempts, 3U);  // 503, the reset, the success.
 }
 
 // Bounded work: a peer that never pauses still hands the loop its turn.

@@ -1,5 +1,6 @@
 // The Upload's transitions against scripted connections: each test scripts what every
-// exchange's connection receives (the Client opens one per exchange) and checks the requests
+// exchange's connection receives (the scripted answers say "Connection: close", so each
+// exchange has its own connection; KeptConnectionsCarryTheWholeSession checks reuse) and checks the requests
 // sent, the waits, what was committed and sent, and the outcome, on a fake clock.
 #include <gtest/gtest.h>
 
@@ -38,20 +39,23 @@ std::size_t read_pattern(void*, std::uint64_t offset, https::MutableBytes out) {
 }
 
 std::string session_created(const std::string& location = "https://upload.test/s?upload_id=u1") {
-  return "HTTP/1.1 200 OK\r\nLocation: " + location + "\r\nContent-Length: 0\r\n\r\n";
+  return "HTTP/1.1 200 OK\r\nLocation: " + location + "\r\nConnection: close\r\nContent-Length: 0\r\n\r\n";
 }
 std::string resume_incomplete(std::uint64_t held) {
-  if (held == 0) return "HTTP/1.1 308 Resume Incomplete\r\nContent-Length: 0\r\n\r\n";
+  if (held == 0) {
+    return "HTTP/1.1 308 Resume Incomplete\r\nConnection: close\r\nContent-Length: 0\r\n\r\n";
+  }
   return "HTTP/1.1 308 Resume Incomplete\r\nRange: bytes=0-" + std::to_string(held - 1) +
-         "\r\nContent-Length: 0\r\n\r\n";
+         "\r\nConnection: close\r\nContent-Length: 0\r\n\r\n";
 }
 std::string finished(int status = 200) {
   return "HTTP/1.1 " + std::to_string(status) +
-         " OK\r\nContent-Type: application/json\r\nContent-Length: " +
+         " OK\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: " +
          std::to_string(sizeof kMetadata - 1) + "\r\n\r\n" + kMetadata;
 }
 std::string status_only(int status, const std::string& extra = "") {
-  return "HTTP/1.1 " + std::to_string(status) + " Status\r\n" + extra + "Content-Length: 0\r\n\r\n";
+  return "HTTP/1.1 " + std::to_string(status) + " Status\r\n" + extra +
+         "Connection: close\r\nContent-Length: 0\r\n\r\n";
 }
 
 // One request as the server would read it.
@@ -311,6 +315,47 @@ TEST(Upload, RetryableStatusesOnAPutWaitThenQuery) {
     EXPECT_EQ(h.sent(3).headers["Content-Range"], "bytes 0-999/1000") << status;
     EXPECT_EQ(h.upload->bytes_sent(), 2000U) << status;
   }
+}
+
+// One connection carries the whole session when the server keeps it alive: no handshake
+// per chunk.
+TEST(Upload, KeptConnectionsCarryTheWholeSession) {
+  Harness h(2 * kChunk + 1000);
+  ScriptedTransport& c = h.connector.add(3 * 600 * 1024);
+  const auto keep = [](std::string answer) {
+    return answer.replace(answer.find("Connection: close\r\n"), 19, "");
+  };
+  // Each later answer follows the liveness check of the kept connection (would-block: alive).
+  c.recv_data(keep(session_created())).recv_would_block(https::IoInterest::kRead);
+  c.recv_data(keep(resume_incomplete(kChunk))).recv_would_block(https::IoInterest::kRead);
+  c.recv_data(keep(resume_incomplete(2 * kChunk))).recv_would_block(https::IoInterest::kRead);
+  c.recv_data(keep(finished()));
+  ASSERT_EQ(h.run().kind, UploadNext::Kind::kDone);
+  EXPECT_EQ(h.upload->result().outcome, Outcome::kSuccess) << h.upload->result().message;
+  EXPECT_EQ(h.upload->result().exchanges, 4U);
+  EXPECT_EQ(h.connector.opened(), 1U);
+  EXPECT_EQ(h.upload->client().connections(), 1U);
+  EXPECT_EQ(h.upload->bytes_sent(), 2 * kChunk + 1000);
+  EXPECT_EQ(h.metadata, kMetadata);
+}
+
+// Regression: a chunk PUT answered 503 with a google.rpc.RetryInfo body waited the policy's
+// backoff instead of the server's retryDelay (only Retry-After was read).
+TEST(Upload, RetryInfoOnAChunkSetsTheWait) {
+  Harness h(1000);
+  const std::string body =
+      R"({"error":{"code":503,"status":"UNAVAILABLE","details":[{"@type":)"
+      R"("type.googleapis.com/google.rpc.RetryInfo","retryDelay":"2.500s"}]}})";
+  h.connector.add().recv_data(session_created());
+  h.connector.add().recv_data(
+      "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+      "Connection: close\r\nContent-Length: " +
+      std::to_string(body.size()) + "\r\n\r\n" + body);
+  h.connector.add().recv_data(resume_incomplete(0));
+  h.connector.add().recv_data(finished());
+  h.run();
+  EXPECT_EQ(h.upload->result().outcome, Outcome::kSuccess);
+  EXPECT_EQ(h.waits, (std::vector<std::uint64_t>{2500}));
 }
 
 TEST(Upload, RetryAfterLengthensTheWait) {

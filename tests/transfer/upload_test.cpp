@@ -83,12 +83,15 @@ TEST_F(UploadLoopbackTest, WithoutFaultsTheBodyGoesOnceInChunks) {
   EXPECT_EQ(server_.count("chunk"), 5);
   EXPECT_EQ(server_.count("query"), 0);
   EXPECT_TRUE(run.of(Kind::kWait).empty());
+  // The server keeps its connection alive: one TLS handshake for the whole session.
+  EXPECT_EQ(run.connections, 1U);
 }
 
 TEST_F(UploadLoopbackTest, PlainHttpToo) {
   const UploadRun run = upload("[]", /*tls=*/false);
   expect_complete(run, kSize, 0);
   EXPECT_EQ(run.bytes_sent, kSize);
+  EXPECT_EQ(run.connections, 1U);
 }
 
 TEST_F(UploadLoopbackTest, AResetMidChunkAfterPartOfItWasCommitted) {

@@ -3,7 +3,6 @@
 #include <cstring>
 
 #include "stepback/https/failure.hpp"
-#include "stepback/https/http_date.hpp"
 
 namespace stepback::transfer {
 namespace {
@@ -277,17 +276,9 @@ UploadNext Upload::end_exchange(Millis now) {
     case Outcome::kSuccess:
       return exchange_ == Exchange::kOpen ? on_open(now) : on_session_answer(now);
     case Outcome::kRetriesExhausted: {
-      // A retryable failure (the exchange's policy allows no retry): the session decides.
-      AttemptResult attempt = AttemptResult::transport(https::to_failure(r.error), true);
-      if (r.error == Status::kOk) {
-        attempt = AttemptResult::http(r.status);
-        if (const auto retry_after = client_.response_header("retry-after")) {
-          if (const auto delay = https::parse_retry_after(*retry_after, options_.wall_now())) {
-            attempt = AttemptResult::http(r.status, *delay, DelaySource::kRetryAfter);
-          }
-        }
-      }
-      return fail(now, attempt, session_size_ > 0);
+      // A retryable failure (the exchange's policy allows no retry): the session decides,
+      // with the server's delay (Retry-After or RetryInfo) the Client read.
+      return fail(now, client_.last_attempt(), session_size_ > 0);
     }
     case Outcome::kTerminalStatus:
       if (exchange_ != Exchange::kOpen && (r.status == 404 || r.status == 410)) {

@@ -170,12 +170,15 @@ class Client {
   Client& operator=(const Client&) = delete;
 
   // Prepares `spec` (writes its head); kInvalidArgument (bad request, no wall clock) or
-  // kBufferTooSmall on failure.
+  // kBufferTooSmall on failure. A connection the last request left open (its response
+  // allowed keep-alive) serves this one if it goes to the same origin (scheme, host, port),
+  // after the liveness check every kept connection gets; any other connection is closed.
   [[nodiscard]] Status start(const RequestSpec& spec);
   // Advances the request at `now` (monotonic), doing bounded work; never blocks except in
   // the connector (TcpTlsConnector: getaddrinfo for names).
   [[nodiscard]] ClientNext step(Millis now);
-  // Ends the request with Outcome::kCancelled and closes the connection.
+  // Ends the request with Outcome::kCancelled and closes the connection (also one kept
+  // open after a request that is done).
   void cancel();
   // Connectivity has returned: shortens a backoff wait (see RetryMachine).
   void network_available(Millis now) { machine_.network_available(now); }
@@ -187,6 +190,10 @@ class Client {
   std::optional<std::string_view> response_header(std::string_view name) const {
     return parser_.header(name);
   }
+  // What the last attempt reported to the retry machine: its status or failure kind and
+  // the server's delay (Retry-After or RetryInfo) when one was given. For layers that retry
+  // across requests themselves (transfer::Upload).
+  const AttemptResult& last_attempt() const { return last_attempt_; }
   // Whether the last handshake resumed a saved TLS session.
   bool resumed() const { return resumed_; }
   // Connections opened so far (reused keep-alive connections are not counted again).
@@ -272,7 +279,11 @@ class Client {
   Phase phase_ = Phase::kIdle;
   BodyUse body_use_ = BodyUse::kUndecided;
   bool started_ = false;          // The first step() has run (time_limit_ is set).
+  AttemptResult last_attempt_;
   bool connection_open_ = false;  // A connected, handshaken stream kept for reuse.
+  // The origin the open connection goes to (host in host_z_).
+  std::uint16_t connection_port_ = 0;
+  bool connection_tls_ = false;
   bool reused_ = false;           // This attempt runs on a kept connection.
   bool idempotent_ = true;
   bool strict_ = false;           // 429/503 count as possibly processed (kStrict, kNo).
