@@ -18,6 +18,7 @@
 #include "schedule.hpp"
 #include "stepback/core/budget.hpp"
 #include "stepback/core/retry_machine.hpp"
+#include "stepback/https/integrity.hpp"
 #include "stepback/https/request_writer.hpp"
 #include "stepback/https/tcp_tls_connector.hpp"
 #include "stepback/https/tls.hpp"
@@ -452,6 +453,9 @@ class UploadReporter {
                    static_cast<unsigned long long>(sent),
                    size_ == 0 ? 0.0 : static_cast<double>(sent) / static_cast<double>(size_),
                    seconds(e.at - start_));
+      char words[https::kIntegrityMessageMax];
+      (void)https::format_integrity_message(r.integrity, words, sizeof words);
+      std::fprintf(err_, "%s%s\n", kPrefix, words);
       return;
     }
     LineBuffer l;
@@ -519,6 +523,7 @@ class UploadReporter {
         const transfer::UploadResult& r = upload_->result();
         j.appendf(",\"outcome\":\"%s\"", to_string(e.outcome));
         if (e.status != 0) j.appendf(",\"status\":%u", static_cast<unsigned>(e.status));
+        j.appendf(",\"integrity\":\"%s\"", https::to_string(r.integrity.status));
         j.appendf(
             ",\"committed\":%llu,\"size\":%llu,\"sent\":%llu,\"exchanges\":%u,"
             "\"connections\":%u,\"sessions\":%u,\"expired\":%s,\"session\":",
@@ -886,6 +891,8 @@ int run_upload(int argc, char** argv) {
   if (resuming) {
     spec.resume.retries = restored.retries;
     spec.resume.wait = transfer::remaining_wait(restored, platform::wall_now());
+    spec.resume.crc32c = restored.crc32c;  // Of the first `committed` bytes, when saved.
+    spec.resume.crc32c_length = restored.committed;
     reporter.restored(restored, spec.resume.wait);
   }
   const https::Status started = upload.start(spec);

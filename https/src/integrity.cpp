@@ -696,9 +696,24 @@ void IntegrityCheck::clear() {
 }
 
 IntegrityResult IntegrityCheck::finish() const {
-  IntegrityResult result;
+  const Digest crc = Digest::crc32c(crc_value_);
+  Digest md5;
+  if (md5_.present && md5_running_) {
+    mbedtls_md5_context copy;
+    mbedtls_md5_init(&copy);
+    mbedtls_md5_clone(&copy, &md5_ctx_);
+    std::uint8_t raw[kMd5DigestSize];
+    (void)mbedtls_md5_finish(&copy, raw);
+    mbedtls_md5_free(&copy);
+    md5 = Digest::md5(raw);
+  }
+  IntegrityResult result = compare_with(&crc, md5.size != 0 ? &md5 : nullptr);
   result.size = size_;
+  return result;
+}
 
+IntegrityResult IntegrityCheck::compare_with(const Digest* crc32c, const Digest* md5) const {
+  IntegrityResult result;
   const auto compare = [](const Expected& e, const Digest& got, DigestComparison* c) {
     c->checked = true;
     c->got = got;
@@ -711,16 +726,8 @@ IntegrityResult IntegrityCheck::finish() const {
       c->match = true;
     }
   };
-  if (crc_.present) compare(crc_, Digest::crc32c(crc_value_), &result.crc32c);
-  if (md5_.present && md5_running_) {
-    mbedtls_md5_context copy;
-    mbedtls_md5_init(&copy);
-    mbedtls_md5_clone(&copy, &md5_ctx_);
-    std::uint8_t raw[kMd5DigestSize];
-    (void)mbedtls_md5_finish(&copy, raw);
-    mbedtls_md5_free(&copy);
-    compare(md5_, Digest::md5(raw), &result.md5);
-  }
+  if (crc_.present && crc32c != nullptr) compare(crc_, *crc32c, &result.crc32c);
+  if (md5_.present && md5 != nullptr) compare(md5_, *md5, &result.md5);
 
   if (!result.crc32c.checked && !result.md5.checked) {
     result.status = IntegrityStatus::kNoExpectation;

@@ -152,10 +152,12 @@ def case_runs():
         check(any(re.match(r"chunk \d+: bytes 322144-584287: ", l) for l in lines),
               f"no chunk from the committed offset in {lines}")
         check(any("503 Service Unavailable, retrying in" in l for l in lines), f"no 503 in {lines}")
-        last = lines[-1]
+        check(re.match(r"stepback upload: integrity verified: crc32c [A-Za-z0-9+/]{6}==$",
+                       lines[-1]), f"integrity line {lines[-1]!r}")
+        last = lines[-2]
         m = re.match(r"stepback upload: 1049810 bytes in \d+ exchanges; (\d+) body bytes sent "
                      r"\(\d\.\d\d\d per byte\), \d+\.\d\d s$", last)
-        check(m, f"last line {last!r}")
+        check(m, f"summary line {last!r}")
         sent = int(m.group(1))
         check(sent <= len(body) + 2 * CHUNK, f"sent {sent} for {len(body)} with two faults")
         print(f"bytes sent: {sent} for a body of {len(body)} (2 faults)")

@@ -231,6 +231,8 @@ UploadRun run_upload(const UploadSetup& setup, Hooks* hooks) {
   spec.user_agent = "stepback-upload-test";
   spec.idempotency = setup.idempotency;
   spec.session_restarts = setup.session_restarts;
+  spec.compute_crc32c = setup.compute_crc32c;
+  spec.md5 = setup.md5;
   EXPECT_EQ(upload.start(spec), https::Status::kOk);
 
   if (hooks != nullptr) hooks->arm();

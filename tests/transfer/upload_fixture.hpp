@@ -69,6 +69,9 @@ struct UploadSetup {
   https::RequestSpec::Idempotency idempotency = https::RequestSpec::Idempotency::kByMethod;
   // Saves and encodes the transfer state after every step, as an app persisting it would.
   bool save_state = false;
+  bool compute_crc32c = true;  // UploadSpec::compute_crc32c.
+  const std::uint8_t* md5 = nullptr;  // UploadSpec::md5 (16 bytes).
+
 };
 
 // Called around the step loop (after every set-up, before the first step; after the last).

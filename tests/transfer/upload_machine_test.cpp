@@ -683,7 +683,7 @@ TEST(Upload, SavesWhereItStandsAndAResumedUploadGoesOnFromThere) {
   // waits as retry 2 would (400 ms, the cap), then success within the one retry left.
   Harness r(1000);
   r.spec.session = "https://upload.test/s?upload_id=u1";
-  r.spec.resume = UploadResume{saved.retries, Millis(150)};
+  r.spec.resume = UploadResume{saved.retries, Millis(150), std::nullopt, 0};
   r.connector.add().recv_data(status_only(503));
   r.connector.add().recv_data(resume_incomplete(0));
   r.connector.add().recv_data(finished());
@@ -695,7 +695,7 @@ TEST(Upload, SavesWhereItStandsAndAResumedUploadGoesOnFromThere) {
   // Restored at the retry limit: the next failure ends it.
   Harness spent(1000);
   spent.spec.session = "https://upload.test/s?upload_id=u1";
-  spent.spec.resume = UploadResume{3, Millis(0)};
+  spent.spec.resume = UploadResume{3, Millis(0), std::nullopt, 0};
   spent.connector.add().recv_data(status_only(503));
   spent.run();
   EXPECT_EQ(spent.upload->result().outcome, Outcome::kRetriesExhausted);
@@ -712,7 +712,7 @@ TEST(Upload, NothingIsSavedBeforeASessionExists) {
 TEST(Upload, ARestoredWaitIsSavedAsSuch) {
   Harness h(1000);
   h.spec.session = "https://upload.test/s?upload_id=u1";
-  h.spec.resume = UploadResume{2, Millis(5000)};
+  h.spec.resume = UploadResume{2, Millis(5000), std::nullopt, 0};
   const UploadNext next = h.start();
   ASSERT_EQ(next.kind, UploadNext::Kind::kWaitUntil);
   EXPECT_EQ(next.at, h.now + Millis(5000));
@@ -730,7 +730,7 @@ TEST(Upload, ProgressForgetsTheRestoredRetries) {
   Harness h(2 * kChunk);
   h.policy.max_retries = 2;
   h.spec.session = "https://upload.test/s?upload_id=u1";
-  h.spec.resume = UploadResume{2, Millis(0)};  // No retry left until progress.
+  h.spec.resume = UploadResume{2, Millis(0), std::nullopt, 0};  // No retry left until progress.
   h.connector.add().recv_data(resume_incomplete(0));
   h.connector.add(600 * 1024).recv_data(resume_incomplete(kChunk));  // Progress.
   h.connector.add(600 * 1024).recv_data(status_only(503));           // A first failure again.
@@ -739,6 +739,151 @@ TEST(Upload, ProgressForgetsTheRestoredRetries) {
   h.run();
   EXPECT_EQ(h.upload->result().outcome, Outcome::kSuccess) << h.upload->result().message;
   EXPECT_EQ(h.waits, (std::vector<std::uint64_t>{100}));
+}
+
+// "crc32c=BASE64" of the pattern bytes [0, size).
+std::string crc32c_item(std::uint64_t size, std::uint32_t* crc_out = nullptr) {
+  const std::string bytes = pattern(0, size);
+  const std::uint32_t crc = https::crc32c(
+      https::ConstBytes{reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()});
+  if (crc_out != nullptr) *crc_out = crc;
+  const https::Digest d = https::Digest::crc32c(crc);
+  char b64[16] = {};
+  return "crc32c=" + std::string(b64, https::base64_encode(d.view(), b64, sizeof b64));
+}
+
+std::string finished_with(const std::string& json, const std::string& extra_head = "") {
+  return "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Type: application/json\r\n" +
+         extra_head + "Content-Length: " + std::to_string(json.size()) + "\r\n\r\n" + json;
+}
+
+TEST(Upload, OnlyTheLastChunkCarriesTheBodysCrc32c) {
+  Harness h(2 * kChunk + 1000);
+  h.connector.add().recv_data(session_created());
+  h.connector.add(600 * 1024).recv_data(resume_incomplete(kChunk));
+  h.connector.add(600 * 1024).recv_data(resume_incomplete(2 * kChunk));
+  h.connector.add(600 * 1024).recv_data(finished());
+  h.run();
+  EXPECT_EQ(h.upload->result().outcome, Outcome::kSuccess);
+  EXPECT_EQ(h.sent(1).headers.count("x-goog-hash"), 0U);
+  EXPECT_EQ(h.sent(2).headers.count("x-goog-hash"), 0U);
+  EXPECT_EQ(h.sent(3).headers["x-goog-hash"], crc32c_item(2 * kChunk + 1000));
+  // The metadata names no digest: nothing could be compared.
+  EXPECT_EQ(h.upload->result().integrity.status, https::IntegrityStatus::kNoExpectation);
+}
+
+TEST(Upload, AnEmptyBodyFinishesWithTheCrc32cOfNothing) {
+  Harness h(0);
+  h.connector.add().recv_data(session_created());
+  h.connector.add().recv_data(finished());
+  h.run();
+  EXPECT_EQ(h.sent(1).headers["x-goog-hash"], "crc32c=AAAAAA==");
+}
+
+TEST(Upload, TheDigestsTheServerReturnsAreChecked) {
+  const std::string good = crc32c_item(1000).substr(7);
+  struct Case {
+    std::string answer;
+    https::IntegrityStatus want;
+  } cases[] = {
+      {finished_with(R"({"name":"o","crc32c":")" + good + R"("})"), https::IntegrityStatus::kMatch},
+      {finished_with(R"({"name":"o","crc32c":"AAAAAA=="})"), https::IntegrityStatus::kMismatch},
+      {finished_with(R"({"name":"o"})", "x-goog-hash: crc32c=AAAAAA==\r\n"),
+       https::IntegrityStatus::kMismatch},
+      {finished_with(R"({"name":"o"})", "x-goog-hash: crc32c=" + good + "\r\n"),
+       https::IntegrityStatus::kMatch},
+      // A user's metadata key of the same name, nested: not the object's digest.
+      {finished_with(R"({"metadata":{"crc32c":"AAAAAA=="},"size":"1000"})"),
+       https::IntegrityStatus::kNoExpectation},
+      // Keys and values in strings with escapes, braces and colons are skipped whole.
+      {finished_with(R"({"n\"ame":"a:{\"crc32c\":\"AAAAAA==\"}","crc32c":")" + good + R"("})"),
+       https::IntegrityStatus::kMatch},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.answer);
+    Harness h(1000);
+    h.connector.add().recv_data(session_created());
+    h.connector.add().recv_data(c.answer);
+    h.run();
+    const UploadResult& r = h.upload->result();
+    EXPECT_EQ(r.integrity.status, c.want);
+    if (c.want == https::IntegrityStatus::kMismatch) {
+      EXPECT_EQ(r.outcome, Outcome::kTerminalFailure);
+      EXPECT_EQ(r.error, Status::kIntegrity);
+      EXPECT_NE(std::string(r.message).find("crc32c mismatch: expected AAAAAA==, got " + good),
+                std::string::npos)
+          << r.message;
+    } else {
+      EXPECT_EQ(r.outcome, Outcome::kSuccess) << r.message;
+    }
+  }
+}
+
+TEST(Upload, DigestsTheCallerKnowsAreSentAsGiven) {
+  Harness h(1000);
+  const std::uint8_t md5[16] = {0xd4, 0x1d, 0x8c, 0xd9, 0x8f, 0x00, 0xb2, 0x04,
+                                0xe9, 0x80, 0x09, 0x98, 0xec, 0xf8, 0x42, 0x7e};
+  h.spec.crc32c = 0x12345678U;
+  h.spec.md5 = md5;
+  h.connector.add().recv_data(session_created());
+  h.connector.add().recv_data(finished());
+  h.run();
+  EXPECT_EQ(h.sent(1).headers["x-goog-hash"], "crc32c=EjRWeA==,md5=1B2M2Y8AsgTpgAmY7PhCfg==");
+}
+
+// A restored session: the saved CRC-32C of what the server held goes on; without one, the
+// bytes before the last chunk are read again (not sent again) to compute it.
+TEST(Upload, ARestoredUploadSendsTheWholeBodysCrc32c) {
+  for (const bool saved_crc : {true, false}) {
+    SCOPED_TRACE(saved_crc);
+    Harness h(2 * kChunk + 1000);
+    h.spec.session = "https://upload.test/s?upload_id=u1";
+    std::uint32_t prefix = 0;
+    (void)crc32c_item(kChunk, &prefix);
+    h.spec.resume = UploadResume{0, Millis(0), std::nullopt, 0};
+    if (saved_crc) h.spec.resume = UploadResume{0, Millis(0), prefix, kChunk};
+    h.connector.add().recv_data(resume_incomplete(kChunk));
+    h.connector.add(600 * 1024).recv_data(resume_incomplete(2 * kChunk));
+    h.connector.add(600 * 1024).recv_data(finished());
+    h.run();
+    EXPECT_EQ(h.upload->result().outcome, Outcome::kSuccess) << h.upload->result().message;
+    EXPECT_EQ(h.sent(2).headers["x-goog-hash"], crc32c_item(2 * kChunk + 1000));
+    EXPECT_EQ(h.upload->bytes_sent(), kChunk + 1000);
+  }
+}
+
+// The CRC-32C of the committed prefix is saved, so a restart need not read it again.
+TEST(Upload, TheSavedStateCarriesTheCommittedPrefixsCrc32c) {
+  Harness h(2 * kChunk + 1000);
+  h.connector.add().recv_data(session_created());
+  h.connector.add(600 * 1024).recv_data(resume_incomplete(kChunk));
+  h.connector.add(600 * 1024).recv_data(status_only(503));
+  UploadNext next = h.start();
+  for (int i = 0; i < 1000 && h.of(UploadEvent::Kind::kWait).empty(); ++i) {
+    if (next.kind == UploadNext::Kind::kWaitUntil && next.at > h.now) h.now = next.at;
+    next = h.upload->step(h.now);
+  }
+  TransferState saved;
+  ASSERT_TRUE(h.upload->save(&saved, h.now, Millis(1'700'000'000'000)));
+  EXPECT_EQ(saved.committed, kChunk);
+  std::uint32_t prefix = 0;
+  (void)crc32c_item(kChunk, &prefix);
+  // The second chunk went out whole (the running CRC is past the committed offset): not
+  // saved rather than saved wrong.
+  EXPECT_FALSE(saved.crc32c.has_value());
+
+  Harness first(2 * kChunk + 1000);
+  first.connector.add().recv_data(session_created());
+  first.connector.add(600 * 1024).recv_data(resume_incomplete(kChunk));
+  next = first.start();
+  for (int i = 0; i < 1000 && first.upload->committed() < kChunk; ++i) {
+    if (next.kind == UploadNext::Kind::kWaitUntil && next.at > first.now) first.now = next.at;
+    next = first.upload->step(first.now);
+  }
+  ASSERT_TRUE(first.upload->save(&saved, first.now, Millis(1'700'000'000'000)));
+  EXPECT_EQ(saved.committed, kChunk);
+  ASSERT_TRUE(saved.crc32c.has_value());
+  EXPECT_EQ(*saved.crc32c, prefix);
 }
 
 TEST(Upload, CancelEndsIt) {

@@ -30,9 +30,17 @@ Faults come from --script, a JSON list of objects, each applied once to one requ
     "expire"  forget the session: 404 now and for every later request to it
     "stall"   read `after` body bytes (default all), keep `commit` of them (default all),
               then say nothing for `seconds` (default 5) and close
+    "corrupt" flip one bit of the chunk's byte `at` (default 0) before keeping it, as a
+              network or disk might
+    "lie"     (on "final") report a wrong crc32c and md5Hash for the stored object
+Integrity, as Cloud Storage does it: the request that completes the object may carry
+"x-goog-hash: crc32c=B64[,md5=B64]"; when a digest differs from the stored bytes' the object
+is not stored and the answer is 400 (the session is then dead). The object's metadata
+carries its crc32c and md5Hash.
 
 --log-file gets one JSON object per request, flushed at once:
   {"conn": N, "method": M, "kind": "post"|"chunk"|"query"|"other", "range": "...",
+   "hash": X_GOOG_HASH_SENT_OR_NULL,
    "received": BODY_BYTES_READ, "kept": BYTES_NEWLY_COMMITTED, "overlap": BYTES_OF_THE_CHUNK
    ALREADY_HELD (chunks), "answer": STATUS|"reset"|"stall", "held": BYTES_HELD_AFTER,
    "session": ID}
@@ -58,6 +66,42 @@ GRANULARITY = 256 * 1024
 LOCK = threading.Lock()
 
 
+def _crc32c_table():
+    table = []
+    for i in range(256):
+        c = i
+        for _ in range(8):
+            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+        table.append(c)
+    return table
+
+
+CRC32C_TABLE = _crc32c_table()
+
+
+def crc32c_extend(crc, data):
+    """CRC-32C (Castagnoli) of the bytes so far (`crc`, 0 for none) followed by `data`."""
+    c = crc ^ 0xFFFFFFFF
+    table = CRC32C_TABLE
+    for b in data:
+        c = table[(c ^ b) & 0xFF] ^ (c >> 8)
+    return c ^ 0xFFFFFFFF
+
+
+def b64(raw):
+    return base64.b64encode(raw).decode()
+
+
+def parse_goog_hash(value):
+    """{"crc32c": B64, "md5": B64} from an x-goog-hash value."""
+    out = {}
+    for item in (value or "").split(","):
+        name, eq, digest = item.strip().partition("=")
+        if eq:
+            out[name.strip().lower()] = digest.strip()
+    return out
+
+
 class Session:
     def __init__(self, sid, name, size):
         self.sid = sid
@@ -65,6 +109,9 @@ class Session:
         self.size = size  # None while unknown.
         self.data = bytearray()
         self.complete = False
+        self.crc = 0            # CRC-32C of data.
+        self.rejected = False   # Completed with digests that differ: never stored.
+        self.lie = False        # Report wrong digests for the stored object.
 
 
 class Server:
@@ -132,7 +179,8 @@ class Server:
         length = int(headers.get("content-length", "0"))
         path, _, query = target.partition("?")
         record = {"conn": conn_id, "method": method, "target": target,
-                  "range": headers.get("content-range", "-"), "received": 0, "kept": 0}
+                  "range": headers.get("content-range", "-"), "received": 0, "kept": 0,
+                  "hash": headers.get("x-goog-hash")}
         if method == "POST" and path == "/upload":
             record["kind"] = "post"
             return self.open_session(sock, reader, headers, query, length, record)
@@ -142,7 +190,8 @@ class Server:
             kind = "query" if content_range.startswith("bytes *") else "chunk"
             record["kind"] = kind
             record["session"] = sid
-            return self.put(sock, reader, sid, content_range, kind, length, record)
+            return self.put(sock, reader, sid, content_range, kind, length, record,
+                            headers.get("x-goog-hash"))
         record["kind"] = "other"
         reader.read_body(length)
         return self.answer(sock, 400, record, body=b"unknown request")
@@ -171,13 +220,16 @@ class Server:
         location = "%s://127.0.0.1:%d/session/%s" % (scheme, self.port, sid)
         return self.answer(sock, 200, record, headers=[("Location", location)])
 
-    def put(self, sock, reader, sid, content_range, kind, length, record):
+    def put(self, sock, reader, sid, content_range, kind, length, record, goog_hash):
         fault = self.fault_for(kind)
         with LOCK:
             session = self.sessions.get(sid)
         if session is None:
             reader.read_body(length)
             return self.answer(sock, 404, record, body=b"no such upload session (expired)")
+        if session.rejected:
+            reader.read_body(length)
+            return self.answer(sock, 400, record, body=b"the upload failed its integrity check")
         if fault is not None and fault["do"] == "expire":
             with LOCK:
                 self.sessions.pop(sid, None)
@@ -217,7 +269,8 @@ class Server:
             after = int(fault.get("after", length // 2 if fault["do"] == "reset" else length))
             body = reader.read_body(min(after, length))
             record["received"] = len(body)
-            self.keep(session, first, body[: int(fault.get("commit", len(body)))], record)
+            self.keep(session, first, body[: int(fault.get("commit", len(body)))], record,
+                      goog_hash)
             if fault["do"] == "stall":
                 record["answer"] = "stall"
                 record["held"] = len(session.data)
@@ -232,16 +285,30 @@ class Server:
             return False
         body = reader.read_body(length)
         record["received"] = len(body)
+        if fault is not None and fault["do"] == "corrupt":
+            body = bytearray(body)
+            body[int(fault.get("at", 0))] ^= 0x01
+            fault = None
+        elif fault is not None and fault["do"] == "lie":
+            session.lie = True
+            fault = None
         if fault is not None:
             if fault["do"] == "status":
-                self.keep(session, first, body[: int(fault.get("commit", 0))], record)
+                self.keep(session, first, body[: int(fault.get("commit", 0))], record, goog_hash)
             return self.fault_answer(sock, fault, record, session)
-        if not self.keep(session, first, body, record):
+        if not self.keep(session, first, body, record, goog_hash):
             return self.answer(sock, 400, record, body=b"the overlap differs from what is held")
+        if session.rejected:
+            return self.answer(sock, 400, record, session=session,
+                               headers=[("Content-Type", "application/json; charset=UTF-8")],
+                               body=json.dumps({"error": {
+                                   "code": 400, "message": "Provided digests do not match "
+                                   "the calculated ones: %s" % record.get("mismatch")}}).encode())
         return self.status(sock, session, record)
 
-    def keep(self, session, first, data, record):
-        """Appends what `data` (the bytes from `first`) adds; False if the overlap differs."""
+    def keep(self, session, first, data, record, goog_hash):
+        """Appends what `data` (the bytes from `first`) adds; False if the overlap differs.
+        The request that completes the object is checked against its x-goog-hash."""
         with LOCK:
             held = len(session.data)
             overlap = held - first
@@ -249,10 +316,20 @@ class Server:
                 return False
             fresh = data[overlap:] if overlap < len(data) else b""
             session.data += fresh
+            session.crc = crc32c_extend(session.crc, fresh)
             record["kept"] = len(fresh)
             if session.size is not None and len(session.data) == session.size and not session.complete:
                 session.complete = True
-                self.store(session)
+                sent = parse_goog_hash(goog_hash)
+                mine = {"crc32c": b64(session.crc.to_bytes(4, "big")),
+                        "md5": b64(hashlib.md5(bytes(session.data)).digest())}
+                wrong = [k for k in ("crc32c", "md5")
+                         if k in sent and sent[k] != mine[k] and not session.lie]
+                if wrong:
+                    session.rejected = True
+                    record["mismatch"] = ",".join(wrong)
+                else:
+                    self.store(session)
         return True
 
     def store(self, session):
@@ -268,7 +345,8 @@ class Server:
             metadata = json.dumps({
                 "kind": "storage#object", "bucket": "test", "name": session.name,
                 "size": str(len(data)),
-                "md5Hash": base64.b64encode(hashlib.md5(data).digest()).decode(),
+                "crc32c": b64((session.crc ^ (1 if session.lie else 0)).to_bytes(4, "big")),
+                "md5Hash": b64(hashlib.md5(data + (b"lie" if session.lie else b"")).digest()),
                 "sha256": hashlib.sha256(data).hexdigest()}).encode()
             return self.answer(sock, 200, record, body=metadata,
                                headers=[("Content-Type", "application/json; charset=UTF-8")],

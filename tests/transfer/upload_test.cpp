@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "stepback/https/integrity.hpp"
 #include "stepback/https/tls.hpp"
 #include "upload_fixture.hpp"
 
@@ -92,6 +93,69 @@ TEST_F(UploadLoopbackTest, PlainHttpToo) {
   expect_complete(run, kSize, 0);
   EXPECT_EQ(run.bytes_sent, kSize);
   EXPECT_EQ(run.connections, 1U);
+}
+
+// x-goog-hash of `data`'s CRC-32C, as the library sends it: "crc32c=BASE64".
+std::string goog_crc32c(const std::string& data) {
+  const https::Digest d = https::Digest::crc32c(https::crc32c(
+      https::ConstBytes{reinterpret_cast<const std::uint8_t*>(data.data()), data.size()}));
+  char b64[16] = {};
+  const std::size_t n = https::base64_encode(d.view(), b64, sizeof b64);
+  return "crc32c=" + std::string(b64, n);
+}
+
+TEST_F(UploadLoopbackTest, TheLastChunkCarriesTheBodysCrc32cAndTheStoredObjectIsVerified) {
+  const UploadRun run = upload("[]");
+  expect_complete(run, kSize, 0);
+  const std::string log = server_.log();
+  const std::string sent = "\"hash\": \"" + goog_crc32c(body(kSize)) + "\"";
+  const std::size_t at = log.find(sent);
+  ASSERT_NE(at, std::string::npos) << log;
+  EXPECT_EQ(log.find(sent, at + 1), std::string::npos) << "sent more than once\n" << log;
+  // On the request that completed the object, and only there.
+  const std::size_t line = log.rfind('\n', at) + 1;
+  EXPECT_NE(log.substr(line, log.find('\n', at) - line).find("\"range\": \"bytes 1048576-1049809/1049810\""),
+            std::string::npos)
+      << log;
+  EXPECT_EQ(run.result.integrity.status, https::IntegrityStatus::kMatch) << run.summary();
+  EXPECT_TRUE(run.result.integrity.crc32c.checked);
+  EXPECT_FALSE(run.result.integrity.md5.checked);  // No MD5 was given to compare.
+  // The bytes hashed before the last chunk are its own: no more than the body went out.
+  EXPECT_EQ(run.bytes_sent, kSize);
+}
+
+// Regression: without a digest on the completing request, a bit flipped on the way was
+// stored as the object and the upload reported success.
+TEST_F(UploadLoopbackTest, ABitFlippedOnTheWayIsRefusedByTheServer) {
+  const std::string corrupt = R"([{"on": "chunk", "nth": 2, "do": "corrupt", "at": 5}])";
+  const UploadRun run = upload(corrupt);
+  EXPECT_EQ(run.result.outcome, Outcome::kTerminalStatus) << run.summary();
+  EXPECT_EQ(run.result.status, 400);
+  EXPECT_EQ(server_.object("object"), "") << "a corrupted object was stored";
+
+  // What the old behaviour gave: no digest sent, the corrupted object stored, "success".
+  UploadServer plain;
+  UploadServer::Options options;
+  options.script = corrupt;
+  ASSERT_TRUE(plain.start(options));
+  UploadSetup without;
+  without.compute_crc32c = false;
+  without.url = plain.initiation_url("object");
+  without.size = kSize;
+  without.tls = tls_.get();
+  const UploadRun old = run_upload(without);
+  EXPECT_EQ(old.result.outcome, Outcome::kSuccess) << old.summary();
+  EXPECT_EQ(old.result.integrity.status, https::IntegrityStatus::kNoExpectation);
+  EXPECT_EQ(plain.object("object").size(), kSize);
+  EXPECT_NE(plain.object("object"), body(kSize));
+}
+
+TEST_F(UploadLoopbackTest, AStoredObjectWhoseDigestDiffersEndsWithAnIntegrityFailure) {
+  const UploadRun run = upload(R"([{"on": "chunk", "nth": 5, "do": "lie"}])");
+  EXPECT_EQ(run.result.outcome, Outcome::kTerminalFailure) << run.summary();
+  EXPECT_EQ(run.result.error, https::Status::kIntegrity);
+  EXPECT_EQ(run.result.integrity.status, https::IntegrityStatus::kMismatch);
+  EXPECT_NE(run.message.find("crc32c mismatch: expected "), std::string::npos) << run.message;
 }
 
 TEST_F(UploadLoopbackTest, AResetMidChunkAfterPartOfItWasCommitted) {

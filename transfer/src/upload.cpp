@@ -113,6 +113,10 @@ Status Upload::start(const UploadSpec& spec) {
   need_query_ = false;
   metadata_failed_ = metadata_refused_restart_ = false;
   session_size_ = 0;
+  crc_ = 0;
+  hashed_ = 0;
+  returned_.clear();
+  scan_ = JsonScan{};
   resume_wait_ = Millis(0);
   wait_until_ = Millis(0);
   fresh_machine();
@@ -122,6 +126,10 @@ Status Upload::start(const UploadSpec& spec) {
     if (!store_session(spec.session)) return refuse(Status::kInvalidArgument);
     need_query_ = true;  // What does the server hold of it?
     resume(spec.resume);
+    if (spec.resume.crc32c && spec.resume.crc32c_length <= spec.body.size) {
+      crc_ = *spec.resume.crc32c;
+      hashed_ = spec.resume.crc32c_length;
+    }
   }
   return Status::kOk;
 }
@@ -169,9 +177,12 @@ UploadNext Upload::step(Millis now) {
       }
       case Phase::kNext: {
         const UploadNext begun = begin_exchange(now);
-        if (phase_ == Phase::kDone) return begun;
+        // Bounded work: a turn of hashing hands the loop its turn.
+        if (phase_ == Phase::kDone || phase_ == Phase::kHash) return begun;
         break;
       }
+      case Phase::kHash:
+        return hash_ahead(now);
       case Phase::kExchange: {
         const https::ClientNext next = client_.step(now);
         if (next.kind != https::ClientNext::Kind::kDone) return next;
@@ -210,6 +221,14 @@ UploadNext Upload::begin_exchange(Millis now) {
     request.body = https::BodySource::of(&spec_.metadata);
     request.idempotency = spec_.idempotency;
   } else {
+    // The last chunk, or the empty PUT that finishes a body the server holds whole, carries
+    // the body's digests; a CRC-32C still being computed is completed first.
+    const bool last = !need_query_ && (committed_ >= size || size - committed_ <= spec_.chunk_size);
+    if (last && computing_crc32c() && hashed_ < size) return hash_ahead(now);
+    const std::size_t hash_size = last ? write_goog_hash(goog_hash_) : 0;
+    if (hash_size > 0) {
+      headers_[count++] = https::Header{"x-goog-hash", std::string_view(goog_hash_, hash_size)};
+    }
     request.head.method = "PUT";
     request.head.url = session_url_;
     request.idempotency = https::RequestSpec::Idempotency::kYes;
@@ -331,8 +350,7 @@ UploadNext Upload::on_session_answer(Millis now) {
     e.offset = committed_;
     emit(e);
     const Next next = machine_.report(now, AttemptResult::http(status));  // The budget's success.
-    return finish(now, next.kind == Next::Kind::kDone ? next.outcome : Outcome::kSuccess,
-                  Status::kOk, "");
+    return check_integrity(now, next.kind == Next::Kind::kDone ? next.outcome : Outcome::kSuccess);
   }
   if (status != 308) {
     return finish(now, Outcome::kTerminalFailure, Status::kProtocol,
@@ -506,7 +524,9 @@ bool Upload::save(TransferState* state, Millis now, Millis wall_now) const {
   state->total_size = spec_.body.size;
   state->committed = committed_;
   state->chunk_size = spec_.chunk_size;
+  // The CRC-32C of the committed prefix, when the running one ends exactly there.
   state->crc32c.reset();
+  if (computing_crc32c() && hashed_ == committed_) state->crc32c = crc_;
   const bool backoff = phase_ == Phase::kMachine && machine_waiting_;
   const bool waiting = backoff || phase_ == Phase::kResumeWait;
   // The retry number of the next attempt: one more than the machine's while it waits.
@@ -516,6 +536,156 @@ bool Upload::save(TransferState* state, Millis now, Millis wall_now) const {
   state->saved_wall_ms = wall;
   state->release_wall_ms = wall + static_cast<std::int64_t>(state->wait_remaining.count());
   return true;
+}
+
+// Reads the body's bytes from hashed_ on, a bounded amount per step, until the CRC-32C
+// covers the whole body; then the exchange that needed it begins.
+UploadNext Upload::hash_ahead(Millis now) {
+  constexpr std::uint64_t kPerStep = 256 * 1024;
+  std::uint8_t block[4096];
+  const std::uint64_t size = spec_.body.size;
+  const std::uint64_t stop = size - hashed_ > kPerStep ? hashed_ + kPerStep : size;
+  while (hashed_ < stop) {
+    const std::uint64_t left = stop - hashed_;
+    const std::size_t want = left < sizeof block ? static_cast<std::size_t>(left) : sizeof block;
+    const std::size_t n =
+        spec_.body.read(spec_.body.context, hashed_, https::MutableBytes{block, want});
+    if (n != want) {
+      return finish(now, Outcome::kTerminalFailure, Status::kError,
+                    "the body source gave fewer bytes than its size while its CRC-32C was "
+                    "computed");
+    }
+    hash(hashed_, https::ConstBytes{block, n});
+  }
+  return turn(now, hashed_ < size ? Phase::kHash : Phase::kNext);
+}
+
+void Upload::hash(std::uint64_t offset, https::ConstBytes data) {
+  if (!computing_crc32c() || offset > hashed_ || offset + data.size <= hashed_) return;
+  const auto skip = static_cast<std::size_t>(hashed_ - offset);
+  crc_ = https::crc32c_extend(crc_, https::ConstBytes{data.data + skip, data.size - skip});
+  hashed_ = offset + data.size;
+}
+
+bool Upload::whole_crc32c(std::uint32_t* crc) const {
+  if (spec_.crc32c) {
+    *crc = *spec_.crc32c;
+    return true;
+  }
+  if (!spec_.compute_crc32c || hashed_ != spec_.body.size) return false;
+  *crc = crc_;
+  return true;
+}
+
+// Writes "crc32c=...,md5=..." (what is known) at `out` (64 bytes); returns its length.
+std::size_t Upload::write_goog_hash(char* out) const {
+  char* at = out;
+  std::uint32_t crc = 0;
+  if (whole_crc32c(&crc)) {
+    const https::Digest d = https::Digest::crc32c(crc);
+    at = write_text(at, "crc32c=");
+    at += https::base64_encode(d.view(), at, 12);
+  }
+  if (spec_.md5 != nullptr) {
+    if (at != out) *at++ = ',';
+    at = write_text(at, "md5=");
+    at += https::base64_encode(https::ConstBytes{spec_.md5, https::kMd5DigestSize}, at, 24);
+  }
+  return static_cast<std::size_t>(at - out);
+}
+
+// The upload is done on the server: its digests of the stored object against the body's.
+UploadNext Upload::check_integrity(Millis now, Outcome outcome) {
+  if (const auto field = client_.response_header("x-goog-hash")) {
+    (void)returned_.add_x_goog_hash(*field);
+  }
+  std::uint32_t crc = 0;
+  const https::Digest crc_digest = https::Digest::crc32c(whole_crc32c(&crc) ? crc : 0);
+  https::Digest md5_digest;
+  if (spec_.md5 != nullptr) {
+    std::uint8_t raw[https::kMd5DigestSize];
+    std::memcpy(raw, spec_.md5, sizeof raw);
+    md5_digest = https::Digest::md5(raw);
+  }
+  result_.integrity = returned_.compare_with(whole_crc32c(&crc) ? &crc_digest : nullptr,
+                                             spec_.md5 != nullptr ? &md5_digest : nullptr);
+  result_.integrity.size = spec_.body.size;
+  if (result_.integrity.status != https::IntegrityStatus::kMismatch) {
+    return finish(now, outcome, Status::kOk, "");
+  }
+  constexpr char kLead[] = "the server stored an object whose digest differs from the body's: ";
+  std::memcpy(integrity_message_, kLead, sizeof kLead - 1);
+  (void)https::format_integrity_message(result_.integrity, integrity_message_ + sizeof kLead - 1,
+                                        sizeof integrity_message_ - (sizeof kLead - 1));
+  return finish(now, Outcome::kTerminalFailure, Status::kIntegrity, integrity_message_);
+}
+
+// Scans the metadata JSON as it streams for the top-level "crc32c" and "md5Hash" strings
+// (Cloud Storage's object resource) and takes them as the server's digests. Bounded state;
+// anything it does not understand is skipped, never trusted.
+void Upload::scan_metadata(https::ConstBytes data) {
+  JsonScan& j = scan_;
+  for (std::size_t i = 0; i < data.size; ++i) {
+    const char c = static_cast<char>(data.data[i]);
+    if (j.in_string) {
+      if (j.escape) {
+        j.escape = false;
+        j.length = sizeof j.text + 1;  // An escaped key or value is none of ours.
+      } else if (c == '\\') {
+        j.escape = true;
+      } else if (c == '"') {
+        j.in_string = false;
+        const std::string_view text(j.text, j.length <= sizeof j.text ? j.length : 0);
+        if (j.is_key) {
+          j.key = text == "crc32c" ? 1 : text == "md5Hash" ? 2 : 0;
+          j.key_next = false;
+        } else if (j.key != 0 && !text.empty()) {
+          char item[48];
+          char* at = write_text(item, j.key == 1 ? "crc32c=" : "md5=");
+          at = write_text(at, text);
+          (void)returned_.add_x_goog_hash(std::string_view(item, static_cast<std::size_t>(at - item)));
+          j.key = 0;
+        }
+      } else if (j.length < sizeof j.text) {
+        j.text[j.length++] = c;
+      } else {
+        j.length = sizeof j.text + 1;
+      }
+      continue;
+    }
+    switch (c) {
+      case '"':
+        j.in_string = true;
+        j.escape = false;
+        j.length = 0;
+        j.is_key = j.depth == 1 && j.key_next;
+        if (!j.is_key && !(j.depth == 1 && j.value_next)) j.length = sizeof j.text + 1;
+        j.value_next = false;
+        break;
+      case '{':
+      case '[':
+        if (j.depth < 255) ++j.depth;
+        j.key_next = j.depth == 1 && c == '{';
+        j.value_next = false;
+        break;
+      case '}':
+      case ']':
+        if (j.depth > 0) --j.depth;
+        break;
+      case ':':
+        j.value_next = j.depth == 1;
+        break;
+      case ',':
+        if (j.depth == 1) {
+          j.key_next = true;
+          j.value_next = false;
+          j.key = 0;
+        }
+        break;
+      default:
+        break;
+    }
+  }
 }
 
 void Upload::emit(const UploadEvent& e) const {
@@ -533,8 +703,10 @@ UploadEvent Upload::event(UploadEvent::Kind kind, Millis at) const {
 
 std::size_t Upload::read_chunk(void* self, std::uint64_t offset, https::MutableBytes out) {
   auto* u = static_cast<Upload*>(self);
-  const std::size_t n = u->spec_.body.read(u->spec_.body.context, u->chunk_begin_ + offset, out);
+  const std::uint64_t at = u->chunk_begin_ + offset;
+  const std::size_t n = u->spec_.body.read(u->spec_.body.context, at, out);
   u->bytes_sent_ += n;
+  u->hash(at, https::ConstBytes{out.data, n});
   return n;
 }
 
@@ -551,6 +723,11 @@ bool Upload::write_metadata(void* self, std::uint64_t offset, https::ConstBytes 
     }
     u->metadata_delivered_ = 0;
   }
+  if (offset == 0) {
+    u->returned_.clear();
+    u->scan_ = JsonScan{};
+  }
+  u->scan_metadata(data);
   const std::uint64_t at = u->metadata_delivered_;
   u->metadata_delivered_ += data.size;
   if (sink.write == nullptr || sink.write(sink.context, at, data)) return true;

@@ -187,6 +187,9 @@ class IntegrityCheck {
   // Compares the digests of the bytes fed so far with the expectations. Changes nothing:
   // update() may continue after it.
   [[nodiscard]] IntegrityResult finish() const;
+  // Compares the expectations with digests computed elsewhere (an upload's body, hashed as
+  // it was sent); a null digest is not checked. The result's size is 0.
+  [[nodiscard]] IntegrityResult compare_with(const Digest* crc32c, const Digest* md5) const;
 
  private:
   // Up to two distinct announced values of one algorithm (see the class comment).

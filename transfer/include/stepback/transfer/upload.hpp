@@ -17,6 +17,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include "stepback/core/attempt.hpp"
@@ -26,6 +27,7 @@
 #include "stepback/core/timeouts.hpp"
 #include "stepback/https/client.hpp"
 #include "stepback/https/connector.hpp"
+#include "stepback/https/integrity.hpp"
 #include "stepback/https/request_writer.hpp"
 #include "stepback/https/types.hpp"
 #include "stepback/transfer/state.hpp"
@@ -46,6 +48,11 @@ using UploadNext = https::ClientNext;
 struct UploadResume {
   std::uint32_t retries = 0;
   Millis wait{};
+  // The CRC-32C of the body's first `crc32c_length` bytes (TransferState::crc32c and
+  // ::committed), saving a second read of them before the final chunk; nullopt: they are
+  // read again.
+  std::optional<std::uint32_t> crc32c;
+  std::uint64_t crc32c_length = 0;
 };
 
 // What one upload sends; every view and the body source must outlive the upload's use of it
@@ -81,6 +88,17 @@ struct UploadSpec {
   std::uint32_t session_restarts = 0;
   // With `session`: where its retry loop stood (from a saved TransferState).
   UploadResume resume;
+  // Integrity: the final chunk carries "x-goog-hash: crc32c=...[,md5=...]" of the whole
+  // body, so that the server refuses to store an object whose bytes differ from it, and the
+  // digests the server returns for the stored object (its x-goog-hash field, or crc32c and
+  // md5Hash in the metadata JSON) are checked against the body's; a difference ends the
+  // upload with Status::kIntegrity. The CRC-32C is `crc32c` when the caller knows it, else
+  // computed as the body is read (`compute_crc32c`; the bytes of the last chunk, and after a
+  // restore without a saved CRC everything before it, are read once more to compute it
+  // before the last chunk goes). The MD5 only when the caller gives it (16 bytes).
+  bool compute_crc32c = true;
+  std::optional<std::uint32_t> crc32c;
+  const std::uint8_t* md5 = nullptr;
 };
 
 // Something that happened, for progress meters and traces.
@@ -124,6 +142,10 @@ struct UploadResult {
   std::uint16_t status = 0;                  // The last HTTP status, 0 if none arrived.
   https::Status error = https::Status::kOk;  // The last exchange's failure, or why it stopped.
   bool session_expired = false;              // Ended because the session URI answered 404/410.
+  // The body's digests against those the server returned for the stored object (kMatch,
+  // kMismatch: error kIntegrity) or kNoExpectation when it returned none or the upload did
+  // not finish.
+  https::IntegrityResult integrity;
   std::uint32_t exchanges = 0;
   // Words on the last failure ("" if none); valid until the next start() or the upload's end.
   const char* message = "";
@@ -191,7 +213,8 @@ class Upload {
   // kIdle/kMachine: ask the machine; kNext: begin the next exchange of the same attempt;
   // kExchange: step the Client.
   // kResumeWait: the wait of a restored session, before the machine's first step.
-  enum class Phase : std::uint8_t { kIdle, kResumeWait, kMachine, kNext, kExchange, kDone };
+  // kHash: read the body's unhashed bytes before the last chunk (its x-goog-hash).
+  enum class Phase : std::uint8_t { kIdle, kResumeWait, kMachine, kNext, kHash, kExchange, kDone };
   enum class Exchange : std::uint8_t { kNone, kOpen, kChunk, kQuery };
 
   UploadNext begin_exchange(Millis now);
@@ -203,6 +226,12 @@ class Upload {
   UploadNext fail(Millis now, const AttemptResult& attempt, bool query_next);
   UploadNext finish(Millis now, Outcome outcome, https::Status error, const char* message);
   UploadNext turn(Millis now, Phase phase);
+  UploadNext hash_ahead(Millis now);
+  bool computing_crc32c() const { return spec_.compute_crc32c && !spec_.crc32c; }
+  void hash(std::uint64_t offset, https::ConstBytes data);
+  bool whole_crc32c(std::uint32_t* crc) const;
+  std::size_t write_goog_hash(char* out) const;
+  UploadNext check_integrity(Millis now, Outcome outcome);
   bool store_session(std::string_view uri);
   void fresh_machine();
   void resume(const UploadResume& resume);
@@ -228,6 +257,26 @@ class Upload {
   UploadSpec spec_;
   https::Header headers_[kMaxUploadHeaders + 3];
   char content_range_[64] = {};
+  char goog_hash_[64] = {};  // "crc32c=XXXXXXXX,md5=XXXXXXXXXXXXXXXXXXXXXXXX" at most.
+  char integrity_message_[https::kIntegrityMessageMax + 64] = {};
+  // The running CRC-32C of the body's first hashed_ bytes (read in order; repeats skipped).
+  std::uint32_t crc_ = 0;
+  std::uint64_t hashed_ = 0;
+  // What the server returned for the stored object: its x-goog-hash field and the metadata
+  // JSON's "crc32c" and "md5Hash" (scanned as the metadata streams to its sink).
+  https::IntegrityCheck returned_;
+  struct JsonScan {
+    std::uint8_t depth = 0;      // Object/array nesting (saturating).
+    bool in_string = false;
+    bool escape = false;
+    bool key_next = false;       // The next string at depth 1 is a key.
+    bool value_next = false;     // After "key": at depth 1, the next string is its value.
+    std::uint8_t key = 0;        // 1: "crc32c", 2: "md5Hash", 0: another.
+    std::uint8_t length = 0;     // Of text[], saturating at sizeof text + 1.
+    char text[32] = {};
+    bool is_key = false;         // The string being read is a key.
+  } scan_;
+  void scan_metadata(https::ConstBytes data);
   char upload_length_[24] = {};
   char* session_text_ = nullptr;  // options_.session_uri as text.
   std::size_t session_size_ = 0;
