@@ -225,7 +225,12 @@ UploadRun run_upload(const UploadSetup& setup, Hooks* hooks) {
   transfer::UploadSpec spec;
   spec.url = url;
   spec.session = setup.session;
-  spec.body = https::BodySource{read_body, nullptr, setup.size};
+  std::uint64_t available = setup.size;
+  if (setup.reveal != 0) {
+    available = setup.reveal < setup.size ? setup.reveal : setup.size;
+    spec.size_final = available == setup.size;
+  }
+  spec.body = https::BodySource{read_body, nullptr, available};
   spec.chunk_size = setup.chunk;
   spec.content_type = "application/octet-stream";
   spec.user_agent = "stepback-upload-test";
@@ -240,6 +245,15 @@ UploadRun run_upload(const UploadSetup& setup, Hooks* hooks) {
   const Millis wall_limit = begin + Millis(integration::kRunWallLimitMs);
   transfer::UploadNext next = upload.step(begin);
   while (next.kind != transfer::UploadNext::Kind::kDone) {
+    if (next.kind == transfer::UploadNext::Kind::kWaitUntil && next.at == Millis::max() &&
+        available < setup.size) {
+      // Waiting for more of a body being produced: here it is.
+      available = setup.size - available > setup.reveal ? available + setup.reveal : setup.size;
+      ++run.extensions;
+      EXPECT_EQ(upload.extend(available, available == setup.size), https::Status::kOk);
+      next = upload.step(platform::monotonic_now());
+      continue;
+    }
     const Millis now = platform::monotonic_now();
     if (now >= wall_limit) {
       upload.cancel();

@@ -70,6 +70,9 @@ struct UploadSetup {
   // Saves and encodes the transfer state after every step, as an app persisting it would.
   bool save_state = false;
   bool compute_crc32c = true;  // UploadSpec::compute_crc32c.
+  // Non-zero: a body of unknown size, `reveal` more bytes of it readable each time the
+  // upload waits for more (extend()), the size final with the last of them.
+  std::uint64_t reveal = 0;
   const std::uint8_t* md5 = nullptr;  // UploadSpec::md5 (16 bytes).
 
 };
@@ -109,6 +112,7 @@ struct UploadRun {
   std::string session_uri;
   bool hit_wall_limit = false;
   std::uint32_t io_waits_without_fd = 0;
+  std::uint32_t extensions = 0;   // extend() calls (UploadSetup::reveal).
   std::uint32_t state_saves = 0;  // Records encoded (save_state).
   std::size_t state_bytes = 0;    // The last one's size.
   Millis elapsed{};

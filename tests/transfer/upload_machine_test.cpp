@@ -886,6 +886,83 @@ TEST(Upload, TheSavedStateCarriesTheCommittedPrefixsCrc32c) {
   EXPECT_EQ(*saved.crc32c, prefix);
 }
 
+// Steps `h` until it waits for more body (kWaitUntil at Millis::max()) or is done.
+UploadNext until_starved(Harness& h, UploadNext next) {
+  for (int i = 0; i < 10000 && next.kind != UploadNext::Kind::kDone && next.at != Millis::max();
+       ++i) {
+    if (next.kind == UploadNext::Kind::kWaitUntil && next.at > h.now) {
+      h.waits.push_back((next.at - h.now).count());
+      h.now = next.at;
+    }
+    next = h.upload->step(h.now);
+  }
+  return next;
+}
+
+TEST(Upload, ABodyOfUnknownSizeGoesInWholeChunksAndDeclaresItsSizeLast) {
+  Harness h(kChunk + 100);
+  h.spec.size_final = false;
+  h.connector.add().recv_data(session_created());
+  h.connector.add(600 * 1024).recv_data(resume_incomplete(kChunk));
+  h.connector.add(600 * 1024).recv_data(finished());
+  UploadNext next = until_starved(h, h.start());
+  ASSERT_EQ(next.kind, UploadNext::Kind::kWaitUntil);
+  EXPECT_EQ(next.at, Millis::max());
+  EXPECT_EQ(next.fd, -1);
+  EXPECT_EQ(h.upload->committed(), kChunk);
+  EXPECT_EQ(h.sent(0).headers.count("X-Upload-Content-Length"), 0U);
+  EXPECT_EQ(h.sent(1).headers["Content-Range"], "bytes 0-262143/*");
+  EXPECT_EQ(h.sent(1).headers.count("x-goog-hash"), 0U);
+  EXPECT_EQ(h.upload->step(h.now).at, Millis::max());  // Still nothing to do.
+  EXPECT_EQ(h.upload->extend(kChunk + 50, false), Status::kInvalidArgument);  // Shrinks.
+  // Long after (the caller's wait is not the server's: no deadline ran out meanwhile).
+  h.now = h.now + Millis::seconds(3600);
+  ASSERT_EQ(h.upload->extend(kChunk + 500, true), Status::kOk);
+  EXPECT_EQ(h.upload->extend(kChunk + 600, true), Status::kInvalidArgument);  // Final.
+  h.run(h.upload->step(h.now));
+  EXPECT_EQ(h.upload->result().outcome, Outcome::kSuccess) << h.upload->result().message;
+  EXPECT_EQ(h.sent(2).headers["Content-Range"], "bytes 262144-262643/262644");
+  EXPECT_EQ(h.sent(2).headers["x-goog-hash"], crc32c_item(kChunk + 500));
+  EXPECT_TRUE(h.sent(2).body == pattern(kChunk, kChunk + 500));
+}
+
+TEST(Upload, AnUnknownSizeEndingOnAChunkIsFinishedByAnEmptyPut) {
+  Harness h(2 * kChunk);
+  h.spec.size_final = false;
+  h.connector.add().recv_data(session_created());
+  h.connector.add(600 * 1024).recv_data(resume_incomplete(kChunk));
+  h.connector.add(600 * 1024).recv_data(resume_incomplete(2 * kChunk));
+  h.connector.add().recv_data(finished());
+  UploadNext next = until_starved(h, h.start());
+  ASSERT_EQ(next.at, Millis::max());
+  TransferState state;
+  EXPECT_FALSE(h.upload->save(&state, h.now, Millis(1)));  // No record of an unknown size.
+  ASSERT_EQ(h.upload->extend(2 * kChunk, true), Status::kOk);
+  h.run(h.upload->step(h.now));
+  EXPECT_EQ(h.upload->result().outcome, Outcome::kSuccess) << h.upload->result().message;
+  EXPECT_EQ(h.sent(2).headers["Content-Range"], "bytes 262144-524287/*");
+  EXPECT_EQ(h.sent(3).headers["Content-Range"], "bytes */524288");
+  EXPECT_EQ(h.sent(3).headers["x-goog-hash"], crc32c_item(2 * kChunk));
+  EXPECT_EQ(h.upload->bytes_sent(), 2 * kChunk);
+}
+
+TEST(Upload, AFailureWhileTheSizeIsUnknownIsQueriedWithoutOne) {
+  Harness h(kChunk);
+  h.spec.size_final = false;
+  h.connector.add().recv_data(session_created());
+  h.connector.add(600 * 1024).recv_data(status_only(503));
+  h.connector.add().recv_data(resume_incomplete(kChunk - 1000));  // The query after the wait.
+  h.connector.add().recv_data(finished());
+  UploadNext next = until_starved(h, h.start());
+  ASSERT_EQ(next.at, Millis::max());  // 1000 bytes left: less than a chunk.
+  EXPECT_EQ(h.sent(2).headers["Content-Range"], "bytes */*");
+  EXPECT_EQ(h.waits, (std::vector<std::uint64_t>{100}));
+  ASSERT_EQ(h.upload->extend(kChunk, true), Status::kOk);
+  h.run(h.upload->step(h.now));
+  EXPECT_EQ(h.upload->result().outcome, Outcome::kSuccess) << h.upload->result().message;
+  EXPECT_EQ(h.sent(3).headers["Content-Range"], "bytes 261144-262143/262144");
+}
+
 TEST(Upload, CancelEndsIt) {
   Harness h(1000);
   h.connector.add().recv_would_block();

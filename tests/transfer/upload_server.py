@@ -251,6 +251,13 @@ class Server:
                 return self.answer(sock, 400, record, body=b"a status query has no body")
             if fault is not None:
                 return self.fault_answer(sock, fault, record, session)
+            with LOCK:
+                if session.size is not None and len(session.data) > session.size:
+                    return self.answer(sock, 400, record, body=b"the size is below what is held")
+                self.maybe_complete(session, record, goog_hash)
+            if session.rejected:
+                return self.answer(sock, 400, record, session=session,
+                                   body=b"the upload failed its integrity check")
             return self.status(sock, session, record)
         if length != last - first + 1:
             reader.read_body(length)
@@ -318,19 +325,23 @@ class Server:
             session.data += fresh
             session.crc = crc32c_extend(session.crc, fresh)
             record["kept"] = len(fresh)
-            if session.size is not None and len(session.data) == session.size and not session.complete:
-                session.complete = True
-                sent = parse_goog_hash(goog_hash)
-                mine = {"crc32c": b64(session.crc.to_bytes(4, "big")),
-                        "md5": b64(hashlib.md5(bytes(session.data)).digest())}
-                wrong = [k for k in ("crc32c", "md5")
-                         if k in sent and sent[k] != mine[k] and not session.lie]
-                if wrong:
-                    session.rejected = True
-                    record["mismatch"] = ",".join(wrong)
-                else:
-                    self.store(session)
+            self.maybe_complete(session, record, goog_hash)
         return True
+
+    def maybe_complete(self, session, record, goog_hash):
+        """Completes the object once its size is known and every byte is held (LOCK held)."""
+        if session.size is not None and len(session.data) == session.size and not session.complete:
+            session.complete = True
+            sent = parse_goog_hash(goog_hash)
+            mine = {"crc32c": b64(session.crc.to_bytes(4, "big")),
+                    "md5": b64(hashlib.md5(bytes(session.data)).digest())}
+            wrong = [k for k in ("crc32c", "md5")
+                     if k in sent and sent[k] != mine[k] and not session.lie]
+            if wrong:
+                session.rejected = True
+                record["mismatch"] = ",".join(wrong)
+            else:
+                self.store(session)
 
     def store(self, session):
         if self.args.objects:

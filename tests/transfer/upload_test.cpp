@@ -158,6 +158,24 @@ TEST_F(UploadLoopbackTest, AStoredObjectWhoseDigestDiffersEndsWithAnIntegrityFai
   EXPECT_NE(run.message.find("crc32c mismatch: expected "), std::string::npos) << run.message;
 }
 
+// A body still being produced: whole chunks with "bytes a-b/*" as they become ready, the
+// size declared with the last one; through a reset, whose query is "bytes */*".
+TEST_F(UploadLoopbackTest, ABodyOfUnknownSizeGoesAsItIsProduced) {
+  UploadSetup setup;
+  setup.reveal = 300 * 1024;  // Not a chunk multiple: the upload waits for whole chunks.
+  const UploadRun run = upload(
+      R"([{"on": "chunk", "nth": 2, "do": "reset", "after": 100000, "commit": 60000}])", true,
+      kSize, setup);
+  expect_complete(run, kSize, 1);
+  EXPECT_GE(run.extensions, 3U);
+  const std::string log = server_.log();
+  EXPECT_NE(log.find("\"range\": \"bytes 0-262143/*\""), std::string::npos) << log;
+  EXPECT_NE(log.find("\"range\": \"bytes */*\""), std::string::npos) << log;
+  EXPECT_NE(log.find("-1049809/1049810\""), std::string::npos) << log;  // The last, sized.
+  EXPECT_EQ(log.find("x-upload-content-length"), std::string::npos);
+  EXPECT_EQ(run.result.integrity.status, https::IntegrityStatus::kMatch);
+}
+
 TEST_F(UploadLoopbackTest, AResetMidChunkAfterPartOfItWasCommitted) {
   // The second chunk: 100000 bytes arrive, 60000 are kept, then the connection is reset.
   const UploadRun run =

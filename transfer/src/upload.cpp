@@ -103,7 +103,7 @@ Status Upload::start(const UploadSpec& spec) {
   }
   spec_ = spec;
   for (std::size_t i = 0; i < spec.header_count; ++i) headers_[i] = spec.headers[i];
-  *write_u64(upload_length_, spec.body.size) = '\0';
+  write_upload_length();
   result_ = UploadResult{};
   committed_ = chunk_begin_ = chunk_end_ = bytes_sent_ = metadata_delivered_ = 0;
   sessions_ = 0;
@@ -183,6 +183,9 @@ UploadNext Upload::step(Millis now) {
       }
       case Phase::kHash:
         return hash_ahead(now);
+      case Phase::kStarved:
+        return UploadNext{UploadNext::Kind::kWaitUntil, -1, https::IoInterest::kNone,
+                          Millis::max()};
       case Phase::kExchange: {
         const https::ClientNext next = client_.step(now);
         if (next.kind != https::ClientNext::Kind::kDone) return next;
@@ -191,6 +194,25 @@ UploadNext Upload::step(Millis now) {
     }
   }
 }
+
+Status Upload::extend(std::uint64_t available, bool final) {
+  if (available < spec_.body.size || (spec_.size_final && available != spec_.body.size)) {
+    return Status::kInvalidArgument;
+  }
+  if (available > 0 && spec_.body.read == nullptr) return Status::kInvalidArgument;
+  spec_.body.size = available;
+  spec_.size_final = final;
+  write_upload_length();
+  if (phase_ == Phase::kStarved) {
+    // The wait was the caller's, not the server's: the retry loop starts over, as after
+    // progress, and the chunk (or the finishing PUT) goes at once.
+    fresh_machine();
+    phase_ = Phase::kMachine;
+  }
+  return Status::kOk;
+}
+
+void Upload::write_upload_length() { *write_u64(upload_length_, spec_.body.size) = '\0'; }
 
 void Upload::cancel() {
   if (phase_ == Phase::kDone) return;
@@ -211,7 +233,7 @@ UploadNext Upload::begin_exchange(Millis now) {
     exchange_ = Exchange::kOpen;
     request.head.method = "POST";
     request.head.url = spec_.url;
-    headers_[count++] = https::Header{"X-Upload-Content-Length", upload_length_};
+    if (spec_.size_final) headers_[count++] = https::Header{"X-Upload-Content-Length", upload_length_};
     if (!spec_.content_type.empty()) {
       headers_[count++] = https::Header{"X-Upload-Content-Type", spec_.content_type};
     }
@@ -223,7 +245,14 @@ UploadNext Upload::begin_exchange(Millis now) {
   } else {
     // The last chunk, or the empty PUT that finishes a body the server holds whole, carries
     // the body's digests; a CRC-32C still being computed is completed first.
-    const bool last = !need_query_ && (committed_ >= size || size - committed_ <= spec_.chunk_size);
+    const bool final = spec_.size_final;
+    if (!final && !need_query_ && size - committed_ < spec_.chunk_size) {
+      // Less than a whole chunk is ready: wait for the caller's extend().
+      phase_ = Phase::kStarved;
+      return UploadNext{UploadNext::Kind::kWaitUntil, -1, https::IoInterest::kNone, Millis::max()};
+    }
+    const bool last =
+        final && !need_query_ && (committed_ >= size || size - committed_ <= spec_.chunk_size);
     if (last && computing_crc32c() && hashed_ < size) return hash_ahead(now);
     const std::size_t hash_size = last ? write_goog_hash(goog_hash_) : 0;
     if (hash_size > 0) {
@@ -233,7 +262,7 @@ UploadNext Upload::begin_exchange(Millis now) {
     request.head.url = session_url_;
     request.idempotency = https::RequestSpec::Idempotency::kYes;
     char* end = write_text(content_range_, "bytes ");
-    if (need_query_ || committed_ >= size) {
+    if (need_query_ || (final && committed_ >= size)) {
       // An empty PUT asks what the server holds; with everything sent, it also asks the
       // server to finish (an empty body is one such request).
       exchange_ = Exchange::kQuery;
@@ -243,6 +272,7 @@ UploadNext Upload::begin_exchange(Millis now) {
       exchange_ = Exchange::kChunk;
       chunk_begin_ = committed_;
       chunk_end_ = size - committed_ > spec_.chunk_size ? committed_ + spec_.chunk_size : size;
+      if (!final) chunk_end_ = committed_ + spec_.chunk_size;  // Ready: checked above.
       end = write_u64(end, chunk_begin_);
       *end++ = '-';
       end = write_u64(end, chunk_end_ - 1);
@@ -252,7 +282,11 @@ UploadNext Upload::begin_exchange(Millis now) {
       begun.offset = chunk_begin_;
       begun.size = chunk_end_ - chunk_begin_;
     }
-    end = write_u64(end, size);
+    if (final) {
+      end = write_u64(end, size);
+    } else {
+      *end++ = '*';
+    }
     headers_[count++] = https::Header{
         "Content-Range",
         std::string_view(content_range_, static_cast<std::size_t>(end - content_range_))};
@@ -345,6 +379,10 @@ UploadNext Upload::on_open(Millis now) {
 UploadNext Upload::on_session_answer(Millis now) {
   const std::uint16_t status = result_.status;
   if (status / 100 == 2) {
+    if (!spec_.size_final) {
+      return finish(now, Outcome::kTerminalFailure, Status::kProtocol,
+                    "the server finished an upload whose size was not yet declared");
+    }
     committed_ = spec_.body.size;
     UploadEvent e = event(UploadEvent::Kind::kCommitted, now);
     e.offset = committed_;
@@ -377,8 +415,9 @@ UploadNext Upload::on_session_answer(Millis now) {
   emit(e);
   need_query_ = false;
   if (progressed) return progress(now);
-  if (exchange_ == Exchange::kQuery && committed_ < spec_.body.size) {
-    // The answer the query was for; the chunk from there is part of the same attempt.
+  if (exchange_ == Exchange::kQuery && (committed_ < spec_.body.size || !spec_.size_final)) {
+    // The answer the query was for; the chunk from there (or the wait for more of a body
+    // still being produced) is part of the same attempt.
     return turn(now, Phase::kNext);
   }
   // A chunk of which nothing was kept, or everything held and still no final answer: a
@@ -519,6 +558,7 @@ void Upload::resume(const UploadResume& resume) {
 }
 
 bool Upload::save(TransferState* state, Millis now, Millis wall_now) const {
+  if (!spec_.size_final) return false;
   if (session_size_ == 0 || !state->set_session_uri(session_uri())) return false;
   state->kind = TransferKind::kUpload;
   state->total_size = spec_.body.size;

@@ -64,8 +64,14 @@ struct UploadSpec {
   // A session URI to continue (from an earlier run) instead of opening one; its first
   // exchange asks the server what it holds. Empty: open a new session.
   std::string_view session;
-  // The body: read(context, offset, out) from any offset, any number of times.
+  // The body: read(context, offset, out) from any offset, any number of times. With
+  // `size_final` false, body.size is what can be read so far (see Upload::extend()).
   https::BodySource body;
+  // Whether body.size is the body's whole length. False: a body still being produced (a
+  // recording, a log): whole chunks go as they become available with
+  // "Content-Range: bytes a-b/*" (the session POST has no X-Upload-Content-Length), and
+  // the length is declared with the chunk or empty PUT after Upload::extend(n, true).
+  bool size_final = true;
   // Bytes per chunk: a positive multiple of kChunkGranularity (the last chunk is what is
   // left). Larger chunks mean fewer requests and more to send again after a failure.
   std::uint64_t chunk_size = 8 * 1024 * 1024;
@@ -187,6 +193,11 @@ class Upload {
   [[nodiscard]] UploadNext step(Millis now);
   // Ends the upload with Outcome::kCancelled; the session stays open on the server.
   void cancel();
+  // A body of unknown size (UploadSpec::size_final false) grew: `available` bytes can now be
+  // read, and `final` says that is all of it. Call step() after it. kInvalidArgument (and
+  // nothing changes) if `available` is below what was available before, or the size was
+  // already final and differs.
+  [[nodiscard]] https::Status extend(std::uint64_t available, bool final);
   // Connectivity has returned: shortens a backoff wait (see RetryMachine).
   void network_available(Millis now) { machine_.network_available(now); }
 
@@ -198,7 +209,8 @@ class Upload {
   std::uint64_t committed() const { return committed_; }
   // Fills the upload's part of `state` at `now` (monotonic) and `wall_now` (ms since the
   // Unix epoch): kind, session URI, sizes, committed offset, retries and the wait under way.
-  // The caller adds the URL. False when there is no session yet or its URI does not fit.
+  // The caller adds the URL. False when there is no session yet or its URI does not fit,
+  // and for a body whose size is not final (the record has no field for it yet).
   // Meaningful between steps; save after each committed chunk and before each wait.
   bool save(TransferState* state, Millis now, Millis wall_now) const;
   // Body bytes handed to the connection, every chunk and every repeat counted: the cost of
@@ -214,7 +226,10 @@ class Upload {
   // kExchange: step the Client.
   // kResumeWait: the wait of a restored session, before the machine's first step.
   // kHash: read the body's unhashed bytes before the last chunk (its x-goog-hash).
-  enum class Phase : std::uint8_t { kIdle, kResumeWait, kMachine, kNext, kHash, kExchange, kDone };
+  // kStarved: a body of unknown size has less than a chunk ready; extend() goes on.
+  enum class Phase : std::uint8_t {
+    kIdle, kResumeWait, kMachine, kNext, kHash, kStarved, kExchange, kDone
+  };
   enum class Exchange : std::uint8_t { kNone, kOpen, kChunk, kQuery };
 
   UploadNext begin_exchange(Millis now);
@@ -226,6 +241,7 @@ class Upload {
   UploadNext fail(Millis now, const AttemptResult& attempt, bool query_next);
   UploadNext finish(Millis now, Outcome outcome, https::Status error, const char* message);
   UploadNext turn(Millis now, Phase phase);
+  void write_upload_length();
   UploadNext hash_ahead(Millis now);
   bool computing_crc32c() const { return spec_.compute_crc32c && !spec_.crc32c; }
   void hash(std::uint64_t offset, https::ConstBytes data);
