@@ -81,6 +81,8 @@ struct GetOptions {
   const char* token_file = nullptr;  // --token-file FILE, read again before every attempt
   https::RequestSpec::Idempotency idempotency = https::RequestSpec::Idempotency::kByMethod;
   std::string_view method;  // Empty: GET, or POST with --data.
+  std::string_view host;    // -H 'Host: ...'; empty: the URL's.
+  std::string_view user_agent = kUserAgent;  // -H 'User-Agent: ...' ("" drops it).
   https::Header headers[kMaxHeaders];
   std::size_t header_count = 0;
   std::optional<std::string_view> data;  // "@FILE" or the literal body.
@@ -100,6 +102,18 @@ bool ascii_iequals(std::string_view a, std::string_view b) {
 
 
 
+
+// Why a request field cannot come from -H, or nullptr when it can.
+const char* owned_field(std::string_view name) {
+  if (ascii_iequals(name, "content-length") || ascii_iequals(name, "transfer-encoding")) {
+    return "stepback frames the body itself (Content-Length from --data)";
+  }
+  if (ascii_iequals(name, "connection")) return "stepback manages the connection itself";
+  if (ascii_iequals(name, "accept-encoding")) {
+    return "stepback asks for the identity encoding, so that resumed bytes and digests match";
+  }
+  return nullptr;
+}
 
 std::optional<GetOptions> parse_get_args(int argc, char** argv, std::string* error) {
   GetOptions o;
@@ -167,17 +181,39 @@ std::optional<GetOptions> parse_get_args(int argc, char** argv, std::string* err
     } else if (flag == "--token-file") {
       o.token_file = value->data();
     } else if (flag == "-X") {
+      if (value->empty()) {
+        *error = "-X needs a method (such as GET, POST or PUT), not an empty one";
+        return std::nullopt;
+      }
       o.method = *value;
     } else if (flag == "-H") {
+      https::Header h;
+      if (!parse_header(*value, &h)) {
+        *error = "invalid header " + shown() + " (expected 'Name: value')";
+        return std::nullopt;
+      }
+      // As curl: Host and User-Agent replace the defaults (an empty User-Agent drops it).
+      if (ascii_iequals(h.name, "host")) {
+        if (h.value.empty()) {
+          *error = "-H 'Host:' cannot remove Host (HTTP/1.1 requires it); give a value";
+          return std::nullopt;
+        }
+        o.host = h.value;
+        continue;
+      }
+      if (ascii_iequals(h.name, "user-agent")) {
+        o.user_agent = h.value;
+        continue;
+      }
+      if (const char* owner = owned_field(h.name)) {
+        *error = "-H " + shown() + ": " + owner;
+        return std::nullopt;
+      }
       if (o.header_count == kMaxHeaders) {
         *error = "too many -H headers (at most " + std::to_string(kMaxHeaders) + ")";
         return std::nullopt;
       }
-      if (!parse_header(*value, &o.headers[o.header_count])) {
-        *error = "invalid header " + shown() + " (expected 'Name: value')";
-        return std::nullopt;
-      }
-      ++o.header_count;
+      o.headers[o.header_count++] = h;
     } else if (flag == "--data") {
       o.data = value;
     } else {
@@ -242,7 +278,8 @@ void print_get_usage(std::FILE* out) {
       "                       as If-Match or ifGenerationMatch), yes, no\n"
       "  -X METHOD            the request method (default GET, or POST with --data);\n"
       "                       POST and PATCH are re-sent only when provably not processed\n"
-      "  -H 'Name: value'     an extra request header (repeatable, at most %zu)\n"
+      "  -H 'Name: value'     an extra request header (repeatable, at most %zu); Host and\n"
+      "                       User-Agent replace the defaults ('User-Agent:' drops it)\n"
       "  --data @FILE|TEXT    the request body: FILE's bytes, or TEXT itself (sent as\n"
       "                       application/octet-stream unless -H sets a Content-Type)\n"
       "  -o FILE              write the body to FILE.part, renamed to FILE on success only\n"
@@ -925,7 +962,8 @@ int run_get(int argc, char** argv) {
   https::RequestSpec spec;
   spec.head.method = !o.method.empty() ? o.method : (o.data ? "POST" : "GET");
   spec.head.url = url;
-  spec.head.user_agent = kUserAgent;
+  spec.head.user_agent = o.user_agent;
+  spec.head.host = o.host;
   // A body without a declared type is declared as bytes, never left for the server to guess.
   https::Header headers[kMaxHeaders + 1];
   std::size_t header_count = 0;

@@ -125,7 +125,7 @@ bool valid_head(const RequestHead& head) {
   const bool origin_form = target.empty() || target.front() == '/' || target.front() == '?';
   const bool asterisk_form = target == "*" && head.method == "OPTIONS";
   if (!origin_form && !asterisk_form) return false;
-  if (!valid_field_value(head.user_agent)) return false;
+  if (!valid_field_value(head.user_agent) || !valid_field_value(head.host)) return false;
   if (head.header_count > 0 && head.headers == nullptr) return false;
   for (std::size_t i = 0; i < head.header_count; ++i) {
     const Header& h = head.headers[i];
@@ -207,13 +207,17 @@ Status write_request_head(const RequestHead& head, MutableBytes out, std::size_t
   if (head.url.target.empty() || head.url.target.front() == '?') w.put("/");
   w.put(head.url.target);
   w.put(" HTTP/1.1\r\nHost: ");
-  const bool ipv6 = head.url.host.find(':') != std::string_view::npos;
-  if (ipv6) w.put("[");
-  w.put(head.url.host);
-  if (ipv6) w.put("]");
-  if (head.url.port != head.url.default_port()) {
-    w.put(":");
-    w.put_decimal(head.url.port);
+  if (!head.host.empty()) {
+    w.put(head.host);
+  } else {
+    const bool ipv6 = head.url.host.find(':') != std::string_view::npos;
+    if (ipv6) w.put("[");
+    w.put(head.url.host);
+    if (ipv6) w.put("]");
+    if (head.url.port != head.url.default_port()) {
+      w.put(":");
+      w.put_decimal(head.url.port);
+    }
   }
   w.put("\r\n");
   if (!head.user_agent.empty()) w.put_field("User-Agent", head.user_agent);

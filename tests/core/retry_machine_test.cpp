@@ -320,7 +320,7 @@ TEST(RetryMachine, SharedBudgetStopsRetriesAcrossRequests) {
   EXPECT_EQ(budget.milli_tokens(), 100U);
 }
 
-// Regression (issue 9): a fresh 10-token budget stopped every single request after 5
+// Regression: a fresh 10-token budget stopped every single request after 5
 // attempts, below the desktop profile's 6 retries and any --max-retries above 4.
 TEST(RetryMachine, OneRequestAloneGetsTheRetriesItsPolicyPromises) {
   Policy p = literal_policy();

@@ -282,7 +282,7 @@ TEST(Client, CancelEndsTheRequestAndClosesTheConnection) {
 namespace stepback::https {
 namespace {
 
-// The main-loop contract (issue 13): a "wait for I/O" always names a descriptor to poll.
+// The main-loop contract: a "wait for I/O" always names a descriptor to poll.
 // Returns the first kWaitIo answer without one, or nullptr.
 const ClientNext* io_wait_without_fd(const std::vector<ClientNext>& nexts) {
   for (const ClientNext& n : nexts) {
@@ -293,7 +293,7 @@ const ClientNext* io_wait_without_fd(const std::vector<ClientNext>& nexts) {
   return nullptr;
 }
 
-// Regression (issue 13): while a connection was being made the Client asked to wait for I/O
+// Regression: while a connection was being made the Client asked to wait for I/O
 // on the TLS stream's fd, -1 until the handshake starts, so the app's loop slept until the
 // connect deadline. A connector with nothing to watch now gets a plain timed wait.
 TEST(ClientWaitContract, ConnectingWithoutADescriptorIsATimedWait) {
@@ -350,7 +350,7 @@ namespace {
 
 constexpr char kHead10[] = "HTTP/1.1 200 OK\r\nETag: \"v1\"\r\nContent-Length: 10\r\n\r\n";
 
-// Regression (issue 7): a GET whose body was cut and retried handed the sink the failed
+// Regression: a GET whose body was cut and retried handed the sink the failed
 // attempt's bytes followed by the whole body ("halfhello"). A sink that cannot start over
 // now fails the request, with the partial bytes alone.
 TEST(ClientResume, CutBodyIsNeverSplicedIntoASinkThatCannotRestart) {
@@ -449,7 +449,7 @@ TEST(ClientResume, RangeNotSatisfiableStartsOver) {
   EXPECT_EQ(h.restarts, 1U);
 }
 
-// Regression (issue 7): the retry deadline cut a healthy download that was still receiving.
+// Regression: the retry deadline cut a healthy download that was still receiving.
 TEST(ClientLimits, RetryDeadlineDoesNotCutAnAttemptThatIsReceiving) {
   Harness h;
   h.policy.total_deadline = Millis(1000);

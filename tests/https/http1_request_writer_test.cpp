@@ -165,6 +165,19 @@ TEST(Http1RequestWriter, HostCarriesNonDefaultPortsAndBracketsIpv6) {
   EXPECT_NE(write(head).find("\r\nHost: [2001:db8::1]\r\n"), std::string::npos);
 }
 
+TEST(Http1RequestWriter, AGivenHostValueReplacesTheUrls) {
+  RequestHead head;
+  head.url = url_of("https://127.0.0.1:8443/x");
+  head.host = "storage.example.test";
+  const std::string written = write(head);
+  EXPECT_EQ(written.substr(0, 45), "GET /x HTTP/1.1\r\nHost: storage.example.test\r\n");
+  EXPECT_EQ(written.find("127.0.0.1"), std::string::npos);
+  head.host = "bad\r\nInjected: 1";
+  std::uint8_t buf[256];
+  std::size_t n = 0;
+  EXPECT_EQ(write_request_head(head, MutableBytes{buf, sizeof buf}, &n), Status::kInvalidArgument);
+}
+
 TEST(Http1RequestWriter, ContentLengthRules) {
   RequestHead head;
   head.url = url_of("https://h/");

@@ -469,7 +469,7 @@ TEST(Http1ResponseParser, InterimFieldsAreDiscarded) {
   EXPECT_EQ(p.parser.header("link"), std::nullopt);
 }
 
-// Regression (issue 9): an endless stream of 103 Early Hints kept a client past its deadline;
+// Regression: an endless stream of 103 Early Hints kept a client past its deadline;
 // interim heads are now capped.
 TEST(Http1ResponseParser, EndlessInterimHeadsAreAProtocolError) {
   std::string many;

@@ -1,4 +1,4 @@
-// Regression test for issue 14: socklen_t is signed on 32-bit bionic. The helpers the TCP
+// Regression test: socklen_t is signed on 32-bit bionic. The helpers the TCP
 // transport uses for it compile (under the project's -Werror warnings) and behave the same
 // with a signed and an unsigned length type.
 #include "https/src/socket_length.hpp"

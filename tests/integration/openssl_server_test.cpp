@@ -60,7 +60,7 @@ TEST_F(OpensslServerTest, DefaultVersionsNegotiateTls13) {
   EXPECT_NE(run.body.find("TLSv1.3, Cipher is"), std::string::npos) << run.body;
 }
 
-// Regression (issue 9): a handshake the server refuses (here a protocol_version alert) was
+// Regression: a handshake the server refuses (here a protocol_version alert) was
 // retried through the whole backoff, although it cannot heal; it is now terminal at once.
 TEST_F(OpensslServerTest, VersionMismatchFailsTheHandshakeAtOnce) {
   ASSERT_TRUE(server_.start("-tls1_2"));

@@ -302,7 +302,7 @@ TEST_F(ScriptedServerTest, PlainHttpWorksWithoutTls) {
 namespace stepback::integration {
 namespace {
 
-// Regression (issue 13): while TCP connected, the Client asked its loop to wait for I/O on
+// Regression: while TCP connected, the Client asked its loop to wait for I/O on
 // fd -1 (the TLS stream had no socket yet), so every connect that did not complete at once
 // waited out the whole connect timeout. Here the server's accept queue is full for 0.3 s,
 // the client's SYN is dropped and retransmitted after about a second: the request must
@@ -337,7 +337,7 @@ namespace {
 
 constexpr std::size_t kObject = 100000;
 
-// Regression (issue 9): a POST retried after a 503 failed (not idempotent) when the server had
+// Regression: a POST retried after a 503 failed (not idempotent) when the server had
 // closed the kept-alive connection during the backoff wait: the client wrote on the dead
 // socket, so a request byte had left. The kept connection is now checked before reuse.
 TEST_F(ScriptedServerTest, PostRetriedAfter503OnAConnectionTheServerClosedMeanwhile) {
@@ -354,7 +354,7 @@ TEST_F(ScriptedServerTest, PostRetriedAfter503OnAConnectionTheServerClosedMeanwh
   EXPECT_EQ(logged("request"), 2);
 }
 
-// Regression (issue 7): a download cut and retried came out as the cut attempt's bytes
+// Regression: a download cut and retried came out as the cut attempt's bytes
 // followed by the whole body. Cut at many offsets, it now resumes with Range and If-Range
 // and ends byte-exact, fetching nothing twice.
 TEST_F(ScriptedServerTest, CutDownloadResumesByteExactAtEveryCut) {

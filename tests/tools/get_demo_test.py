@@ -268,6 +268,11 @@ def case_get_usage():
         (["https://example.com/", "https://example.org/"], "unexpected argument"),
         (["https://example.com/", "--cacert", "/nonexistent/ca.pem"], "no usable CA"),
         (["http://127.0.0.1:1/", "-X", "GE T"], "invalid request"),
+        # Regression: -X '' silently sent a GET.
+        (["http://127.0.0.1:1/", "-X", ""], "-X needs a method"),
+        (["http://127.0.0.1:1/", "-H", "Host:"], "cannot remove Host"),
+        (["http://127.0.0.1:1/", "-H", "Content-Length: 5"], "frames the body itself"),
+        (["http://127.0.0.1:1/", "-H", "Connection: close"], "manages the connection"),
     ]
     for extra, message in bad:
         code, out, err, _ = run("get", *extra)
@@ -336,7 +341,7 @@ class CutServer:
 
 
 def case_get_cut_stdout():
-    # Regression (issue 7): a body cut at 30000 bytes and retried came out on stdout as the
+    # Regression: a body cut at 30000 bytes and retried came out on stdout as the
     # 30000 bytes followed by the whole body (130000 bytes) with exit 0. With no validator to
     # resume with, stdout cannot start over: exit 8, and stdout holds a prefix of the body.
     server = CutServer(cut=30000)
@@ -413,7 +418,7 @@ def case_get_output_fifo():
 
 
 def case_get_closed_stdio():
-    # Regression (issue 9): started with stdout closed, the first socket became fd 1 and the
+    # Regression: started with stdout closed, the first socket became fd 1 and the
     # body was written back to the server. fds 0-2 are now opened on /dev/null first.
     body = b"x" * 50000
     for redirect in (">&-", "2>&-", "<&- >&- 2>&-"):
@@ -476,6 +481,15 @@ def case_get_data_content_type():
     check("content-type: application/octet-stream\r\n" in server.heads[0], server.heads[0])
     check("content-type: text/plain\r\n" in server.heads[1]
           and "octet-stream" not in server.heads[1], server.heads[1])
+    # Regression: -H 'Host: ...' and -H 'User-Agent: ...' were refused; as curl, they
+    # replace the defaults, and an empty User-Agent drops the field.
+    code, _, err, _ = run(*base, "-H", "Host: api.example.test", "-H", "User-Agent: probe/1")
+    check(code == 0, f"-H Host/User-Agent exited {code}, stderr: {err}")
+    head = server.heads[2]
+    check("host: api.example.test\r\n" in head and head.count("host:") == 1, head)
+    check("user-agent: probe/1\r\n" in head and "stepback/" not in head, head)
+    code, _, err, _ = run(*base, "-H", "User-Agent:")
+    check(code == 0 and "user-agent:" not in server.heads[3], server.heads[3])
 
 
 class RawServer:
@@ -602,7 +616,7 @@ def case_get_meter():
 
 
 def case_get_control_bytes():
-    # Regression (issue 9): C1 control bytes in a reason phrase reached the terminal raw
+    # Regression: C1 control bytes in a reason phrase reached the terminal raw
     # (0x9b is a one-byte CSI); everything printed from the network is sanitized.
     server = RawServer([b"HTTP/1.1 404 Not\x9b2J Found\x9b31m\r\nContent-Length: 0\r\n"
                         b"Connection: close\r\n\r\n"])

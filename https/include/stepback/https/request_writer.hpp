@@ -44,6 +44,9 @@ struct RequestHead {
   std::string_view method{"GET"};   // A token, sent as is (methods are case-sensitive).
   Url url;                          // Host, port and target.
   std::string_view user_agent;      // The User-Agent value; omitted when empty.
+  // The Host value; empty: the URL's host (and port unless it is the default). The
+  // connection and TLS (SNI, certificate name) still go by the URL.
+  std::string_view host;
   const Header* headers = nullptr;  // Extra fields, sent in order after the standard ones.
   std::size_t header_count = 0;
   std::uint64_t body_size = 0;  // Bytes of body the caller sends after the head.
