@@ -45,7 +45,9 @@ alignas(16) std::uint8_t g_tls_arena[kTlsArenaBytes];
 
 // The client's buffers. Static rather than on the stack: together they are 36 KiB.
 std::uint8_t g_request_head[8 * 1024];
-std::uint8_t g_response_head[8 * 1024];
+// Response heads up to 32 KiB: Cloud Storage's carry many x-goog-* fields, and some servers
+// send large cookies; an app gives the Client the buffer its servers need.
+std::uint8_t g_response_head[32 * 1024];
 std::uint8_t g_io[16 * 1024];  // One full TLS record per read.
 std::uint8_t g_error_body[4 * 1024];
 // The output stream's stdio buffer, installed before the first write so that stdio does not

@@ -375,10 +375,16 @@ Client::Step Client::on_receive(Millis now) {
       if (p == ParseProgress::kFailed) {
         if (sink_failed_) return refuse_splice(now);
         const Status e = parser_.error();
+        if (e == Status::kHeadersTooLarge) {
+          // Named with its size, so that the app knows which buffer to grow.
+          (void)std::snprintf(head_limit_message_, sizeof head_limit_message_,
+                              "the response head is larger than the response-head buffer "
+                              "(ClientBuffers::response_head, %zu bytes)",
+                              options_.buffers.response_head.size);
+          return fail_attempt(now, e, head_limit_message_);
+        }
         return fail_attempt(now, e,
-                            e == Status::kHeadersTooLarge
-                                ? "the response head does not fit the response-head buffer"
-                            : e == Status::kBodyTooLarge ? "the response body exceeds the body limit"
+                            e == Status::kBodyTooLarge ? "the response body exceeds the body limit"
                             : e == Status::kError        ? "the body sink refused the body"
                                                          : "the response is not valid HTTP/1.1");
       }

@@ -200,7 +200,22 @@ bool ResponseParser::end_status_line(std::size_t begin, std::size_t end) {
 bool ResponseParser::end_header_line(std::size_t begin, std::size_t end) {
   char* const line = reinterpret_cast<char*>(buf_.data + begin);
   const std::string_view text(line, end - begin);
-  if (http1_text::is_ows(text.front())) return fail(Status::kProtocol);  // obs-fold.
+  if (http1_text::is_ows(text.front())) {
+    // obs-fold: a user agent replaces it with SP (RFC 9112 5.2), so the continuation joins
+    // the previous field's value. Whitespace before the first field is refused (2.2).
+    if (begin <= fields_begin_) return fail(Status::kProtocol);
+    const std::string_view more = http1_text::trim_ows(text);
+    if (more.empty()) {
+      used_ = begin;  // Only whitespace: nothing to add.
+    } else {
+      line[-1] = ' ';  // The previous field's '\n'.
+      std::memmove(line, more.data(), more.size());
+      line[more.size()] = '\n';
+      used_ = begin + more.size() + 1;
+    }
+    line_begin_ = used_;
+    return true;
+  }
   const std::size_t colon = text.find(':');
   if (colon == std::string_view::npos) return fail(Status::kProtocol);
   // A token check also rejects whitespace between the name and the colon (RFC 9112 5.1).

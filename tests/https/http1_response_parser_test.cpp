@@ -207,8 +207,12 @@ std::vector<Case> cases() {
       // Header fields.
       ok("ows_trimmed", kOk200 + "X-A: \t v \t\r\nContent-Length:0\r\n\r\n", 200, "", true),
       ok("empty_value", kOk200 + "X-A:\r\nContent-Length: 0\r\n\r\n", 200, "", true),
-      protocol("obs_fold", kOk200 + "X-A: 1\r\n  more\r\nContent-Length: 0\r\n\r\n"),
-      protocol("obs_fold_tab", kOk200 + "X-A: 1\r\n\tmore\r\n\r\n"),
+      // obs-fold joins the previous value with SP (RFC 9112 5.2; FoldedLinesJoinTheirField).
+      ok("obs_fold", kOk200 + "X-A: 1\r\n  more\r\nContent-Length: 0\r\n\r\n", 200, "", true),
+      ok("obs_fold_tab", kOk200 + "X-A: 1\r\n\tmore\r\nContent-Length: 0\r\n\r\n", 200, "", true),
+      ok("obs_fold_blank", kOk200 + "X-A: 1\r\n \t \r\nContent-Length: 0\r\n\r\n", 200, "", true),
+      protocol("obs_fold_before_first_field", kOk200 + "  X-A: 1\r\n\r\n"),
+      protocol("obs_fold_into_content_length", kOk200 + "Content-Length: 1\r\n 2\r\n\r\nx"),
       protocol("space_before_colon", kOk200 + "X-A : 1\r\n\r\n"),
       protocol("empty_name", kOk200 + ": 1\r\n\r\n"),
       protocol("no_colon", kOk200 + "NoColon\r\n\r\n"),
@@ -559,6 +563,24 @@ TEST(Http1ResponseParser, EmptyAndNullInputNeedMore) {
   EXPECT_EQ(used, 0U);
   EXPECT_EQ(p.parser.finish(), kFailed);
   EXPECT_EQ(p.parser.error(), Status::kClosed);
+}
+
+}  // namespace
+}  // namespace stepback::https
+
+namespace stepback::https {
+namespace {
+
+// Regression: folded header lines (obs-fold) were refused as a protocol error; a user agent
+// must replace each fold with SP (RFC 9112 5.2).
+TEST(Http1ResponseParser, FoldedLinesJoinTheirField) {
+  const Observed o = run_every_split(
+      "HTTP/1.1 200 OK\r\nX-A: first\r\n   second \r\n\tthird\r\nX-B: b\r\n"
+      "Content-Length: 0\r\n\r\n",
+      Options{});
+  ASSERT_EQ(o.headers.size(), 3U);
+  EXPECT_EQ(o.headers[0], (std::pair<std::string, std::string>{"X-A", "first second third"}));
+  EXPECT_EQ(o.headers[1], (std::pair<std::string, std::string>{"X-B", "b"}));
 }
 
 }  // namespace

@@ -280,6 +280,7 @@ class Client {
   BodyUse body_use_ = BodyUse::kUndecided;
   bool started_ = false;          // The first step() has run (time_limit_ is set).
   AttemptResult last_attempt_;
+  char head_limit_message_[112] = {};
   bool connection_open_ = false;  // A connected, handshaken stream kept for reuse.
   // The origin the open connection goes to (host in host_z_).
   std::uint16_t connection_port_ = 0;
