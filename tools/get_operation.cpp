@@ -336,10 +336,8 @@ class OperationReporter {
 
 }  // namespace
 
-transfer::PollingPolicy polling_for(const profiles::DeviceProfile& profile,
-                                    std::optional<Millis> deadline) {
-  transfer::PollingPolicy p = std::string_view(profile.name) == "mobile" ? transfer::kMobilePolling
-                                                                         : transfer::kDesktopPolling;
+PollingPolicy polling_for(const profiles::DeviceProfile& profile, std::optional<Millis> deadline) {
+  PollingPolicy p = profile.polling;
   if (deadline) p.total_deadline = *deadline;
   return p;
 }

@@ -30,7 +30,7 @@ struct OperationCommand {
   const RetryContext* context = nullptr;
   https::ClientOptions client;         // Its body sink is replaced; its events go to `reporter`.
   https::RequestSpec mutation;
-  transfer::PollingPolicy polling;
+  PollingPolicy polling;
   Reporter* reporter = nullptr;        // The plain get's progress lines and --trace events.
   BodyOutput* output = nullptr;        // Where the final response goes.
   std::FILE* err = stderr;
@@ -42,8 +42,7 @@ struct OperationCommand {
 
 // The profile's polling policy (desktop or mobile values), with `deadline` (--deadline) as
 // its total deadline when given (0: none).
-transfer::PollingPolicy polling_for(const profiles::DeviceProfile& profile,
-                                    std::optional<Millis> deadline);
+PollingPolicy polling_for(const profiles::DeviceProfile& profile, std::optional<Millis> deadline);
 
 // The exit code of a finished operation; `output_failed` when writing the response failed.
 int operation_exit_code(const transfer::OperationResult& result, bool output_failed);

@@ -210,8 +210,7 @@ int main(int argc, char** argv) {
   transfer::OperationOptions options;
   options.client = client;
   options.operation_buffer = https::MutableBytes{g_operation, sizeof g_operation};
-  options.polling = std::string_view(profile.name) == "mobile" ? transfer::kMobilePolling
-                                                               : transfer::kDesktopPolling;
+  options.polling = profile.polling;
   options.events = transfer::OperationEventSink{&print_operation_event, nullptr};
 
   const https::Header json[] = {{"Content-Type", "application/json"}};

@@ -47,8 +47,8 @@ std::string MemorystoreServer::url(const std::string& target) const {
   return "https://127.0.0.1:" + std::to_string(port_) + target;
 }
 
-transfer::PollingPolicy OperationSetup::fast_polling() {
-  transfer::PollingPolicy p;
+PollingPolicy OperationSetup::fast_polling() {
+  PollingPolicy p;
   p.min_delay = Millis(50);
   p.initial_delay = Millis(100);
   p.multiplier = 2;

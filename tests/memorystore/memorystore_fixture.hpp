@@ -68,13 +68,13 @@ struct OperationSetup {
   std::string body;
   https::RequestSpec::Idempotency idempotency = https::RequestSpec::Idempotency::kYes;
   Policy policy = integration::test_policy();
-  transfer::PollingPolicy polling = fast_polling();
+  PollingPolicy polling = fast_polling();
   Timeouts timeouts = integration::test_timeouts();
   https::TlsClientConfig* tls = nullptr;
   TokenSource* tokens = nullptr;  // nullptr: no Authorization.
 
   // Polls from 100 ms doubling to 400 ms, equal jitter, floor 50 ms, 10 s polling deadline.
-  static transfer::PollingPolicy fast_polling();
+  static PollingPolicy fast_polling();
 };
 
 // An operation event, copied.

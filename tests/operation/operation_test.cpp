@@ -10,59 +10,24 @@
 #include <vector>
 
 #include "stepback/core/backoff.hpp"
+#include "stepback/profiles/desktop.hpp"
+#include "stepback/profiles/mobile.hpp"
+#include "tests/support/scripted_connector.hpp"
 #include "tests/support/scripted_random.hpp"
-#include "tests/support/scripted_transport.hpp"
 
 namespace stepback::transfer {
 namespace {
 
 using https::ClientNext;
 using https::Status;
-using testing::ScriptedTransport;
+using testing::ScriptedConnector;
 
-// Hands out scripted connections in order (as tests/https/client_test.cpp's).
-class ScriptedConnector final : public https::Connector {
- public:
-  ScriptedTransport& add() {
-    connections_.push_back(std::make_unique<ScriptedTransport>());
-    connections_.back()->set_fd(100 + static_cast<int>(connections_.size()));
-    return *connections_.back();
-  }
-  Status open(const https::Url&, const char*, Millis now, const Timeouts& t) override {
-    deadline_ = now + t.connect;
-    if (next_ >= connections_.size()) return Status::kConnectFailed;
-    current_ = connections_[next_++].get();
-    return Status::kOk;
-  }
-  Status step(Millis) override { return Status::kOk; }
-  int fd() const override { return current_ != nullptr ? current_->fd() : -1; }
-  https::IoInterest wants() const override {
-    return current_ != nullptr ? current_->wants() : https::IoInterest::kNone;
-  }
-  https::Transport& stream() override { return current_ != nullptr ? *current_ : idle_; }
-  Millis deadline() const override { return deadline_; }
-  bool resumed() const override { return false; }
-  const char* failure_message() const override { return "scripted failure"; }
-  void exchange_done() override {}
-  void close() override {
-    if (current_ != nullptr) current_->close();
-    current_ = nullptr;
-  }
-  std::size_t opened() const { return next_; }
-  // Every byte sent on every connection, in order.
-  std::string sent() const {
-    std::string all;
-    for (const auto& c : connections_) all += c->sent();
-    return all;
-  }
-
- private:
-  std::vector<std::unique_ptr<ScriptedTransport>> connections_;
-  ScriptedTransport idle_;
-  ScriptedTransport* current_ = nullptr;
-  std::size_t next_ = 0;
-  Millis deadline_ = Millis::max();
-};
+// Every byte sent on every connection handed out so far, in order.
+std::string all_sent(ScriptedConnector& connector) {
+  std::string all;
+  for (std::size_t i = 0; i < connector.opened(); ++i) all += connector.connection(i).sent();
+  return all;
+}
 
 // An HTTP/1.1 response with a JSON body; the connection closes after it.
 std::string response(int status, const std::string& body, const std::string& extra = "") {
@@ -181,7 +146,7 @@ struct Harness {
   Policy policy;
   Xoshiro128 random{7};
   RetryContext context{policy, random, nullptr};
-  PollingPolicy polling = kDesktopPolling;
+  PollingPolicy polling = profiles::desktop.polling;
   ScriptedConnector connector;
   OperationSpec spec;
   std::string body = R"({"tier":"BASIC","memorySizeGb":1})";
@@ -218,7 +183,7 @@ TEST(Operation, SendsTheMutationAndPollsUntilDone) {
   EXPECT_EQ(r.polls, 2U);
   EXPECT_EQ(h.op->name(), kName);
   EXPECT_EQ(h.instance, R"({"name":"projects/p/locations/l/instances/cache","state":"READY"})");
-  const std::string sent = h.connector.sent();
+  const std::string sent = all_sent(h.connector);
   EXPECT_EQ(sent.rfind("POST /v1/projects/p/locations/l/instances?instanceId=cache HTTP/1.1\r\n", 0), 0U)
       << sent;
   EXPECT_EQ(count(sent, std::string("GET /v1/") + kName + " HTTP/1.1\r\n"), 2U) << sent;
@@ -255,12 +220,12 @@ TEST(Operation, DoneWithoutResponseOrErrorSucceedsWithNothingToDeliver) {
   EXPECT_EQ(h.instance, "");
 }
 
-// No poll earlier than the policy allows, and the jitter drawn: every gap between an answer
-// and the next poll lies in [max(floor, t/2), t] for t = min(1 s x 2^n, 60 s), and the gaps
-// are not the bare schedule.
-TEST(Operation, PollsFollowThePollingPolicyOnAFakeClock) {
+// No poll earlier than the policy allows, and the jitter drawn: with each profile's polling
+// policy, every gap between an answer and the next poll lies in [max(floor, t/2), t] for
+// t = min(initial x 2^n, 60 s), and the gaps are not the bare schedule.
+void ExpectPollsFollow(const PollingPolicy& policy) {
   Harness h;
-  h.polling = kDesktopPolling;
+  h.polling = policy;
   h.connector.add().recv_data(running());
   constexpr int kPolls = 12;
   for (int i = 0; i < kPolls - 1; ++i) h.connector.add().recv_data(running());
@@ -280,15 +245,20 @@ TEST(Operation, PollsFollowThePollingPolicyOnAFakeClock) {
     if (s.kind == OperationEvent::Kind::kPoll) polls.push_back(s.at);
   }
   ASSERT_EQ(polls.size(), static_cast<std::size_t>(kPolls));
+  const std::uint64_t initial = policy.initial_delay.count();
+  const std::uint64_t floor = policy.min_delay.count();
+  const std::uint64_t cap = policy.max_delay.count();
   int at_bare_schedule = 0;
   for (std::size_t n = 0; n < polls.size(); ++n) {
     const std::uint64_t gap = (polls[n] - answers[n]).count();
-    const std::uint64_t t = std::min<std::uint64_t>(1000ULL << n, 60000);
-    EXPECT_GE(gap, std::max<std::uint64_t>(500, t / 2)) << "poll " << n + 1;
+    const std::uint64_t t = std::min<std::uint64_t>(initial << n, cap);
+    EXPECT_GE(gap, std::max<std::uint64_t>(floor, t / 2)) << "poll " << n + 1;
     EXPECT_LE(gap, t) << "poll " << n + 1;
     if (gap == t || gap == t / 2) ++at_bare_schedule;
   }
   EXPECT_LT(at_bare_schedule, 3);
+  // The first poll is never sooner than 0.5 s after the mutation's answer.
+  EXPECT_GE(polls[0] - answers[0], Millis(500));
   // The kWait events announce those same gaps.
   const auto waits = h.of(OperationEvent::Kind::kWait);
   ASSERT_EQ(waits.size(), polls.size());
@@ -296,6 +266,45 @@ TEST(Operation, PollsFollowThePollingPolicyOnAFakeClock) {
     EXPECT_EQ(waits[n].at + waits[n].wait, polls[n]);
     EXPECT_EQ(waits[n].poll, n + 1);
   }
+}
+
+TEST(Operation, PollsFollowTheDesktopPollingPolicyOnAFakeClock) {
+  ExpectPollsFollow(profiles::desktop.polling);
+}
+
+TEST(Operation, PollsFollowTheMobilePollingPolicyOnAFakeClock) {
+  ExpectPollsFollow(profiles::mobile.polling);
+}
+
+// Each profile's polling deadline ends an operation that is never done: the last poll is at
+// most the deadline after the mutation's answer, and none comes sooner than the floor.
+void ExpectPollingEndsAtTheDeadline(const PollingPolicy& policy) {
+  Harness h;
+  h.polling = policy;
+  for (int i = 0; i < 200; ++i) h.connector.add().recv_data(running());
+  ASSERT_EQ(h.run().kind, ClientNext::Kind::kDone);
+  ASSERT_EQ(h.op->result().outcome, OperationOutcome::kPollingDeadline);
+  Millis answered{};
+  Millis previous{};
+  Millis last_poll{};
+  for (const Seen& s : h.events) {
+    if (s.kind == OperationEvent::Kind::kOperation) answered = previous = s.at;
+    if (s.kind == OperationEvent::Kind::kPolled) previous = s.at;
+    if (s.kind == OperationEvent::Kind::kPoll) {
+      EXPECT_GE(s.at - previous, policy.min_delay) << "poll " << s.poll;
+      last_poll = s.at;
+    }
+  }
+  EXPECT_LE(last_poll - answered, policy.total_deadline);
+  EXPECT_GE(last_poll - answered, policy.total_deadline - policy.max_delay);
+}
+
+TEST(Operation, PollingEndsAtTheDesktopPollingDeadline) {
+  ExpectPollingEndsAtTheDeadline(profiles::desktop.polling);
+}
+
+TEST(Operation, PollingEndsAtTheMobilePollingDeadline) {
+  ExpectPollingEndsAtTheDeadline(profiles::mobile.polling);
 }
 
 TEST(Operation, TheFirstPollWaitsAtLeastTheFloor) {
@@ -419,7 +428,7 @@ TEST(Operation, AResentCreateMetBy409IsAlreadyExists) {
   EXPECT_EQ(r.error.code, 409);
   EXPECT_EQ(r.error.message, "Resource 'projects/p/locations/l/instances/cache' already exists");
   EXPECT_EQ(r.request.status, 409);
-  EXPECT_EQ(count(h.connector.sent(), "POST /v1/"), 2U);
+  EXPECT_EQ(count(all_sent(h.connector), "POST /v1/"), 2U);
 }
 
 TEST(Operation, AFirstCreateMetBy409IsAlreadyExistsToo) {
@@ -515,7 +524,7 @@ TEST(Operation, EveryRequestAsksForTheTokenAndAnExpiredOneIsRefreshedOnce) {
   EXPECT_EQ(h.op->result().outcome, OperationOutcome::kSucceeded);
   EXPECT_EQ(tokens.asked, 4);
   EXPECT_EQ(tokens.refreshed, 1);
-  const std::string sent = h.connector.sent();
+  const std::string sent = all_sent(h.connector);
   EXPECT_EQ(count(sent, "Authorization: Bearer t1\r\n"), 2U);
   EXPECT_EQ(count(sent, "Authorization: Bearer t2\r\n"), 2U);
 }
@@ -547,7 +556,7 @@ TEST(Operation, PollsGoToThePrefixTheCallerNames) {
   h.connector.add().recv_data(running());
   h.connector.add().recv_data(done_with_instance());
   ASSERT_EQ(h.run().kind, ClientNext::Kind::kDone);
-  const std::string sent = h.connector.sent();
+  const std::string sent = all_sent(h.connector);
   EXPECT_NE(sent.find(std::string("GET /v1beta1/") + kName + " HTTP/1.1\r\n"), std::string::npos);
   EXPECT_EQ(count(sent, "x-goog-user-project: billing\r\n"), 1U);
 }
@@ -593,7 +602,7 @@ TEST(PollWait, EqualJitterStaysWithinHalfTheScheduleAndTheFloor) {
   Xoshiro128 random(1);
   for (std::uint32_t n = 0; n < 40; ++n) {
     for (int k = 0; k < 50; ++k) {
-      const Millis w = poll_wait(kDesktopPolling, n, Millis(1000), random);
+      const Millis w = poll_wait(profiles::desktop.polling, n, Millis(1000), random);
       const std::uint64_t t = n < 6 ? 1000ULL << n : 60000;
       EXPECT_GE(w.count(), std::max<std::uint64_t>(500, t / 2));
       EXPECT_LE(w.count(), t);
@@ -603,9 +612,9 @@ TEST(PollWait, EqualJitterStaysWithinHalfTheScheduleAndTheFloor) {
 
 TEST(PollWait, TheMobileScheduleStartsLater) {
   testing::ScriptedRandom low{1};  // uniform() answers 0.
-  EXPECT_EQ(poll_wait(kMobilePolling, 0, Millis(0), low), Millis(1000));
-  EXPECT_EQ(poll_wait(kDesktopPolling, 0, Millis(0), low), Millis(500));
-  EXPECT_EQ(poll_wait(kDesktopPolling, 30, Millis(0), low), Millis(30000));
+  EXPECT_EQ(poll_wait(profiles::mobile.polling, 0, Millis(0), low), Millis(1000));
+  EXPECT_EQ(poll_wait(profiles::desktop.polling, 0, Millis(0), low), Millis(500));
+  EXPECT_EQ(poll_wait(profiles::desktop.polling, 30, Millis(0), low), Millis(30000));
 }
 
 TEST(PollWait, ValidRefusesNonsense) {

@@ -26,6 +26,7 @@
 
 #include "stepback/core/millis.hpp"
 #include "stepback/core/policy.hpp"
+#include "stepback/core/polling.hpp"
 #include "stepback/core/random.hpp"
 #include "stepback/core/retry_machine.hpp"
 #include "stepback/https/client.hpp"
@@ -34,62 +35,6 @@
 #include "stepback/https/types.hpp"
 
 namespace stepback::transfer {
-
-// How often an operation is polled. The wait before poll n (0-based) is
-//   max(min_delay, jitter(min(initial_delay * multiplier^n, max_delay)))
-// with the core's jitter strategies (policy.hpp); with kEqual, t/2 + U[0, t/2], a poll never
-// comes sooner than half its schedule, so a fleet that started together spreads out without
-// anyone polling faster than the schedule's floor.
-struct PollingPolicy {
-  Millis min_delay{500};        // The floor of every wait (the first poll: 0.5 s at least).
-  Millis initial_delay{1000};   // t for the first poll.
-  std::uint32_t multiplier = 2;
-  Millis max_delay{60000};      // The cap on t.
-  Jitter jitter = Jitter::kEqual;
-  // From the mutation's answer: no poll starts after it, and the last wait is cut to end at
-  // it (one last look); 0: none. Each poll's own retries are bounded by the retry policy.
-  Millis total_deadline{0};
-};
-
-// Whether `p` is usable: the floor no larger than the cap, a positive initial delay no larger
-// than the cap, multiplier 2..16, all within the core's limits.
-constexpr bool valid(const PollingPolicy& p) {
-  return p.initial_delay.count() >= 1 && p.initial_delay <= p.max_delay &&
-         p.min_delay <= p.max_delay && p.max_delay <= kMaxBackoffLimit && p.multiplier >= 2 &&
-         p.multiplier <= 16 &&
-         static_cast<std::uint8_t>(p.jitter) <= static_cast<std::uint8_t>(Jitter::kNone) &&
-         p.total_deadline <= kMaxDeadlineLimit;
-}
-
-// Desktop: about 1 s doubling to a 60 s cap with equal jitter (0.5-1 s, 1-2 s, 2-4 s, ...,
-// then 30-60 s), the first poll no sooner than 0.5 s; polling ends 30 minutes after the
-// mutation's answer (a Memorystore create takes minutes, a large one tens of minutes).
-inline constexpr PollingPolicy kDesktopPolling = [] {
-  PollingPolicy p;
-  p.min_delay = Millis(500);
-  p.initial_delay = Millis(1000);
-  p.multiplier = 2;
-  p.max_delay = Millis::seconds(60);
-  p.jitter = Jitter::kEqual;
-  p.total_deadline = Millis::seconds(30 * 60);
-  return p;
-}();
-static_assert(valid(kDesktopPolling), "the desktop polling policy must be valid");
-
-// Mobile: the same floor and cap, but starting at 2 s: each poll wakes the radio, which then
-// stays in its high-power state for seconds, so the first, cheapest-to-skip polls are fewer
-// (1-2 s, 2-4 s, ... instead of 0.5-1 s, 1-2 s, ...). Same 30-minute deadline.
-inline constexpr PollingPolicy kMobilePolling = [] {
-  PollingPolicy p;
-  p.min_delay = Millis(500);
-  p.initial_delay = Millis(2000);
-  p.multiplier = 2;
-  p.max_delay = Millis::seconds(60);
-  p.jitter = Jitter::kEqual;
-  p.total_deadline = Millis::seconds(30 * 60);
-  return p;
-}();
-static_assert(valid(kMobilePolling), "the mobile polling policy must be valid");
 
 // The wait before poll `n` under `p` (see PollingPolicy); `previous` is the last wait (used by
 // kDecorrelated only; initial_delay before the first). Needs valid(p).
@@ -191,7 +136,9 @@ struct OperationOptions {
   // Gets the "response" value's JSON when the operation is done with one (one write at
   // offset 0). A null write discards it.
   https::ResponseSink response;
-  PollingPolicy polling = kDesktopPolling;
+  // How often to poll: the device profile's (profiles::active.polling) is the usual choice.
+  // The default has the same schedule and no polling deadline.
+  PollingPolicy polling;
   OperationEventSink events;
 };
 
