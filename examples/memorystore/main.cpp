@@ -55,8 +55,33 @@ std::size_t authorization(void* context, bool /*refresh*/, https::MutableBytes o
   return size;
 }
 
-bool print_body(void* /*context*/, std::uint64_t /*offset*/, https::ConstBytes data) {
-  return std::fwrite(data.data, 1, data.size, stdout) == data.size;
+// The latest read of the instance, whole.
+struct InstanceBody {
+  char text[16 * 1024];
+  std::size_t size = 0;
+};
+
+bool keep_body(void* context, std::uint64_t offset, https::ConstBytes data) {
+  auto* body = static_cast<InstanceBody*>(context);
+  if (offset > sizeof body->text || data.size > sizeof body->text - offset) return false;
+  std::memcpy(body->text + offset, data.data, data.size);
+  body->size = static_cast<std::size_t>(offset) + data.size;
+  return true;
+}
+
+bool restart_body(void* context) {
+  static_cast<InstanceBody*>(context)->size = 0;
+  return true;
+}
+
+// Whether the Instance JSON in `body` has "state": "CREATING" (a plain scan, enough for an
+// example: the key is unique in an Instance and its value a bare enum name).
+bool is_creating(std::string_view body) {
+  const std::size_t key = body.find("\"state\"");
+  if (key == std::string_view::npos) return false;
+  std::size_t i = key + 7;
+  while (i < body.size() && (body[i] == ' ' || body[i] == ':' || body[i] == '\n')) ++i;
+  return body.substr(i, 10) == "\"CREATING\"";
 }
 
 void print_request_event(void* /*context*/, const https::ClientEvent& e) {
@@ -237,23 +262,44 @@ int main(int argc, char** argv) {
                                     : https::RequestSpec::Idempotency::kByMethod;
   if (!mutate("creating the instance", connector, context, options, create)) return 1;
 
-  // 2. Read it: a plain GET with retries, the instance's JSON to stdout.
+  // 2. Read it: a plain GET with retries, the instance's JSON to stdout. After a 409 the
+  // instance may still be CREATING (our own lost create is running): read it again, at the
+  // polling policy's pace, until it is not.
   std::fprintf(stderr, "reading the instance\n");
   https::RequestSpec get;
   std::snprintf(tail, sizeof tail, "/%.*s", static_cast<int>(instance.size()), instance.data());
   if (!make_url(endpoint, parent, tail, &get.head.url)) return 2;
+  static InstanceBody body;
   https::ClientOptions read = client;
-  read.body = https::ResponseSink{&print_body, nullptr, nullptr};
-  https::Client reader(connector, context, read);
-  if (reader.start(get) != https::Status::kOk) return 1;
-  run(reader);
-  std::fflush(stdout);
-  if (reader.result().outcome != stepback::Outcome::kSuccess) {
-    std::fprintf(stderr, "  %s, HTTP %u\n", stepback::to_string(reader.result().outcome),
-                 static_cast<unsigned>(reader.result().status));
-    return 1;
+  read.body = https::ResponseSink{&keep_body, &restart_body, &body};
+  const stepback::Millis started = stepback::platform::monotonic_now();
+  stepback::Millis previous = profile.polling.initial_delay;
+  for (std::uint32_t n = 0;; ++n) {
+    body.size = 0;
+    https::Client reader(connector, context, read);
+    if (reader.start(get) != https::Status::kOk) return 1;
+    run(reader);
+    if (reader.result().outcome != stepback::Outcome::kSuccess) {
+      std::fprintf(stderr, "  %s, HTTP %u\n", stepback::to_string(reader.result().outcome),
+                   static_cast<unsigned>(reader.result().status));
+      return 1;
+    }
+    std::fprintf(stderr, "  read after %u attempt(s)\n", reader.result().attempts);
+    if (!is_creating(std::string_view(body.text, body.size))) break;
+    const stepback::Millis wait = transfer::poll_wait(profile.polling, n, previous, random);
+    previous = wait;
+    const stepback::Millis now = stepback::platform::monotonic_now();
+    if (profile.polling.total_deadline.count() > 0 &&
+        now + wait - started > profile.polling.total_deadline) {
+      std::fprintf(stderr, "  still CREATING at the polling deadline\n");
+      return 1;
+    }
+    std::fprintf(stderr, "  still CREATING, reading again in %.2f s\n",
+                 static_cast<double>(wait.count()) / 1000.0);
+    (void)::poll(nullptr, 0, static_cast<int>(wait.count()));
   }
-  std::fprintf(stderr, "\n  read after %u attempt(s)\n", reader.result().attempts);
+  std::fwrite(body.text, 1, body.size, stdout);
+  std::fflush(stdout);
 
   // 3. Delete: DELETE .../instances/ID, and wait for that operation too.
   transfer::OperationSpec remove;

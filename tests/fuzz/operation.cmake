@@ -1,7 +1,10 @@
 # The Operation JSON reader's fuzz target (tests/fuzz/operation_json_fuzz.cpp). As for the
 # response parser (http1.cmake): the replay executable runs the checked-in corpus on every
-# ctest run with any compiler; with Clang the libFuzzer target is built as well:
-#   operation_json_fuzz -max_total_time=120 SCRATCH_DIR tests/fuzz/corpus/operation
+# ctest run with any compiler; with Clang the libFuzzer target is built as well, and ctest
+# runs it for 20 s (operation.operation_json_fuzz_short; new inputs go to a scratch folder in
+# the build tree, never into the checked-in corpus). A longer run, by hand:
+#   mkdir -p /tmp/opfuzz && build/asan-ubsan/tests/operation/operation_json_fuzz \
+#     -max_total_time=600 /tmp/opfuzz tests/fuzz/corpus/operation
 set(STEPBACK_OPERATION_FUZZ_DIR ${CMAKE_CURRENT_LIST_DIR})
 
 add_executable(operation_json_replay
@@ -27,4 +30,10 @@ if(STEPBACK_BUILD_FUZZERS)
   target_compile_options(operation_json_fuzz PRIVATE
     -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all)
   target_link_options(operation_json_fuzz PRIVATE -fsanitize=fuzzer,address,undefined)
+  set(STEPBACK_OPERATION_FUZZ_SCRATCH ${CMAKE_CURRENT_BINARY_DIR}/operation_json_fuzz_scratch)
+  file(MAKE_DIRECTORY ${STEPBACK_OPERATION_FUZZ_SCRATCH})
+  add_test(NAME operation.operation_json_fuzz_short
+    COMMAND operation_json_fuzz -max_total_time=20 -timeout=10 -max_len=4096
+            ${STEPBACK_OPERATION_FUZZ_SCRATCH} ${STEPBACK_OPERATION_FUZZ_DIR}/corpus/operation)
+  set_tests_properties(operation.operation_json_fuzz_short PROPERTIES TIMEOUT 120)
 endif()

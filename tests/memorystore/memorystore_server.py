@@ -298,12 +298,15 @@ class Server:
     def act(self, method, path, query, body, kind, operation_error):
         store = self.store
         with LOCK:
+            # Operations finish by time (--op-seconds) whether anyone polls them or not, as the
+            # real service's do: a client that lost a create's answer sees its instance become
+            # READY by reading the instance.
+            for op in store.operations.values():
+                store.advance(op, False)
             if kind == "list":
                 project, location = INSTANCES.match(path).groups()
                 prefix = "projects/%s/locations/%s/instances/" % (project, location)
                 items = [i for n, i in sorted(store.instances.items()) if n.startswith(prefix)]
-                for op in store.operations.values():
-                    store.advance(op, False)
                 return 200, {"instances": items, "unreachable": []}
             if kind == "operation":
                 name = OPERATION.match(path).group(1)
