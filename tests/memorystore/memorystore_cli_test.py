@@ -60,8 +60,8 @@ class Memorystore:
         self.process.wait(timeout=10)
 
 
-def get(server, *args, timeout=60, token=TOKEN):
-    cmd = [BINARY, "get", "--cacert", server.ca, "--operation", *args]
+def get(server, *args, timeout=60, token=TOKEN, operation=True):
+    cmd = [BINARY, "get", "--cacert", server.ca, *(["--operation"] if operation else []), *args]
     if token is not None and "--token-file" not in args:
         cmd += ["--oauth2-bearer", token]
     start = time.monotonic()
@@ -85,13 +85,18 @@ def trace_events(err):
 
 
 def case_create_read_delete(pki, tmp):
-    server = Memorystore(pki, tmp, "--token", TOKEN, "--op-polls", "2")
+    faults = [{"match": {"kind": "get"}, "status": 500}]  # The read is retried like any GET.
+    server = Memorystore(pki, tmp, "--token", TOKEN, "--op-polls", "2",
+                         "--faults-json", json.dumps(faults))
     code, out, err, _ = create(server)
     check(code == 0, "create exited %d: %s" % (code, err))
     instance = json.loads(out)
     check(instance["state"] == "READY" and instance["name"].endswith("/instances/cache"), out)
     check("operation projects/p/locations/us-central1/operations/" in err, err)
     check("(create)" in err and "Creating instance" in err and "done after 2 polls" in err, err)
+    code, out, err, _ = get(server, server.instances("/cache"), operation=False)
+    check(code == 0 and json.loads(out)["state"] == "READY", "read: %d %s %s" % (code, out, err))
+    check("500" in err and server.log().count("kind=get") == 2, err + server.log())
     code, out, err, _ = get(server, "-X", "DELETE", server.instances("/cache"))
     check(code == 0 and "google.protobuf.Empty" in out, "delete: %d %s %s" % (code, out, err))
     check(server.log().count("kind=operation") == 4, server.log())
