@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "args.hpp"
+#include "get_operation.hpp"
 #include "schedule.hpp"
 #include "stepback/core/budget.hpp"
 #include "stepback/core/retry_machine.hpp"
@@ -24,6 +25,7 @@
 #include "stepback/platform/clock.hpp"
 #include "stepback/platform/random.hpp"
 #include "stepback/profiles/active.hpp"
+#include "stepback/transfer/operation.hpp"
 
 #ifndef STEPBACK_VERSION
 #error "STEPBACK_VERSION must be defined by the build (tools/CMakeLists.txt)"
@@ -67,7 +69,7 @@ std::string option_names() {
                      "--deadline", "--max-time", "--idempotency", "--jitter", "--oauth2-bearer",
                      "--token-file", "-X", "-H",
                      "--data", "-o",
-                     "--trace", "--help"});
+                     "--operation", "--trace", "--help"});
 }
 
 // What `stepback get` was asked for. The views point into argv, which outlives the request.
@@ -90,6 +92,7 @@ struct GetOptions {
   std::optional<std::string_view> data;  // "@FILE" or the literal body.
   const char* output = nullptr;
   bool trace = false;
+  bool operation = false;  // --operation: follow the Operation the request answers with.
   bool help = false;
 };
 
@@ -128,6 +131,10 @@ std::optional<GetOptions> parse_get_args(int argc, char** argv, std::string* err
     }
     if (flag == "--trace") {
       o.trace = true;
+      continue;
+    }
+    if (flag == "--operation") {
+      o.operation = true;
       continue;
     }
     if (flag.empty() || flag[0] != '-') {
@@ -248,7 +255,7 @@ void print_get_usage(std::FILE* out) {
       "                        [--jitter seed|full|equal|decorrelated|none]\n"
       "                        [--oauth2-bearer TOKEN | --token-file FILE]\n"
       "                        [-X METHOD] [-H 'Name: value']... [--data @FILE|TEXT]\n"
-      "                        [-o FILE] [--trace]\n"
+      "                        [-o FILE] [--operation] [--trace]\n"
       "\n"
       "Makes one HTTPS (or http://) request and retries it with truncated exponential\n"
       "backoff per the device profile. The body goes to stdout (or FILE); progress goes to\n"
@@ -285,6 +292,15 @@ void print_get_usage(std::FILE* out) {
       "  --data @FILE|TEXT    the request body: FILE's bytes, or TEXT itself (sent as\n"
       "                       application/octet-stream unless -H sets a Content-Type)\n"
       "  -o FILE              write the body to FILE.part, renamed to FILE on success only\n"
+      "  --operation          the request is a mutation that answers with a long-running\n"
+      "                       Operation (Memorystore for Redis, ...): poll GET /v1/{name}\n"
+      "                       until it is done, at the profile's polling pace (1 s, mobile\n"
+      "                       2 s, doubling to 60 s, jittered, never sooner than 0.5 s),\n"
+      "                       each poll retried like any request; the operation's response\n"
+      "                       goes to stdout (or -o). --deadline also bounds polling\n"
+      "                       (default: the profile's, 30 minutes). A POST\n"
+      "                       whose query names its resource (?instanceId=...) is re-sent\n"
+      "                       after a lost answer unless --idempotency says otherwise\n"
       "  --trace              one JSON object per event on stderr instead of progress lines\n"
       "                       (attempt, response, error, wait, done; each with t_ms)\n"
       "  --help               print this help\n"
@@ -303,7 +319,12 @@ void print_get_usage(std::FILE* out) {
       "  7  local I/O error: the --data file cannot be read, or the output cannot be written\n"
       "  8  the body had to start over and stdout cannot (use -o FILE); nothing was spliced\n"
       "  9  --max-time passed\n"
-      "  10 the body's CRC32C or MD5 differs from the server's x-goog-hash or Content-MD5\n",
+      "  10 the body's CRC32C or MD5 differs from the server's x-goog-hash or Content-MD5\n"
+      "  11 --operation: the operation finished with an error (its code, name and message\n"
+      "     are printed, e.g. 9 FAILED_PRECONDITION)\n"
+      "  12 --operation: gave up polling: the operation was not done by the deadline\n"
+      "  13 --operation: the create was answered 409 ALREADY_EXISTS: the resource exists,\n"
+      "     possibly made by this run's own first attempt whose answer was lost\n",
       kSystemBundle, profiles::active.name, kMaxHeaders);
 }
 
@@ -958,8 +979,6 @@ int run_get(int argc, char** argv) {
   if (o.bearer != nullptr || o.token_file != nullptr) {
     options.credentials = https::Credentials{&token_authorization, &tokens};
   }
-  https::Client client(connector, context, options);
-  reporter.attach(&client);
 
   https::RequestSpec spec;
   spec.head.method = !o.method.empty() ? o.method : (o.data ? "POST" : "GET");
@@ -974,21 +993,51 @@ int run_get(int argc, char** argv) {
     headers[header_count++] = o.headers[i];
     has_type |= ascii_iequals(o.headers[i].name, "content-type");
   }
-  if (o.data && !has_type) headers[header_count++] = {"Content-Type", "application/octet-stream"};
+  // (A mutation of a Google API takes JSON.)
+  if (o.data && !has_type) {
+    headers[header_count++] = {"Content-Type", o.operation ? "application/json" : "application/octet-stream"};
+  }
   spec.head.headers = headers;
   spec.head.header_count = header_count;
   spec.body = https::BodySource::of(&body);
   spec.idempotency = o.retry.idempotency;
-  const https::Status started = client.start(spec);
-  if (started != https::Status::kOk) {
-    std::fprintf(stderr, "%s%s\n", kPrefix,
-                 started == https::Status::kBufferTooSmall
-                     ? "the request head does not fit its 8 KiB buffer"
-                     : "invalid request: check the method (-X), the headers (-H) and the URL");
-    return kExitUsage;
-  }
 
-  const https::ClientResult& result = run_client(client, reporter, nullptr);
+  std::optional<https::ClientResult> result;  // The plain request's; none with --operation.
+  int operation_code = kExitOk;
+  if (o.operation) {
+    // A create that names its resource (?instanceId=) cannot make a second one: it may be
+    // re-sent after a lost answer, and a 409 then says the first one landed.
+    if (spec.idempotency == https::RequestSpec::Idempotency::kByMethod &&
+        spec.head.method == "POST" && transfer::names_its_resource(url.target)) {
+      spec.idempotency = https::RequestSpec::Idempotency::kYes;
+    }
+    OperationCommand command;
+    command.connector = &connector;
+    command.context = &context;
+    command.client = options;
+    command.mutation = spec;
+    command.polling = polling_for(*o.retry.profile, o.retry.deadline);
+    command.reporter = &reporter;
+    command.output = &output;
+    command.trace = o.trace;
+    command.countdown = ::isatty(STDERR_FILENO) == 1;
+    command.start = start;
+    command.prefix = kPrefix;
+    operation_code = run_operation_command(command);
+    if (operation_code == kExitUsage) return kExitUsage;
+  } else {
+    https::Client client(connector, context, options);
+    reporter.attach(&client);
+    const https::Status started = client.start(spec);
+    if (started != https::Status::kOk) {
+      std::fprintf(stderr, "%s%s\n", kPrefix,
+                   started == https::Status::kBufferTooSmall
+                       ? "the request head does not fit its 8 KiB buffer"
+                       : "invalid request: check the method (-X), the headers (-H) and the URL");
+      return kExitUsage;
+    }
+    result = run_client(client, reporter, nullptr);
+  }
   if (std::fflush(output.file) != 0 && !output.failed) {
     output.failed = true;
     output.error = errno;
@@ -1002,7 +1051,8 @@ int run_get(int argc, char** argv) {
                  via_part ? part.c_str() : (o.output != nullptr ? o.output : "stdout"),
                  std::strerror(output.error));
   }
-  const int code = exit_code(result, output.failed);
+  const int code = result ? exit_code(*result, output.failed)
+                         : (output.failed ? static_cast<int>(kExitLocalIo) : operation_code);
   if (via_part) {
     if (code == kExitOk && std::rename(part.c_str(), o.output) != 0) {
       std::fprintf(stderr, "%scannot rename '%s' to '%s': %s\n", kPrefix, part.c_str(),

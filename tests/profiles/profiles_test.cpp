@@ -23,6 +23,18 @@ static_assert(mobile.timeouts.read > desktop.timeouts.read);
 // A server delay is never accepted past the profile's own deadline.
 static_assert(desktop.retry.max_server_delay <= desktop.retry.total_deadline);
 static_assert(mobile.retry.max_server_delay <= mobile.retry.total_deadline);
+// Polling a long-running operation: never sooner than 0.5 s, doubling to a 60 s cap with equal
+// jitter (so no poll comes before half its schedule), within a total polling deadline; mobile
+// starts later (each poll wakes the radio).
+static_assert(desktop.polling.min_delay >= Millis(500) && mobile.polling.min_delay >= Millis(500));
+static_assert(desktop.polling.initial_delay == Millis(1000) &&
+              mobile.polling.initial_delay == Millis(2000));
+static_assert(desktop.polling.multiplier == 2 && mobile.polling.multiplier == 2);
+static_assert(desktop.polling.max_delay == Millis::seconds(60) &&
+              mobile.polling.max_delay == Millis::seconds(60));
+static_assert(desktop.polling.jitter == Jitter::kEqual && mobile.polling.jitter == Jitter::kEqual);
+static_assert(desktop.polling.total_deadline == Millis::seconds(1800) &&
+              mobile.polling.total_deadline == Millis::seconds(1800));
 
 TEST(Profiles, ActiveIsTheOneSelectedAtBuildTime) {
   EXPECT_STREQ(active.name, STEPBACK_EXPECTED_PROFILE);
@@ -43,6 +55,9 @@ TEST(Profiles, ValidityRejectsBrokenProfiles) {
   EXPECT_FALSE(valid(p));
   p = desktop;
   p.budget.max_tokens = 0;
+  EXPECT_FALSE(valid(p));
+  p = desktop;
+  p.polling.min_delay = Millis::seconds(61);  // A floor above the cap.
   EXPECT_FALSE(valid(p));
 }
 

@@ -6,7 +6,8 @@
 
 namespace stepback::profiles {
 
-// Cap 32 s, 6 retries, deadline 120 s, equal jitter (see README: "Why equal jitter").
+// Cap 32 s, 6 retries, deadline 120 s, equal jitter (see README: "Why equal jitter"); polls
+// from 1 s doubling to 60 s for at most 30 minutes.
 inline constexpr DeviceProfile desktop = [] {
   DeviceProfile p;
   p.name = "desktop";
@@ -20,6 +21,15 @@ inline constexpr DeviceProfile desktop = [] {
   p.timeouts.read = Millis::seconds(30);
   p.budget.max_tokens = 10;
   p.budget.refund_milli = 100;
+  // Operations: about 1 s doubling to a 60 s cap with equal jitter (0.5-1 s, 1-2 s, 2-4 s,
+  // ..., then 30-60 s), never sooner than 0.5 s; polling ends 30 minutes after the mutation's
+  // answer (a Memorystore create takes minutes, a large one tens of minutes).
+  p.polling.min_delay = Millis(500);
+  p.polling.initial_delay = Millis(1000);
+  p.polling.multiplier = 2;
+  p.polling.max_delay = Millis::seconds(60);
+  p.polling.jitter = Jitter::kEqual;
+  p.polling.total_deadline = Millis::seconds(30 * 60);
   return p;
 }();
 static_assert(valid(desktop), "the desktop profile must be valid");

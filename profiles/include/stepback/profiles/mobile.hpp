@@ -7,7 +7,8 @@
 
 namespace stepback::profiles {
 
-// Cap 64 s, 10 retries, deadline 600 s, equal jitter (see README: "Why equal jitter").
+// Cap 64 s, 10 retries, deadline 600 s, equal jitter (see README: "Why equal jitter"); polls
+// from 2 s doubling to 60 s for at most 30 minutes.
 inline constexpr DeviceProfile mobile = [] {
   DeviceProfile p;
   p.name = "mobile";
@@ -21,6 +22,15 @@ inline constexpr DeviceProfile mobile = [] {
   p.timeouts.read = Millis::seconds(60);
   p.budget.max_tokens = 20;
   p.budget.refund_milli = 100;
+  // Operations: the same floor and cap as desktop but starting at 2 s (1-2 s, 2-4 s, ...): each
+  // poll wakes the radio, which then stays in its high-power state for seconds, so the first,
+  // cheapest-to-skip polls are fewer. The same 30-minute polling deadline.
+  p.polling.min_delay = Millis(500);
+  p.polling.initial_delay = Millis(2000);
+  p.polling.multiplier = 2;
+  p.polling.max_delay = Millis::seconds(60);
+  p.polling.jitter = Jitter::kEqual;
+  p.polling.total_deadline = Millis::seconds(30 * 60);
   return p;
 }();
 static_assert(valid(mobile), "the mobile profile must be valid");

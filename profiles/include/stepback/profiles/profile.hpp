@@ -1,11 +1,13 @@
 // DeviceProfile: a complete device parameter set, the retry policy plus the transport
-// timeouts and budget size that the HTTPS layer uses.
+// timeouts and budget size that the HTTPS layer uses, and the polling policy of long-running
+// operations.
 #ifndef STEPBACK_PROFILES_PROFILE_HPP_
 #define STEPBACK_PROFILES_PROFILE_HPP_
 
 #include "stepback/core/budget.hpp"
 #include "stepback/core/millis.hpp"
 #include "stepback/core/policy.hpp"
+#include "stepback/core/polling.hpp"
 #include "stepback/core/timeouts.hpp"
 
 namespace stepback::profiles {
@@ -19,12 +21,13 @@ struct DeviceProfile {
   Policy retry;
   Timeouts timeouts;
   BudgetConfig budget;
+  PollingPolicy polling;  // Between polls of a long-running operation (transfer::Operation).
 };
 
 // Whether every part of `p` is usable and its timeouts are positive.
 constexpr bool valid(const DeviceProfile& p) {
   return p.name != nullptr && p.name[0] != '\0' && valid(p.retry) && valid(p.budget) &&
-         valid(p.timeouts);
+         valid(p.timeouts) && valid(p.polling);
 }
 
 }  // namespace stepback::profiles
