@@ -71,10 +71,10 @@ TEST_F(MemorystoreTest, CreatesWaitsForReadsAndDeletesAnInstance) {
   ASSERT_EQ(created.count(OperationEvent::Kind::kOperation), 1U);
   EXPECT_EQ(created.events[0].verb, "create");
   EXPECT_EQ(created.events[0].detail, "Creating instance");
-  // The Client closes its connection when a request ends, so each poll connects again, with
-  // the TLS session of the one before.
-  EXPECT_EQ(created.connections, 3U);
-  EXPECT_TRUE(created.resumed);
+  // The Client keeps its connection from one request to the next (the server allows
+  // keep-alive): the create and both polls share one connection and one handshake.
+  EXPECT_EQ(created.connections, 1U);
+  EXPECT_FALSE(created.resumed);
 
   const integration::RunResult read = get(server_.instances("/cache"));
   EXPECT_EQ(read.result.status, 200);
@@ -142,6 +142,12 @@ TEST_P(FaultTest, TheOperationEndsWellThroughIt) {
   if (action == "expire_token") {
     EXPECT_EQ(tokens_.refreshes, 1);
     EXPECT_EQ(waits, 0) << "a refreshed token is sent at once";
+  } else if (action == "reset" && on_poll) {
+    // A poll goes on the connection the create left open; a reset before any answer there
+    // looks like a kept connection the server had closed, so the poll goes again at once on
+    // a new one (as curl does), without a wait.
+    EXPECT_EQ(tokens_.refreshes, 0);
+    EXPECT_EQ(waits, 0) << run.summary();
   } else {
     EXPECT_EQ(tokens_.refreshes, 0);
     EXPECT_EQ(waits, 1) << run.summary();
