@@ -325,6 +325,16 @@ Status TlsTransport::from_mbedtls(int ret) {
   }
   char text[160];
   mbedtls_strerror(ret, text, sizeof text);
+  if (!handshake_done_ && ret == MBEDTLS_ERR_SSL_BAD_INPUT_DATA) {
+    // A handshake message (in practice the server's certificate chain) larger than the
+    // input buffer: mbedTLS reassembles fragments only within it. The same server sends it
+    // again: not retried, and said plainly.
+    std::snprintf(message_, sizeof message_,
+                  "TLS handshake refused (not retried): a handshake message from the server "
+                  "(its certificate chain?) exceeds the TLS input buffer of %d bytes",
+                  MBEDTLS_SSL_IN_CONTENT_LEN);
+    return Status::kTlsRefused;
+  }
   if (!handshake_done_ && handshake_cannot_heal(ret)) {
     std::snprintf(message_, sizeof message_, "TLS handshake refused (not retried): -0x%04X: %s",
                   static_cast<unsigned>(-ret), text);

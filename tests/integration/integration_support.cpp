@@ -260,7 +260,8 @@ std::string ScriptedServer::url(const std::string& target) const {
   return loopback_url(tls_, port_, target);
 }
 
-::testing::AssertionResult OpensslServer::start(const std::string& version_flag) {
+::testing::AssertionResult OpensslServer::start(const std::string& version_flag,
+                                                const std::vector<std::string>& extra) {
   const Pki* certs = pki();
   if (certs == nullptr) return ::testing::AssertionFailure() << "no PKI";
   // Port 0: s_server binds an ephemeral port and prints "ACCEPT 127.0.0.1:PORT".
@@ -268,6 +269,7 @@ std::string ScriptedServer::url(const std::string& target) const {
                                    "-cert", certs->server_cert, "-key", certs->server_key,
                                    "-www"};
   if (!version_flag.empty()) argv.push_back(version_flag);
+  argv.insert(argv.end(), extra.begin(), extra.end());
   if (!process_.start(argv, dir_.file("output.txt"))) {
     return ::testing::AssertionFailure() << "could not start " << openssl_path();
   }

@@ -167,7 +167,8 @@ class ScriptedServer {
 class OpensslServer {
  public:
   // `version_flag` is "-tls1_2", "-tls1_3" or "" for both.
-  ::testing::AssertionResult start(const std::string& version_flag);
+  ::testing::AssertionResult start(const std::string& version_flag,
+                                           const std::vector<std::string>& extra = {});
   std::uint16_t port() const { return port_; }
   std::string output() const { return read_file(dir_.file("output.txt")); }
   std::string url(const std::string& target) const;

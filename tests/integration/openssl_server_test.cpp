@@ -77,6 +77,38 @@ TEST_F(OpensslServerTest, VersionMismatchFailsTheHandshakeAtOnce) {
   EXPECT_NE(run.message.find("refused"), std::string::npos) << run.message;
 }
 
+// Regression: a server whose certificate chain exceeds mbedTLS's 16 KiB input buffer failed
+// with "Bad input parameters to function" and was retried through the whole backoff; it
+// cannot heal, so it now fails once, naming the buffer.
+TEST_F(OpensslServerTest, AChainBeyondTheTlsInputBufferFailsOnceSayingWhy) {
+  TempDir dir;
+  std::string names = "subjectAltName=";
+  for (int i = 0; i < 600; ++i) {  // About 19.7 KB of certificate.
+    names += "DNS:padding-name-" + std::to_string(1000 + i) + ".example.test,";
+  }
+  names.pop_back();
+  ASSERT_EQ(run_command({openssl_path(), "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                         "ec_paramgen_curve:prime256v1", "-nodes", "-subj", "/CN=padding",
+                         "-days", "2", "-addext", names, "-keyout", dir.file("pad.key"), "-out",
+                         dir.file("pad.pem")},
+                        dir.file("req.txt"), 30000),
+            0)
+      << read_file(dir.file("req.txt"));
+  ASSERT_TRUE(server_.start("-tls1_3", {"-cert_chain", dir.file("pad.pem")}));
+  auto tls = make_tls(pki()->ca, TlsVersion::kTls12, TlsVersion::kTls13);
+  ASSERT_NE(tls, nullptr);
+  ClientSetup setup;
+  setup.url = server_.url("/");
+  setup.tls = tls.get();
+  setup.policy.max_retries = 3;
+  const RunResult run = run_client(setup);
+  EXPECT_EQ(run.result.outcome, Outcome::kTerminalFailure) << run.summary();
+  EXPECT_EQ(run.result.attempts, 1U);
+  EXPECT_EQ(run.result.error, Status::kTlsRefused) << run.summary();
+  EXPECT_NE(run.message.find("exceeds the TLS input buffer of 16384 bytes"), std::string::npos)
+      << run.message;
+}
+
 // One request over a TlsTransport on a TcpTransport, driven by poll() with a 5 s bound.
 struct Exchange {
   bool ok = false;
