@@ -890,6 +890,32 @@ const https::ClientResult& run_client(https::Client& client, Reporter& reporter,
   return client.result();
 }
 
+// After giving up on a retryable answer (a 503 to the end, say), its body explains it: the
+// start of it goes to stderr, printable bytes only, as a 404's body goes to the output.
+// With `trace_at` (time since the start), a JSON trace event instead of a line.
+void show_last_error_body(const https::ClientResult& result, https::ConstBytes body,
+                          std::optional<Millis> trace_at) {
+  const bool gave_up = result.outcome == Outcome::kRetriesExhausted ||
+                       result.outcome == Outcome::kDeadline ||
+                       result.outcome == Outcome::kBudgetExhausted ||
+                       result.outcome == Outcome::kServerDelayTooLong;
+  if (!gave_up || result.status == 0 || body.size == 0) return;
+  const std::string_view text(reinterpret_cast<const char*>(body.data), body.size);
+  LineBuffer line;
+  if (trace_at) {
+    line.appendf("{\"event\":\"last_body\",\"t_ms\":%llu,\"status\":%u,\"body\":",
+                 static_cast<unsigned long long>(trace_at->count()),
+                 static_cast<unsigned>(result.status));
+    append_json_string(&line, text);
+    line.append("}");
+  } else {
+    line.appendf("%sthe last answer (%u) said: ", kPrefix, static_cast<unsigned>(result.status));
+    append_printable(&line, text);
+    if (text.size() > kMaxFieldBytes) line.append(" [...]");
+  }
+  std::fprintf(stderr, "%s\n", line.c_str());
+}
+
 int run_get(int argc, char** argv) {
   std::string error;
   const std::optional<GetOptions> parsed = parse_get_args(argc, argv, &error);
@@ -1037,6 +1063,9 @@ int run_get(int argc, char** argv) {
       return kExitUsage;
     }
     result = run_client(client, reporter, nullptr);
+    show_last_error_body(*result, client.error_body(),
+                         o.trace ? std::optional<Millis>(platform::monotonic_now() - start)
+                                 : std::nullopt);
   }
   if (std::fflush(output.file) != 0 && !output.failed) {
     output.failed = true;

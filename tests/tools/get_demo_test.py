@@ -534,6 +534,19 @@ def case_get_large_head():
           f"a 37 KB head: exit {code}, stderr {err!r}")
 
 
+def case_get_last_body():
+    # Regression: the body of the last retryable answer (a 503 to the end) was never shown,
+    # while a 404's is; it now goes to stderr after "gave up", printable bytes only.
+    body = b"Down for maintenance until 12:00 UTC\x1b[2J, see status page"
+    server = RawServer([b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: %d\r\n"
+                        b"Connection: close\r\n\r\n" % len(body) + body])
+    code, _, err, _ = run("get", f"http://127.0.0.1:{server.port}/", "--max-retries", "1",
+                          "--max-backoff", "0.2")
+    check(code == 3, f"exit {code}, stderr {err!r}")
+    check("the last answer (503) said: Down for maintenance until 12:00 UTC" in err, err)
+    check("\x1b" not in err, f"raw escape reached the terminal: {err!r}")
+
+
 def case_get_integrity():
     # Content-MD5 states the body's digest: a corrupted body fails with exit 10, names both
     # digests, and leaves no FILE; the right body passes.

@@ -194,6 +194,10 @@ class Client {
   // the server's delay (Retry-After or RetryInfo) when one was given. For layers that retry
   // across requests themselves (transfer::Upload).
   const AttemptResult& last_attempt() const { return last_attempt_; }
+  // The body of the last response the retry rules handled as retryable (a 503 the client
+  // gave up after, say), as much of it as ClientBuffers::error_body holds; empty when the
+  // last attempt had none.
+  ConstBytes error_body() const { return ConstBytes{options_.buffers.error_body.data, error_body_size_}; }
   // Whether the last handshake resumed a saved TLS session.
   bool resumed() const { return resumed_; }
   // Connections opened so far (reused keep-alive connections are not counted again).
