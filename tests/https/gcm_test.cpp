@@ -5,6 +5,7 @@
 // accelerated engine and on the forced software fallback.
 #include <gtest/gtest.h>
 #include <mbedtls/gcm.h>
+#include <mbedtls/ssl.h>
 
 #include <cstdint>
 #include <cstring>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "stepback/gcm/gcm.hpp"
+#include "stepback/https/tls.hpp"
 
 #if defined(STEPBACK_GCM_TEST_OPENSSL)
 #include <openssl/evp.h>
@@ -452,5 +454,31 @@ TEST(GcmEngine, X86HostsWithAesAndClmulUseThePipelinedEngine) {
   EXPECT_EQ(stepback::gcm::detected_engine(), has ? Engine::kX86AesniClmul : Engine::kSoftware);
 }
 #endif
+
+// Suite preference by hardware (TlsClientConfig::init): AES-128-GCM first where the
+// pipelined engine runs, mbedTLS's default order (ChaCha20-Poly1305 first) where it does not.
+TEST(GcmSuites, AesGcmFirstWhenTheCpuRunsThePipelinedEngine) {
+  stepback::https::TlsClientConfig config;
+  ASSERT_EQ(config.init(), stepback::https::Status::kOk);
+  if (stepback::gcm::detected_engine() == Engine::kSoftware) {
+    EXPECT_EQ(config.ciphersuites(), nullptr);
+    return;
+  }
+  ASSERT_NE(config.ciphersuites(), nullptr);
+  EXPECT_EQ(config.ciphersuites()[0], MBEDTLS_TLS1_3_AES_128_GCM_SHA256);
+  EXPECT_EQ(config.ciphersuites()[1], MBEDTLS_TLS1_3_AES_256_GCM_SHA384);
+  EXPECT_EQ(config.ciphersuites()[2], MBEDTLS_TLS1_3_CHACHA20_POLY1305_SHA256);
+  EXPECT_EQ(config.ciphersuites()[3], MBEDTLS_TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256);
+}
+
+TEST(GcmSuites, ChaChaFirstWithoutThePipelinedEngine) {
+  stepback::gcm::force_software(true);
+  stepback::https::TlsClientConfig config;
+  const auto status = config.init();
+  stepback::gcm::force_software(false);
+  ASSERT_EQ(status, stepback::https::Status::kOk);
+  EXPECT_EQ(config.ciphersuites(), nullptr);
+  EXPECT_EQ(mbedtls_ssl_list_ciphersuites()[0], MBEDTLS_TLS1_3_CHACHA20_POLY1305_SHA256);
+}
 
 }  // namespace
