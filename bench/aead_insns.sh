@@ -14,7 +14,7 @@
 #            against the linux-aarch64-mobile build's mbedcrypto (which holds https/gcm/):
 #              cmake --build build/linux-aarch64-mobile --target mbedcrypto
 #              aarch64-linux-gnu-g++ -O2 -std=c++17 \
-#                -DMBEDTLS_CONFIG_FILE="\"$PWD/https/config/stepback_mbedtls_config.h\"" \\
+#                -DMBEDTLS_CONFIG_FILE="\"$PWD/https/config/stepback_mbedtls_config.h\"" \
 #                -Ihttps/gcm/include -Ithird_party/mbedtls/include bench/aead_insns.cpp \
 #                build/linux-aarch64-mobile/third_party/mbedtls/library/libmbedcrypto.a \
 #                -o build/linux-aarch64-mobile/aead_insns_a64
