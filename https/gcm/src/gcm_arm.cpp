@@ -2,6 +2,14 @@
 // blocks at a time with one reduction; the same algorithm as gcm_x86.cpp, lane for lane (the
 // reduction's 32-bit lane shifts and byte shifts map to NEON's VSHL/VSHR/EXT). Compiled with a
 // target attribute (no -march flag needed) and used only when the CPU reports AES and PMULL.
+// Clang before 16 declares the crypto intrinsics in <arm_neon.h> only under these macros,
+// which -march would set; the target attributes below make using them legal (mbedTLS's
+// aesce.c does the same).
+#if defined(__aarch64__) && defined(__clang__) && !defined(__ARM_FEATURE_AES)
+#define __ARM_FEATURE_CRYPTO 1
+#define __ARM_FEATURE_AES 1
+#endif
+
 #include "kernel.hpp"
 
 #if defined(__aarch64__) && (defined(__GNUC__) || defined(__clang__))
