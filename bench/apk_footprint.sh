@@ -8,6 +8,7 @@
 # C library is dynamic in both, so its size is not counted either way. Run by hand:
 #
 #   bench/apk_footprint.sh            (needs the cross compilers of scripts/setup.sh)
+#   ABIS=aarch64 bench/apk_footprint.sh   (one ABI; default "aarch64 armhf")
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/stepback-apk.XXXXXX")
@@ -20,7 +21,7 @@ flags="-Os -ffunction-sections -fdata-sections -fvisibility=hidden -fPIC"
 cxx_only="-fno-exceptions -fno-rtti -fvisibility-inlines-hidden"
 
 rows=()
-for abi in aarch64 armhf; do
+for abi in ${ABIS:-aarch64 armhf}; do
   p=${prefix[$abi]}
   b="$tmp/$abi"
   cmake -G Ninja -S "$repo" -B "$b" -DCMAKE_SYSTEM_NAME=Linux -DCMAKE_SYSTEM_PROCESSOR="${processor[$abi]}" \
@@ -34,7 +35,7 @@ for abi in aarch64 armhf; do
   mapfile -t ours < <(find "$b/core" "$b/platform" "$b/profiles" "$b/https" -name '*.a' | sort)
   mapfile -t mbed < <(find "$b/third_party" -name 'libmbed*.a' | sort)
   inc=(-I"$repo/core/include" -I"$repo/platform/include" -I"$repo/profiles/include"
-       -I"$repo/https/include" -I"$repo/third_party/mbedtls/include"
+       -I"$repo/https/include" -I"$repo/https/gcm/include" -I"$repo/third_party/mbedtls/include"
        -DMBEDTLS_CONFIG_FILE="\"$repo/https/config/stepback_mbedtls_config.h\"" -DSTEPBACK_PROFILE_MOBILE)
   # shellcheck disable=SC2086  # flag strings are split on purpose.
   "$p-g++" -std=c++17 ${arch_flags[$abi]} $flags $cxx_only "${inc[@]}" -c "$repo/bench/apk_lib.cpp" -o "$b/apk_lib.o"
