@@ -100,6 +100,9 @@ if(stepback_mbedtls_dir)
             DESTINATION "${STEPBACK_VENDOR_INCLUDEDIR}" FILES_MATCHING PATTERN "*.h")
     install(FILES "${STEPBACK_MBEDTLS_CONFIG_FILE}" DESTINATION "${STEPBACK_VENDOR_INCLUDEDIR}")
   endif()
+  # The pipelined AES-GCM (MBEDTLS_GCM_ALT), compiled into mbedcrypto; after the include
+  # directories above, which it extends.
+  include(${CMAKE_CURRENT_LIST_DIR}/gcm/gcm.cmake)
 else()
   find_package(MbedTLS 3.6 CONFIG QUIET)
   if(NOT MbedTLS_FOUND OR NOT MbedTLS_VERSION VERSION_LESS 3.7)

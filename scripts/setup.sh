@@ -7,6 +7,7 @@ set -euo pipefail
 packages=(
   cmake ninja-build g++ python3            # build
   libgtest-dev libbenchmark-dev valgrind   # tests and benches
+  libssl-dev                               # tests/https/gcm_test: OpenSSL EVP as the AES-GCM reference (test only)
   libisal-dev                              # bench/crc32c_bench: ISA-L's CRC32C as the reference
   gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib  # freestanding Cortex-M core: compiler, <cstdint>, C++ headers
   g++-aarch64-linux-gnu g++-arm-linux-gnueabihf qemu-user  # ARM footprint and runs

@@ -64,6 +64,13 @@
 #define MBEDTLS_AESNI_C
 #define MBEDTLS_AESCE_C
 #define MBEDTLS_GCM_C
+/* GCM through stepback's pipelined AES-GCM (https/gcm/: AES-NI + PCLMULQDQ on x86-64, AES +
+ * PMULL on ARMv8, chosen at run time) with mbedTLS's own GCM as its fallback; that fallback is
+ * gcm.c compiled once more under other names (https/gcm/src/gcm_soft.c), the one file that
+ * defines STEPBACK_GCM_SOFTWARE_TU. */
+#if !defined(STEPBACK_GCM_SOFTWARE_TU)
+#define MBEDTLS_GCM_ALT
+#endif
 #define MBEDTLS_CHACHA20_C
 #define MBEDTLS_POLY1305_C
 #define MBEDTLS_CHACHAPOLY_C

@@ -33,7 +33,9 @@ class TlsClientConfig {
   TlsClientConfig(const TlsClientConfig&) = delete;
   TlsClientConfig& operator=(const TlsClientConfig&) = delete;
 
-  // Seeds the DRBG from the OS and selects TLS 1.2-1.3 with verification required;
+  // Seeds the DRBG from the OS and selects TLS 1.2-1.3 with verification required, and the
+  // cipher suites by hardware: AES-128-GCM first when the CPU runs the pipelined AES-GCM
+  // (stepback/gcm/gcm.hpp), mbedTLS's default order (ChaCha20-Poly1305 first) otherwise;
   // kError if the crypto library or the entropy source fails.
   [[nodiscard]] Status init();
   // Adds the PEM or DER certificates of `path` as trust anchors; kInvalidArgument if none parse
@@ -62,6 +64,9 @@ class TlsClientConfig {
   void set_versions(TlsVersion min, TlsVersion max);
   // Whether at least one trust anchor is loaded.
   bool has_trust_anchors() const { return anchors_ > 0; }
+  // The cipher suites offered, in order, 0-terminated, as init() chose them; nullptr for
+  // mbedTLS's default list (mbedtls_ssl_list_ciphersuites()).
+  const int* ciphersuites() const { return suites_; }
 
   // The mbedTLS configuration, for TlsTransport.
   mbedtls_ssl_config* config() { return &conf_; }
@@ -74,6 +79,7 @@ class TlsClientConfig {
   TrustStore* store_ = nullptr;
   const PublicKeyPin* pins_ = nullptr;
   std::size_t pin_count_ = 0;
+  const int* suites_ = nullptr;
   int anchors_ = 0;
   bool ready_ = false;
 };

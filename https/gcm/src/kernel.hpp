@@ -1,0 +1,65 @@
+// The pipelined AES-GCM engines behind gcm_alt.cpp: one per instruction set, each compiled
+// with its own target attribute so that the build needs no global -maes / -march flag.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include <mbedtls/platform_util.h>
+
+#include "gcm_alt.h"
+
+namespace stepback::gcm::detail {
+
+// The operations gcm_alt.cpp needs from an engine. Blocks and the GHASH accumulator are in
+// GCM's own byte order at this interface; each engine converts internally.
+struct Kernel {
+  // Expands a 16- or 32-byte key into s->rk, sets s->rounds, and stores H^1..H^8 in s->htab.
+  void (*setup)(stepback_gcm_accel_state* s, const unsigned char* key, unsigned keybits);
+  // out = AES(K, in).
+  void (*encrypt_block)(const stepback_gcm_accel_state* s, const unsigned char in[16],
+                        unsigned char out[16]);
+  // For each of n blocks: x = (x ^ block) * H.
+  void (*ghash)(const stepback_gcm_accel_state* s, unsigned char x[16], const unsigned char* data,
+                std::size_t n);
+  // n whole blocks of CTR (the counter s->y incremented before each block, low 32 bits) with
+  // the ciphertext folded into s->x; in may equal out, or lie above it.
+  void (*crypt)(stepback_gcm_accel_state* s, const unsigned char* in, unsigned char* out,
+                std::size_t n, bool encrypt);
+};
+
+// The engine for this CPU, or nullptr: compiled for x86-64 / aarch64 only, and then used only
+// when the CPU reports the instructions (CPUID; getauxval(AT_HWCAP); sysctl on Apple).
+const Kernel* x86_kernel();
+const Kernel* arm_kernel();
+
+// FIPS-197 key expansion into 4 * (rounds + 1) words, each stored in byte order, with the
+// S-box applied by the engine's AES instruction (sub_word), so no table is indexed by key bytes.
+inline void expand_key(unsigned char* rk, const unsigned char* key, unsigned keybits,
+                       std::uint32_t (*sub_word)(std::uint32_t)) {
+  const unsigned nk = keybits / 32;
+  const unsigned words = 4 * (nk + 7);
+  std::uint32_t w[60];
+  for (unsigned i = 0; i < nk; ++i) {
+    w[i] = static_cast<std::uint32_t>(key[4 * i]) | static_cast<std::uint32_t>(key[4 * i + 1]) << 8 |
+           static_cast<std::uint32_t>(key[4 * i + 2]) << 16 |
+           static_cast<std::uint32_t>(key[4 * i + 3]) << 24;
+  }
+  std::uint32_t rcon = 1;
+  for (unsigned i = nk; i < words; ++i) {
+    std::uint32_t t = w[i - 1];
+    if (i % nk == 0) {
+      t = sub_word((t >> 8) | (t << 24)) ^ rcon;
+      rcon = (rcon << 1) ^ (0x11bu & (0u - (rcon >> 7)));
+    } else if (nk > 6 && i % nk == 4) {
+      t = sub_word(t);
+    }
+    w[i] = w[i - nk] ^ t;
+  }
+  for (unsigned i = 0; i < words; ++i) {
+    for (unsigned b = 0; b < 4; ++b) rk[4 * i + b] = static_cast<unsigned char>(w[i] >> (8 * b));
+  }
+  mbedtls_platform_zeroize(w, sizeof w);
+}
+
+}  // namespace stepback::gcm::detail
