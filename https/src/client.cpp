@@ -298,8 +298,10 @@ Client::Step Client::on_connect(Millis now) {
   if (s == Status::kWouldBlock) {
     // Nothing of the request has left yet: the retry deadline may end this attempt.
     if (now >= machine_.deadline()) {
-      return fail_attempt(now, Status::kConnectTimeout,
-                          "the retry deadline passed while connecting");
+      // Names the host: the wait may have been a lookup that never got an answer.
+      std::snprintf(deadline_message_, sizeof deadline_message_,
+                    "the retry deadline passed while connecting to '%.200s'", host_z_);
+      return fail_attempt(now, Status::kConnectTimeout, deadline_message_);
     }
     return wait_io(connector_.fd(), connector_.wants(),
                    min(connector_.deadline(), machine_.deadline()), Phase::kConnecting);

@@ -285,6 +285,7 @@ class Client {
   bool token_refreshed_ = false;  // The last attempt already carried a refreshed token.
   IntegrityCheck integrity_;      // Digests over every delivered byte of the representation.
   char integrity_message_[kIntegrityMessageMax] = {};
+  char deadline_message_[256] = {};  // "the retry deadline passed while connecting to 'host'"
   std::uint32_t connections_ = 0;
 };
 
