@@ -34,6 +34,8 @@ Status TcpTlsConnector::open(const Url& url, const char* host, Millis now,
   handshake_timeout_ = timeouts.tls_handshake;
   handshake_deadline_ = Millis::max();
   connect_timeout_ = timeouts.connect;
+  // The lookup and the connect share the connect timeout, as curl's --connect-timeout does.
+  resolve_deadline_ = now + timeouts.connect;
   port_ = url.port;
   if (use_tls_ && tls_ == nullptr) return fail(Status::kInvalidArgument, "https needs a TLS configuration");
   if (host == nullptr || host[0] == '\0' || url.port == 0) {
@@ -48,7 +50,6 @@ Status TcpTlsConnector::open(const Url& url, const char* host, Millis now,
     return start_connect(&address, 1, now);
   }
   phase_ = Phase::kResolving;
-  resolve_deadline_ = now + timeouts.connect;
   resolving_ = ResolverNext{};
   resolver().start(host, url.port, now);
   return Status::kOk;
@@ -67,8 +68,14 @@ Resolver& TcpTlsConnector::resolver() {
 Status TcpTlsConnector::start_connect(const SocketAddress* addresses, std::size_t count,
                                       Millis now) {
   phase_ = Phase::kConnecting;
-  const Status s = tcp_.start(addresses, count, now, connect_timeout_);
-  if (s != Status::kOk && s != Status::kWouldBlock) return fail(s, "could not connect");
+  if (now >= resolve_deadline_) {
+    std::snprintf(message_, sizeof message_,
+                  "looking up '%.200s' took the whole connect timeout (%lld ms)", host_,
+                  static_cast<long long>(connect_timeout_.count()));
+    return fail(Status::kConnectTimeout, message_);
+  }
+  const Status s = tcp_.start(addresses, count, now, resolve_deadline_ - now);
+  if (s != Status::kOk && s != Status::kWouldBlock) return connect_failed(s);
   return Status::kOk;
 }
 
@@ -101,7 +108,7 @@ Status TcpTlsConnector::step(Millis now) {
   if (phase_ == Phase::kConnecting) {
     const Status s = tcp_.step_connect(now);
     if (s == Status::kWouldBlock) return s;
-    if (s != Status::kOk) return fail(s, s == Status::kConnectTimeout ? "connect timed out" : "could not connect");
+    if (s != Status::kOk) return connect_failed(s);
     if (!use_tls_) {
       phase_ = Phase::kReady;
       return Status::kOk;
@@ -167,13 +174,28 @@ void TcpTlsConnector::close() {
   phase_ = Phase::kIdle;
 }
 
-Status TcpTlsConnector::fail(Status s, const char* what) {
-  // Keeps the OS's words for socket failures ("Connection refused"), which say more than ours.
-  if (tcp_.last_error() > 0 && (s == Status::kConnectFailed || s == Status::kConnectTimeout)) {
-    std::snprintf(message_, sizeof message_, "%s: %s", what, std::strerror(tcp_.last_error()));
-  } else if (what != message_) {
-    std::snprintf(message_, sizeof message_, "%s", what);
+Status TcpTlsConnector::connect_failed(Status s) {
+  // Every address tried, with the OS's words for each ("Connection refused"), which say more
+  // than ours; a name is named too, since its addresses are not what the user typed.
+  char tried[304];  // With the host cut to 120 characters, the message fits message_.
+  const std::size_t count = tcp_.describe_failure(tried, sizeof tried);
+  const bool named = !looks_numeric(host_);
+  const char* verdict = s == Status::kConnectTimeout ? " within the connect timeout" : "";
+  if (count > 1) {
+    std::snprintf(message_, sizeof message_, "could not connect to %s%.120s%s%s (%zu addresses): %.300s",
+                  named ? "'" : "", named ? host_ : "any address", named ? "'" : "", verdict,
+                  count, tried);
+  } else if (named) {
+    std::snprintf(message_, sizeof message_, "could not connect to '%.120s'%s: %.300s", host_,
+                  verdict, tried);
+  } else {
+    std::snprintf(message_, sizeof message_, "could not connect%s: %.300s", verdict, tried);
   }
+  return fail(s, message_);
+}
+
+Status TcpTlsConnector::fail(Status s, const char* what) {
+  if (what != message_) std::snprintf(message_, sizeof message_, "%s", what);
   close();
   return s;
 }

@@ -330,6 +330,70 @@ TEST(TcpTlsConnectorNames, AddressesGoToTheConnectInTheSameStep) {
   close(listener);
 }
 
+SocketAddress v6(const char* ip, std::uint16_t port) {
+  SocketAddress a;
+  EXPECT_EQ(parse_numeric_address(ip, port, &a), Status::kOk);
+  return a;
+}
+
+// A port on `family`'s loopback that refuses connections (bound, never listening); the
+// socket is returned so the port stays taken. -1 when the family is unavailable.
+int refusing_socket(int family, std::uint16_t* port) {
+  const int fd = socket(family, SOCK_STREAM, 0);
+  if (fd < 0) return -1;
+  sockaddr_storage ss{};
+  socklen_t len = 0;
+  if (family == AF_INET) {
+    sockaddr_in sin{};
+    sin.sin_family = AF_INET;
+    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    std::memcpy(&ss, &sin, sizeof sin);
+    len = sizeof sin;
+  } else {
+    sockaddr_in6 sin6{};
+    sin6.sin6_family = AF_INET6;
+    sin6.sin6_addr = in6addr_loopback;
+    std::memcpy(&ss, &sin6, sizeof sin6);
+    len = sizeof sin6;
+  }
+  if (bind(fd, reinterpret_cast<sockaddr*>(&ss), len) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) {
+    close(fd);
+    return -1;
+  }
+  sockaddr_in6 any{};
+  std::memcpy(&any, &ss, sizeof(sockaddr_in));  // The port sits at the same offset in both.
+  *port = ntohs(any.sin6_port);
+  return fd;
+}
+
+TEST(TcpTlsConnectorNames, EveryAddressFailedIsOneConnectFailureNamingThemAll) {
+  std::uint16_t port = 0;
+  const int v4_fd = refusing_socket(AF_INET, &port);
+  ASSERT_GE(v4_fd, 0);
+  const int v6_fd = socket(AF_INET6, SOCK_STREAM, 0);
+  if (v6_fd < 0) GTEST_SKIP() << "no IPv6 here";
+  close(v6_fd);
+  ScriptedResolver resolver;
+  // Both refuse: nothing listens on `port` on ::1 either (the v4 socket only binds it).
+  resolver.addresses = {v4("127.0.0.1", 9), v6("::1", 9)};
+  TcpTlsConnector connector(nullptr, &resolver);
+  ASSERT_EQ(connector.open(http_url("both.test", port), "both.test", Millis(0), timeouts(1000)),
+            Status::kOk);
+  Status s = connector.step(Millis(0));
+  for (int i = 0; i < 100 && s == Status::kWouldBlock; ++i) {
+    usleep(1000);
+    s = connector.step(Millis(0));
+  }
+  EXPECT_EQ(s, Status::kConnectFailed);
+  const std::string p = std::to_string(port);
+  const std::string refused = std::string(" (") + std::strerror(ECONNREFUSED) + ")";
+  EXPECT_EQ(std::string(connector.failure_message()),
+            "could not connect to 'both.test' (2 addresses): [::1]:" + p + refused +
+                ", 127.0.0.1:" + p + refused);
+  close(v4_fd);
+}
+
 TEST(TcpTlsConnectorNames, TheClientDoesNotRetryANonexistentHost) {
   ScriptedResolver resolver;
   resolver.error = ResolveError::kNxDomain;

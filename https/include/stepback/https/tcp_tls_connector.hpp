@@ -23,9 +23,10 @@ namespace stepback::https {
 // host goes to the resolver: the one given to the constructor, or else the connector's own
 // CaresResolver with the system's servers and CaresOptions' defaults, initialized at the
 // first name (that reads /etc/resolv.conf once; give a resolver you initialized before the
-// loop to keep that file read out of step()). The lookup may take at most the connect
-// timeout (then kDnsFailed), and the TCP connect then gets its own connect timeout per
-// address. How lookups end:
+// loop to keep that file read out of step()). The lookup and the TCP connect share the
+// connect timeout (a lookup that outlasts it is kDnsFailed), and the addresses are raced per
+// Happy Eyeballs (TcpTransport); when all fail, the message names each address tried and
+// what happened to it. How lookups end:
 //   - a definite answer about the name (NXDOMAIN, no A/AAAA record, an invalid name):
 //     kInvalidArgument, which the Client does not retry, with a message naming the host and
 //     what the resolver said ("no such host 'exampel.com': the DNS server answered NXDOMAIN");
@@ -58,6 +59,8 @@ class TcpTlsConnector final : public Connector {
   enum class Phase : std::uint8_t { kIdle, kResolving, kConnecting, kHandshaking, kReady };
 
   Status fail(Status s, const char* what);
+  // Fails with `s` and a message naming every address the TCP connect tried.
+  Status connect_failed(Status s);
   Status step_resolve(Millis now);
   Status start_connect(const SocketAddress* addresses, std::size_t count, Millis now);
   Resolver& resolver();
@@ -79,7 +82,7 @@ class TcpTlsConnector final : public Connector {
   Phase phase_ = Phase::kIdle;
   bool use_tls_ = false;
   bool resumed_ = false;
-  char message_[320] = {};
+  char message_[512] = {};
 };
 
 }  // namespace stepback::https
