@@ -11,3 +11,10 @@ if(STEPBACK_HAVE_CARES)
   # A 64 KiB pool for the whole process: every lookup runs out of memory.
   integration_add_test(integration_resolver_pool_test resolver_pool_test.cpp)
 endif()
+
+# Happy Eyeballs inside a network namespace the test makes (unshare, nft black holes): as
+# root with nft and ip; each test skips with a message elsewhere. Its own binary, since every
+# test moves its process into a new namespace.
+if(STEPBACK_HAVE_CARES)
+  integration_add_test(integration_happy_eyeballs_test happy_eyeballs_test.cpp)
+endif()
