@@ -293,7 +293,24 @@ Client::Step Client::open_connection(Millis now) {
   return go(Phase::kConnecting);
 }
 
+void Client::network_available(Millis now) {
+  if (phase_ == Phase::kDone) return;
+  if (phase_ == Phase::kConnecting) {
+    close_connection();
+    connector_.network_changed();
+    reconnect_ = true;  // on_connect() opens again on the next step().
+  } else if (phase_ != Phase::kSending && phase_ != Phase::kReceiving) {
+    if (connection_open_) close_connection();
+    connector_.network_changed();
+  }
+  machine_.network_available(now);
+}
+
 Client::Step Client::on_connect(Millis now) {
+  if (reconnect_) {
+    reconnect_ = false;
+    return open_connection(now);
+  }
   const Status s = connector_.step(now);
   if (s == Status::kWouldBlock) {
     // Nothing of the request has left yet: the retry deadline may end this attempt.

@@ -174,6 +174,13 @@ void TcpTlsConnector::close() {
   phase_ = Phase::kIdle;
 }
 
+void TcpTlsConnector::network_changed() {
+  close();
+  // The next name re-initializes the own resolver (resolv.conf may name other servers now);
+  // done here, outside step(), so no step() reads the file.
+  if (resolver_ == nullptr && own_resolver_tried_) (void)own_resolver_.init(CaresOptions{});
+}
+
 Status TcpTlsConnector::connect_failed(Status s) {
   // Every address tried, with the OS's words for each ("Connection refused"), which say more
   // than ours; a name is named too, since its addresses are not what the user typed.

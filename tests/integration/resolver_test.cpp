@@ -424,3 +424,68 @@ TEST_F(ResolvingClientTest, ASilentResolverCannotStretchTheDeadline) {
 
 }  // namespace
 }  // namespace stepback::integration
+
+namespace stepback::integration {
+namespace {
+
+// A network switch during a lookup: the old network's DNS server would answer only after
+// 20 s; the app points the resolver at the new network's server and calls
+// network_available(); the lookup starts over there, in the same attempt.
+TEST_F(ResolvingClientTest, ANetworkChangeRestartsAPendingLookupOnTheNewServers) {
+  start_http(R"([{"status": 200, "body": "switched"}])");
+  DnsServer old_network;
+  ASSERT_TRUE(old_network.start(20.0));
+  DnsServer new_network;
+  ASSERT_TRUE(new_network.start(0.1));
+  https::CaresResolver resolver;
+  https::CaresOptions options = test_resolver_options(old_network.servers());
+  options.try_timeout = Millis(30000);
+  options.max_try = Millis(30000);
+  options.tries = 1;
+  ASSERT_EQ(resolver.init(options), https::Status::kOk) << resolver.message();
+
+  const std::string text = this->url("slow-switch.test");  // The Url's views point into it.
+  https::Url url;
+  ASSERT_EQ(https::parse_url(text, &url), https::Status::kOk);
+  https::RequestSpec spec;
+  spec.head.url = url;
+  static std::uint8_t request[2048], head[8192], io[16384], error_body[1024];
+  Xoshiro128 random(3);
+  const Policy policy = test_policy();
+  const RetryContext context{policy, random, nullptr};
+  https::TcpTlsConnector connector(nullptr, &resolver);
+  std::string body;
+  https::ClientOptions client_options;
+  client_options.timeouts = test_timeouts();
+  client_options.timeouts.connect = Millis(25000);
+  client_options.buffers = {{request, sizeof request}, {head, sizeof head}, {io, sizeof io},
+                            {error_body, sizeof error_body}};
+  client_options.body = https::ResponseSink{&append, nullptr, &body};
+  client_options.wall_now = &platform::wall_now;
+  https::Client client(connector, context, client_options);
+  ASSERT_EQ(client.start(spec), https::Status::kOk);
+
+  const Millis begin = platform::monotonic_now();
+  bool switched = false;
+  for (;;) {
+    const Millis now = platform::monotonic_now();
+    ASSERT_LT(now - begin, Millis(10000)) << "the lookup did not start over";
+    if (!switched && now - begin >= Millis(300)) {
+      // The app's network callback: new servers, then the client.
+      ASSERT_EQ(resolver.init(test_resolver_options(new_network.servers())), https::Status::kOk);
+      client.network_available(now);
+      switched = true;
+    }
+    const https::ClientNext next = client.step(now);
+    if (next.kind == https::ClientNext::Kind::kDone) break;
+    wait_io(next.kind == https::ClientNext::Kind::kWaitIo ? next.fd : -1, next.interest,
+            switched ? next.at : min(next.at, begin + Millis(300)));
+  }
+  EXPECT_EQ(client.result().outcome, Outcome::kSuccess) << client.result().message;
+  EXPECT_EQ(client.result().attempts, 1U);
+  EXPECT_EQ(body, "switched");
+  EXPECT_NE(new_network.log().find("slow-switch.test"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace stepback::integration

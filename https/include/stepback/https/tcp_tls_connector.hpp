@@ -54,6 +54,9 @@ class TcpTlsConnector final : public Connector {
   const char* failure_message() const override { return message_; }
   void exchange_done() override;
   void close() override;
+  // Re-reads the system's DNS configuration when the connector uses its own resolver (an
+  // app's resolver is the app's to reconfigure: CaresResolver::init() again).
+  void network_changed() override;
 
  private:
   enum class Phase : std::uint8_t { kIdle, kResolving, kConnecting, kHandshaking, kReady };
