@@ -172,8 +172,9 @@ class Client {
   // Prepares `spec` (writes its head); kInvalidArgument (bad request, no wall clock) or
   // kBufferTooSmall on failure.
   [[nodiscard]] Status start(const RequestSpec& spec);
-  // Advances the request at `now` (monotonic), doing bounded work; never blocks except in
-  // the connector (TcpTlsConnector: getaddrinfo for names).
+  // Advances the request at `now` (monotonic), doing bounded work; never blocks (with
+  // TcpTlsConnector, names go through a non-blocking Resolver unless the app chose
+  // GetaddrinfoResolver).
   [[nodiscard]] ClientNext step(Millis now);
   // Ends the request with Outcome::kCancelled and closes the connection.
   void cancel();

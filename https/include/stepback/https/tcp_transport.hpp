@@ -6,10 +6,9 @@
 // brackets) is parsed by getaddrinfo(AI_NUMERICHOST) and never reaches DNS; a host made only
 // of digits and dots that does not parse is rejected as kInvalidArgument, not looked up. Any
 // other name goes through getaddrinfo(), which BLOCKS the calling thread for as long as the
-// system resolver takes (seconds when the network is bad). An application that must never
-// block resolves names itself (on a worker thread, or with an asynchronous resolver such as
-// Android's DnsResolver or Apple's Network framework) and passes numeric addresses, either
-// as the host or through the SocketAddress overload of start().
+// system resolver takes (seconds when the network is bad). TcpTlsConnector never calls that
+// overload for a name: it resolves through a non-blocking Resolver (resolver.hpp) and passes
+// the addresses to the SocketAddress overload of start(), as any app that must not block does.
 //
 // Memory. Resolved addresses are copied into a fixed array inside the object; after
 // getaddrinfo's own list is freed nothing is kept on the heap. getaddrinfo itself allocates
