@@ -361,6 +361,9 @@ void TcpTransport::fail_attempt(std::size_t i, int error) {
   attempt_fd_[i] = -1;
   attempt_error_[i] = error != 0 ? error : EIO;
   last_error_ = attempt_error_[i];
+  // The newest attempt failed: the next address need not wait out the attempt delay, even
+  // while older attempts still run.
+  if (i + 1 == next_address_ && error != ETIMEDOUT) next_attempt_at_ = Millis(0);
   const Status s = connect_status(attempt_error_[i]);
   // kError (an unexpected OS error) outranks a refusal in the final verdict.
   if (s == Status::kError || failure_ != Status::kError) failure_ = s;
@@ -396,7 +399,7 @@ std::size_t TcpTransport::attempts_in_flight() const {
 
 Status TcpTransport::advance(Millis now) {
   // Starts what is due: the first address, the next one after the attempt delay, and the
-  // next one at once whenever nothing is in flight (the previous attempt failed).
+  // next one at once when the newest attempt failed or nothing is in flight.
   while (next_address_ < address_count_ && now < deadline_ &&
          (now >= next_attempt_at_ || attempts_in_flight() == 0)) {
 #if STEPBACK_TCP_EPOLL

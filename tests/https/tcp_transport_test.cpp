@@ -516,6 +516,23 @@ TEST(TcpTransport, AHangingAddressCostsTheAttemptDelayNotTheTimeout) {
   EXPECT_EQ(ntohs(peer.sin_port), open.port);
 }
 
+TEST(TcpTransport, WhenTheNewestAttemptFailsTheNextStartsAtOnce) {
+  HangingListener h;
+  ASSERT_TRUE(make_hanging_listener(&h));
+  if (!connect_hangs(h.listener.port)) GTEST_SKIP() << "this kernel does not hang the connect";
+  LoopbackSocket closed = loopback_socket(AF_INET, -1);
+  LoopbackSocket open = loopback_socket(AF_INET, 4);
+  const SocketAddress addresses[] = {numeric("127.0.0.1", h.listener.port),
+                                     numeric("127.0.0.1", closed.port),
+                                     numeric("127.0.0.1", open.port)};
+  TcpTransport t;
+  ASSERT_EQ(t.start(addresses, 3, Millis(1000), Millis(3600000)), Status::kOk);
+  // At 1250 the second starts beside the hanging first and is refused; the third must not
+  // wait until 1500 for it. The clock stays at 1250: only starting at once can connect.
+  EXPECT_EQ(connect_frozen(t, Millis(1250)), Status::kOk);
+  EXPECT_GE(accept_within(open.fd.get()).get(), 0);
+}
+
 TEST(TcpTransport, TheConnectTimeoutBoundsTheWholeRace) {
   HangingListener h;
   ASSERT_TRUE(make_hanging_listener(&h));
