@@ -118,7 +118,26 @@ endif()
 
 list(APPEND STEPBACK_HTTPS_SOURCES src/tls_arena.cpp)
 
-# Links mbedTLS into <target>, publicly: our headers and tests use mbedTLS types.
+# Links mbedTLS into <target>, publicly: our headers and tests use mbedTLS types; and c-ares,
+# privately: no public header of ours includes ares.h.
 function(stepback_https_deps_link target)
   target_link_libraries(${target} PUBLIC MbedTLS::mbedtls MbedTLS::mbedx509 MbedTLS::mbedcrypto)
+  if(STEPBACK_HAVE_CARES)
+    target_link_libraries(${target} PRIVATE c-ares::cares)
+    target_compile_definitions(${target} PUBLIC STEPBACK_HAVE_CARES=1)
+  endif()
 endfunction()
+
+# Name resolution: the Resolver seam's implementations. c-ares (https/cares.cmake) is the
+# default on POSIX systems; the blocking getaddrinfo one is there only when chosen.
+include(${CMAKE_CURRENT_LIST_DIR}/cares.cmake)
+set(STEPBACK_HAVE_CARES ${STEPBACK_HAVE_CARES} CACHE INTERNAL "CaresResolver is built")
+# Without c-ares, CaresResolver compiles to stubs whose lookups fail with a message.
+if(CMAKE_SYSTEM_NAME MATCHES "^(Linux|Android|Darwin|iOS)$")
+  list(APPEND STEPBACK_HTTPS_SOURCES src/resolver.cpp src/getaddrinfo_resolver.cpp
+                                     src/cares_resolver.cpp src/android_resolver.cpp)
+endif()
+if(STEPBACK_HAVE_CARES)
+  list(APPEND STEPBACK_HTTPS_SOURCES src/dns_pool.cpp)
+endif()
+

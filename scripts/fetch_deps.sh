@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Fetches the third-party sources stepback builds from (mbedTLS 3.6 LTS, nanopb) into the
-# ignored folder third_party/, from Debian source packages of the trixie suite.
+# Fetches the third-party sources stepback builds from (mbedTLS 3.6 LTS, nanopb, c-ares 1.x)
+# into the ignored folder third_party/, from Debian source packages of the trixie suite.
 #
-#   scripts/fetch_deps.sh [--force] [mbedtls|nanopb ...]     (no name: all of them)
+#   scripts/fetch_deps.sh [--force] [mbedtls|nanopb|c-ares ...]     (no name: all of them)
 #
 # Result: third_party/<name> is a symlink to the unpacked third_party/<name>-<version>/ and
 # third_party/<name>.debian-version records the Debian version it came from. A package that
@@ -12,8 +12,12 @@
 # Debian release: deb822 /etc/apt/sources.list.d/*.sources, or /etc/apt/sources.list and
 # /etc/apt/sources.list.d/*.list); STEPBACK_DEBIAN_MIRROR overrides it. Signatures are
 # verified against /usr/share/keyrings/debian-archive-keyring.gpg (STEPBACK_DEBIAN_KEYRING
-# overrides). apt runs with a private configuration in a temporary directory: the system's
-# sources, lists and caches are not touched, and root is not needed. Needs dpkg-dev.
+# overrides). A mirror that has dropped the files of the version its signed index names (a
+# partial mirror or cache lagging a point release) falls back, for packages that have one, to
+# a pinned upstream tarball from the same mirror's pool, checked against the SHA-256 recorded
+# below (pinned_tarball); the origin file then says so. apt runs with a private configuration
+# in a temporary directory: the system's sources, lists and caches are not touched, and root
+# is not needed. Needs dpkg-dev.
 set -euo pipefail
 
 readonly suite=trixie
@@ -30,7 +34,22 @@ wanted_series() {
   case "$1" in
     mbedtls) echo "3.6." ;;
     nanopb) echo "" ;;
-    *) die "unknown package '$1' (known: mbedtls nanopb)" ;;
+    # 1.34: ares_process_fds() and the CMake options https/cares.cmake relies on; trixie
+    # has 1.34.x.
+    c-ares) echo "1.34." ;;
+    *) die "unknown package '$1' (known: mbedtls nanopb c-ares)" ;;
+  esac
+}
+
+# A known-good upstream tarball of <name> in its Debian pool, for when the signed index names
+# files the mirror does not serve: "<pool path> <sha256>", or nothing. c-ares 1.34.5 is the
+# version trixie released with; its orig tarball is byte-identical to upstream's
+# c-ares-1.34.5.tar.gz release asset (same SHA-256). Later 1.34.x point releases carry
+# security fixes, so the signed index's version is always tried first.
+pinned_tarball() {
+  case "$1" in
+    c-ares) echo "pool/main/c/c-ares/c-ares_1.34.5.orig.tar.gz" \
+      "7d935790e9af081c25c495fd13c2cfcda4792983418e96358ef6e7320ee06346" ;;
   esac
 }
 
@@ -44,6 +63,9 @@ tree_version() {
     nanopb)
       sed -n 's/^#define NANOPB_VERSION *"\{0,1\}nanopb-\([^" ]*\)"\{0,1\}.*/\1/p' \
         "$dir/pb.h" 2>/dev/null | sed -n 1p ;;
+    c-ares)
+      sed -n 's/^#define ARES_VERSION_STR *"\([^"]*\)".*/\1/p' \
+        "$dir/include/ares_version.h" 2>/dev/null | sed -n 1p ;;
   esac
 }
 
@@ -98,6 +120,7 @@ trap cleanup EXIT
 # Sets up a private apt configuration for `deb-src <mirror> trixie main` and updates it,
 # trying each candidate mirror until one serves a correctly signed trixie.
 apt_opts=()
+apt_mirror=""
 prepare_apt() {
   [ ${#apt_opts[@]} -eq 0 ] || return 0
   command -v apt-get >/dev/null || die "apt-get not found (a Debian-based machine is needed)"
@@ -123,6 +146,7 @@ prepare_apt() {
     say "apt-get update (private configuration): deb-src $mirror $suite main, signed-by $keyring"
     if apt-get "${opts[@]}" -q --error-on=any update >"$tmp/update.log" 2>&1; then
       apt_opts=("${opts[@]}")
+      apt_mirror=$mirror
       return 0
     fi
     sed 's/^/  /' "$tmp/update.log" >&2
@@ -154,16 +178,29 @@ fetch() {
     sed 's/^/  /' "$tmp/source.log" >&2
     say "full source package unavailable; retrying with the upstream tarball only (--tar-only)"
     rm -rf "$work" && mkdir -p "$work"
-    (cd "$work" && apt-get "${apt_opts[@]}" -q --tar-only source "$name=$debian_version") \
-        >"$tmp/source.log" 2>&1 || {
+    local orig pinned
+    if (cd "$work" && apt-get "${apt_opts[@]}" -q --tar-only source "$name=$debian_version") \
+        >"$tmp/source.log" 2>&1; then
+      orig=$(find "$work" -maxdepth 1 -name '*.orig.tar.*' | sed -n 1p)
+      origin="Debian $debian_version, upstream tarball only"
+    else
       sed 's/^/  /' "$tmp/source.log" >&2
-      die "apt-get source $name=$debian_version failed, also with --tar-only"
-    }
-    local orig
-    orig=$(find "$work" -maxdepth 1 -name '*.orig.tar.*' | sed -n 1p)
+      pinned=$(pinned_tarball "$name")
+      [ -n "$pinned" ] || die "apt-get source $name=$debian_version failed, also with --tar-only"
+      local path=${pinned%% *} sha=${pinned##* }
+      say "the mirror does not serve $name $debian_version; fetching the pinned $(basename "$path")" \
+        "(SHA-256 $sha)"
+      rm -rf "$work" && mkdir -p "$work"
+      orig="$work/$(basename "$path")"
+      /usr/lib/apt/apt-helper download-file "${apt_mirror%/}/$path" "$orig" "SHA256:$sha" \
+          >"$tmp/source.log" 2>&1 || {
+        sed 's/^/  /' "$tmp/source.log" >&2
+        die "$name: neither $debian_version nor the pinned $(basename "$path") could be fetched"
+      }
+      origin="pinned $(basename "$path") (SHA-256 $sha; the mirror lacked Debian $debian_version)"
+    fi
     say "unpacking $(basename "$orig") (hash-verified; Debian patches not applied)"
-    tar -xf "$orig" -C "$work"
-    origin="Debian $debian_version, upstream tarball only"
+    tar --no-same-owner -xf "$orig" -C "$work"
   fi
   local dir version
   dir=$(find "$work" -mindepth 1 -maxdepth 1 -type d | sed -n 1p)
@@ -189,12 +226,12 @@ names=()
 for arg in "$@"; do
   case "$arg" in
     --force) force=1 ;;
-    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) die "unknown option '$arg'" ;;
     *) wanted_series "$arg" >/dev/null; names+=("$arg") ;;
   esac
 done
-[ ${#names[@]} -gt 0 ] || names=(mbedtls nanopb)
+[ ${#names[@]} -gt 0 ] || names=(mbedtls nanopb c-ares)
 
 for name in "${names[@]}"; do
   if [ "$force" -eq 0 ] && present "$name"; then continue; fi

@@ -67,7 +67,7 @@ constexpr std::uint64_t kMaxSeconds = 400ULL * 24 * 3600;
 std::string option_names() {
   return join_names({"--cacert", "--capath", "--pin", "--profile", "--max-retries", "--max-backoff",
                      "--deadline", "--max-time", "--idempotency", "--jitter", "--oauth2-bearer",
-                     "--token-file", "-X", "-H",
+                     "--token-file", "--dns-servers", "-X", "-H",
                      "--data", "-o",
                      "--operation", "--trace", "--help"});
 }
@@ -83,6 +83,7 @@ struct GetOptions {
   std::optional<Millis> max_time;
   const char* bearer = nullptr;      // --oauth2-bearer TOKEN
   const char* token_file = nullptr;  // --token-file FILE, read again before every attempt
+  const char* dns_servers = nullptr;  // --dns-servers LIST (c-ares CSV); null: resolv.conf
   https::RequestSpec::Idempotency idempotency = https::RequestSpec::Idempotency::kByMethod;
   std::string_view method;  // Empty: GET, or POST with --data.
   std::string_view host;    // -H 'Host: ...'; empty: the URL's.
@@ -150,7 +151,7 @@ std::optional<GetOptions> parse_get_args(int argc, char** argv, std::string* err
                        flag == "--max-retries" || flag == "--max-backoff" || flag == "--deadline" ||
                        flag == "--max-time" || flag == "--idempotency" || flag == "--jitter" ||
                        flag == "--oauth2-bearer" || flag == "--token-file" ||
-                       flag == "-X" ||
+                       flag == "--dns-servers" || flag == "-X" ||
                        flag == "-H" || flag == "--data" || flag == "-o";
     if (!known) {
       *error = "unknown option '" + std::string(flag) + "' (allowed: " + option_names() + ")";
@@ -189,6 +190,8 @@ std::optional<GetOptions> parse_get_args(int argc, char** argv, std::string* err
       o.bearer = value->data();
     } else if (flag == "--token-file") {
       o.token_file = value->data();
+    } else if (flag == "--dns-servers") {
+      o.dns_servers = value->data();
     } else if (flag == "-X") {
       if (value->empty()) {
         *error = "-X needs a method (such as GET, POST or PUT), not an empty one";
@@ -254,13 +257,15 @@ void print_get_usage(std::FILE* out) {
       "                        [--max-time SECONDS] [--idempotency auto|strict|yes|no]\n"
       "                        [--jitter seed|full|equal|decorrelated|none]\n"
       "                        [--oauth2-bearer TOKEN | --token-file FILE]\n"
+      "                        [--dns-servers IP[:PORT][,...]]\n"
       "                        [-X METHOD] [-H 'Name: value']... [--data @FILE|TEXT]\n"
       "                        [-o FILE] [--operation] [--trace]\n"
       "\n"
       "Makes one HTTPS (or http://) request and retries it with truncated exponential\n"
       "backoff per the device profile. The body goes to stdout (or FILE); progress goes to\n"
       "stderr, one line per attempt, with a countdown of each wait when stderr is a terminal.\n"
-      "Names are resolved with getaddrinfo, which blocks; numeric addresses never do.\n"
+      "Names are looked up with c-ares, without blocking, AAAA and A together; a name\n"
+      "that does not exist (NXDOMAIN) ends the request at once with exit code 6.\n"
       "\n"
       "  --cacert FILE        trust the PEM or DER certificates in FILE\n"
       "  --capath DIR         trust the CAs of a hashed directory (openssl rehash DIR),\n"
@@ -280,6 +285,8 @@ void print_get_usage(std::FILE* out) {
       "                       (whitespace trimmed), so a job that rewrites FILE keeps a long\n"
       "                       run authorized; an expired token (401 invalid_token) gets one\n"
       "                       fresh read and an immediate attempt. Tokens are never printed\n"
+      "  --dns-servers LIST   ask these DNS servers (192.0.2.53, [2001:db8::53]:53, comma-\n"
+      "                       separated) instead of the nameservers of /etc/resolv.conf\n"
       "  --jitter NAME        the backoff strategy; seed is the documented formula itself,\n"
       "                       min(2^n s + U[0, 1000] ms, cap) (default: the profile's)\n"
       "  --idempotency RULE   when a request that may have reached the server is re-sent:\n"
@@ -314,8 +321,9 @@ void print_get_usage(std::FILE* out) {
       "  4  the final response is an HTTP error that is not retried (e.g. 404), or a\n"
       "     retryable one to a request that is not idempotent\n"
       "  5  TLS verification failed (certificate chain, validity or host name)\n"
-      "  6  another failure that is not retried: malformed or oversized response, TLS\n"
-      "     handshake failure or lost connection of a request that is not idempotent\n"
+      "  6  another failure that is not retried: the host name does not exist (NXDOMAIN)\n"
+      "     or has no address, a malformed or oversized response, a TLS handshake failure\n"
+      "     or lost connection of a request that is not idempotent\n"
       "  7  local I/O error: the --data file cannot be read, or the output cannot be written\n"
       "  8  the body had to start over and stdout cannot (use -o FILE); nothing was spliced\n"
       "  9  --max-time passed\n"
@@ -993,7 +1001,16 @@ int run_get(int argc, char** argv) {
   const RetryContext context{*policy, random, &budget};
   const Millis start = platform::monotonic_now();
   Reporter reporter(stderr, o.trace, ::isatty(STDERR_FILENO) == 1, kPrefix, start);
-  https::TcpTlsConnector connector(url.tls ? &tls : nullptr);
+  // The resolver reads resolv.conf here, before the loop, so no step() touches a file.
+  https::CaresOptions dns;
+  dns.servers = o.dns_servers;
+  https::CaresResolver resolver;
+  if (resolver.init(dns) != https::Status::kOk && o.dns_servers != nullptr) {
+    std::fprintf(stderr, "%sinvalid --dns-servers: %s\n", kPrefix, resolver.message());
+    return kExitUsage;
+  }
+  // Without a usable resolv.conf every lookup fails with init()'s words; numeric hosts work.
+  https::TcpTlsConnector connector(url.tls ? &tls : nullptr, &resolver);
   https::ClientOptions options;
   options.timeouts = o.retry.profile->timeouts;
   options.buffers = client_buffers();

@@ -305,13 +305,32 @@ Client::Step Client::open_connection(Millis now) {
   return go(Phase::kConnecting);
 }
 
+void Client::network_available(Millis now) {
+  if (phase_ == Phase::kDone) return;
+  if (phase_ == Phase::kConnecting) {
+    close_connection();
+    connector_.network_changed();
+    reconnect_ = true;  // on_connect() opens again on the next step().
+  } else if (phase_ != Phase::kSending && phase_ != Phase::kReceiving) {
+    if (connection_open_) close_connection();
+    connector_.network_changed();
+  }
+  machine_.network_available(now);
+}
+
 Client::Step Client::on_connect(Millis now) {
+  if (reconnect_) {
+    reconnect_ = false;
+    return open_connection(now);
+  }
   const Status s = connector_.step(now);
   if (s == Status::kWouldBlock) {
     // Nothing of the request has left yet: the retry deadline may end this attempt.
     if (now >= machine_.deadline()) {
-      return fail_attempt(now, Status::kConnectTimeout,
-                          "the retry deadline passed while connecting");
+      // Names the host: the wait may have been a lookup that never got an answer.
+      std::snprintf(deadline_message_, sizeof deadline_message_,
+                    "the retry deadline passed while connecting to '%.200s'", host_z_);
+      return fail_attempt(now, Status::kConnectTimeout, deadline_message_);
     }
     return wait_io(connector_.fd(), connector_.wants(),
                    min(connector_.deadline(), machine_.deadline()), Phase::kConnecting);

@@ -4,6 +4,25 @@
 #include <cstring>
 
 namespace stepback::https {
+namespace {
+
+// Whether a host is meant as a numeric address (as TcpTransport decides): names never
+// contain ':', and no top-level domain is all digits (RFC 3696 section 2).
+bool looks_numeric(const char* host) {
+  if (host[0] == '[' || std::strchr(host, ':') != nullptr) return true;
+  for (const char* c = host; *c != '\0'; ++c) {
+    if ((*c < '0' || *c > '9') && *c != '.') return false;
+  }
+  return true;
+}
+
+// The connector's status for a lookup that failed with `e`: definite answers about the name
+// are the caller's error (terminal); the rest is a transient lookup failure (retried).
+Status lookup_status(ResolveError e) {
+  return is_definite(e) ? Status::kInvalidArgument : Status::kDnsFailed;
+}
+
+}  // namespace
 
 Status TcpTlsConnector::open(const Url& url, const char* host, Millis now,
                              const Timeouts& timeouts) {
@@ -14,20 +33,82 @@ Status TcpTlsConnector::open(const Url& url, const char* host, Millis now,
   host_ = host;
   handshake_timeout_ = timeouts.tls_handshake;
   handshake_deadline_ = Millis::max();
+  connect_timeout_ = timeouts.connect;
+  // The lookup and the connect share the connect timeout, as curl's --connect-timeout does.
+  resolve_deadline_ = now + timeouts.connect;
+  port_ = url.port;
   if (use_tls_ && tls_ == nullptr) return fail(Status::kInvalidArgument, "https needs a TLS configuration");
-  phase_ = Phase::kConnecting;
-  const Status s = tcp_.start(host, url.port, now, timeouts.connect);
-  if (s != Status::kOk && s != Status::kWouldBlock) {
-    return fail(s, s == Status::kDnsFailed ? "name lookup failed" : "could not connect");
+  if (host == nullptr || host[0] == '\0' || url.port == 0) {
+    return fail(Status::kInvalidArgument, "no host or port to connect to");
   }
+  if (looks_numeric(host)) {
+    SocketAddress address;
+    if (parse_numeric_address(host, url.port, &address) != Status::kOk) {
+      std::snprintf(message_, sizeof message_, "'%.200s' is not a valid IP address", host);
+      return fail(Status::kInvalidArgument, message_);
+    }
+    return start_connect(&address, 1, now);
+  }
+  phase_ = Phase::kResolving;
+  resolving_ = ResolverNext{};
+  resolver().start(host, url.port, now);
   return Status::kOk;
 }
 
+Resolver& TcpTlsConnector::resolver() {
+  if (resolver_ != nullptr) return *resolver_;
+  if (!own_resolver_tried_) {
+    // Reads resolv.conf once; a failure is reported by the lookup (kInternal, with why).
+    own_resolver_tried_ = true;
+    (void)own_resolver_.init(CaresOptions{});
+  }
+  return own_resolver_;
+}
+
+Status TcpTlsConnector::start_connect(const SocketAddress* addresses, std::size_t count,
+                                      Millis now) {
+  phase_ = Phase::kConnecting;
+  if (now >= resolve_deadline_) {
+    std::snprintf(message_, sizeof message_,
+                  "looking up '%.200s' took the whole connect timeout (%lld ms)", host_,
+                  static_cast<long long>(connect_timeout_.count()));
+    return fail(Status::kConnectTimeout, message_);
+  }
+  const Status s = tcp_.start(addresses, count, now, resolve_deadline_ - now);
+  if (s != Status::kOk && s != Status::kWouldBlock) return connect_failed(s);
+  return Status::kOk;
+}
+
+Status TcpTlsConnector::step_resolve(Millis now) {
+  Resolver& r = resolver();
+  resolving_ = r.step(now);
+  if (resolving_.kind != ResolverNext::Kind::kDone) {
+    if (now < resolve_deadline_) return Status::kWouldBlock;
+    r.cancel();
+    std::snprintf(message_, sizeof message_,
+                  "looking up '%.200s' took longer than the connect timeout (%lld ms)", host_,
+                  static_cast<long long>(connect_timeout_.count()));
+    return fail(Status::kDnsFailed, message_);
+  }
+  const ResolveResult& result = r.result();
+  if (result.error != ResolveError::kNone || result.count == 0) {
+    return fail(lookup_status(result.error),
+                result.message[0] != '\0' ? result.message : "name lookup failed");
+  }
+  const Status s = start_connect(result.addresses, result.count, now);
+  return s == Status::kOk ? Status::kWouldBlock : s;
+}
+
 Status TcpTlsConnector::step(Millis now) {
+  if (phase_ == Phase::kResolving) {
+    const Status s = step_resolve(now);
+    // Connecting has begun: go on with it in this same step (it may have connected at once).
+    if (s != Status::kWouldBlock || phase_ == Phase::kResolving) return s;
+  }
   if (phase_ == Phase::kConnecting) {
     const Status s = tcp_.step_connect(now);
     if (s == Status::kWouldBlock) return s;
-    if (s != Status::kOk) return fail(s, s == Status::kConnectTimeout ? "connect timed out" : "could not connect");
+    if (s != Status::kOk) return connect_failed(s);
     if (!use_tls_) {
       phase_ = Phase::kReady;
       return Status::kOk;
@@ -52,12 +133,18 @@ Status TcpTlsConnector::step(Millis now) {
 }
 
 int TcpTlsConnector::fd() const {
+  if (phase_ == Phase::kResolving) {
+    return resolving_.kind == ResolverNext::Kind::kWaitIo ? resolving_.fd : -1;
+  }
   // While TCP connects, the TLS transport has no descriptor yet: the socket is the TCP one.
   return phase_ == Phase::kHandshaking || (phase_ == Phase::kReady && use_tls_) ? tls_stream_.fd()
                                                                                 : tcp_.fd();
 }
 
 IoInterest TcpTlsConnector::wants() const {
+  if (phase_ == Phase::kResolving) {
+    return resolving_.kind == ResolverNext::Kind::kWaitIo ? resolving_.interest : IoInterest::kNone;
+  }
   return phase_ == Phase::kHandshaking || (phase_ == Phase::kReady && use_tls_)
              ? tls_stream_.wants()
              : tcp_.wants();
@@ -69,6 +156,10 @@ Transport& TcpTlsConnector::stream() {
 }
 
 Millis TcpTlsConnector::deadline() const {
+  if (phase_ == Phase::kResolving) {
+    return resolving_.kind == ResolverNext::Kind::kDone ? resolve_deadline_
+                                                        : min(resolving_.at, resolve_deadline_);
+  }
   return phase_ == Phase::kHandshaking ? handshake_deadline_ : tcp_.deadline();
 }
 
@@ -77,18 +168,41 @@ void TcpTlsConnector::exchange_done() {
 }
 
 void TcpTlsConnector::close() {
+  if (phase_ == Phase::kResolving) resolver().cancel();
   if (use_tls_) tls_stream_.close();
   tcp_.close();
   phase_ = Phase::kIdle;
 }
 
-Status TcpTlsConnector::fail(Status s, const char* what) {
-  // Keeps the OS's words for socket failures ("Connection refused"), which say more than ours.
-  if (tcp_.last_error() > 0 && (s == Status::kConnectFailed || s == Status::kConnectTimeout)) {
-    std::snprintf(message_, sizeof message_, "%s: %s", what, std::strerror(tcp_.last_error()));
-  } else if (what != message_) {
-    std::snprintf(message_, sizeof message_, "%s", what);
+void TcpTlsConnector::network_changed() {
+  close();
+  // The next name re-initializes the own resolver (resolv.conf may name other servers now);
+  // done here, outside step(), so no step() reads the file.
+  if (resolver_ == nullptr && own_resolver_tried_) (void)own_resolver_.init(CaresOptions{});
+}
+
+Status TcpTlsConnector::connect_failed(Status s) {
+  // Every address tried, with the OS's words for each ("Connection refused"), which say more
+  // than ours; a name is named too, since its addresses are not what the user typed.
+  char tried[304];  // With the host cut to 120 characters, the message fits message_.
+  const std::size_t count = tcp_.describe_failure(tried, sizeof tried);
+  const bool named = !looks_numeric(host_);
+  const char* verdict = s == Status::kConnectTimeout ? " within the connect timeout" : "";
+  if (count > 1) {
+    std::snprintf(message_, sizeof message_, "could not connect to %s%.120s%s%s (%zu addresses): %.300s",
+                  named ? "'" : "", named ? host_ : "any address", named ? "'" : "", verdict,
+                  count, tried);
+  } else if (named) {
+    std::snprintf(message_, sizeof message_, "could not connect to '%.120s'%s: %.300s", host_,
+                  verdict, tried);
+  } else {
+    std::snprintf(message_, sizeof message_, "could not connect%s: %.300s", verdict, tried);
   }
+  return fail(s, message_);
+}
+
+Status TcpTlsConnector::fail(Status s, const char* what) {
+  if (what != message_) std::snprintf(message_, sizeof message_, "%s", what);
   close();
   return s;
 }

@@ -10,7 +10,15 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#if defined(__linux__)
+#include <sys/epoll.h>
+#define STEPBACK_TCP_EPOLL 1
+#else
+#define STEPBACK_TCP_EPOLL 0
+#endif
+
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -229,6 +237,7 @@ Status TcpTransport::start(const char* host, std::uint16_t port, Millis now,
                            Millis connect_timeout) {
   close();
   address_count_ = 0;
+  next_address_ = 0;
   ever_connected_ = false;
   last_error_ = 0;
   failure_ = Status::kInvalidArgument;
@@ -247,17 +256,15 @@ Status TcpTransport::start(const char* host, std::uint16_t port, Millis now,
       return failure_;
     }
   }
-  next_address_ = 0;
   connect_timeout_ = connect_timeout;
-  state_ = State::kConnecting;
-  const Status s = connect_next(now);
-  return s == Status::kWouldBlock ? Status::kOk : s;
+  return begin_race(now);
 }
 
 Status TcpTransport::start(const SocketAddress* addresses, std::size_t count, Millis now,
                            Millis connect_timeout) {
   close();
   address_count_ = 0;
+  next_address_ = 0;
   ever_connected_ = false;
   last_error_ = 0;
   failure_ = Status::kInvalidArgument;
@@ -276,48 +283,186 @@ Status TcpTransport::start(const SocketAddress* addresses, std::size_t count, Mi
   }
   for (std::size_t i = 0; i < count; ++i) addresses_[i] = addresses[i];
   address_count_ = count;
-  next_address_ = 0;
   connect_timeout_ = connect_timeout;
+  return begin_race(now);
+}
+
+Status TcpTransport::begin_race(Millis now) {
+  // RFC 8305 section 4: IPv6 first, then the families alternate, each in the given order.
+  SocketAddress ordered[kMaxAddresses];
+  std::size_t v6 = 0;
+  std::size_t v4 = 0;
+  for (std::size_t n = 0; n < address_count_; ++n) {
+    const bool want_v6 = n % 2 == 0;
+    std::size_t* cursor = want_v6 ? &v6 : &v4;
+    const int family = want_v6 ? AF_INET6 : AF_INET;
+    while (*cursor < address_count_ && family_of(addresses_[*cursor]) != family) ++*cursor;
+    if (*cursor == address_count_) {
+      // This family has no address left: take the other one's next.
+      cursor = want_v6 ? &v4 : &v6;
+      const int other = want_v6 ? AF_INET : AF_INET6;
+      while (*cursor < address_count_ && family_of(addresses_[*cursor]) != other) ++*cursor;
+    }
+    ordered[n] = addresses_[*cursor];
+    ++*cursor;
+  }
+  for (std::size_t i = 0; i < address_count_; ++i) {
+    addresses_[i] = ordered[i];
+    attempt_fd_[i] = -1;
+    attempt_error_[i] = 0;
+  }
+  next_address_ = 0;
+  failure_ = Status::kConnectFailed;
+  deadline_ = now + connect_timeout_;
+  next_attempt_at_ = now;
   state_ = State::kConnecting;
-  const Status s = connect_next(now);
+  const Status s = advance(now);
   return s == Status::kWouldBlock ? Status::kOk : s;
 }
 
-Status TcpTransport::connect_next(Millis now) {
-  while (next_address_ < address_count_) {
-    const SocketAddress& a = addresses_[next_address_++];
-    fd_ = open_socket(family_of(a));
-    if (fd_ < 0) {
-      // EAFNOSUPPORT (no IPv6 on this device) lands here and moves on like a refusal.
-      abandon_address(connect_status(errno), errno);
-      continue;
-    }
-    if (::connect(fd_, as_sockaddr(a), detail::to_socket_length<socklen_t>(a.size)) == 0) {
-      state_ = State::kConnected;
-      ever_connected_ = true;
-      wants_ = IoInterest::kNone;
-      deadline_ = Millis::max();
-      return Status::kOk;
-    }
-    // After EINTR the connect goes on asynchronously, exactly as after EINPROGRESS.
-    if (errno == EINPROGRESS || errno == EINTR) {
-      deadline_ = now + connect_timeout_;
-      wants_ = IoInterest::kWrite;
-      return Status::kWouldBlock;
-    }
-    abandon_address(connect_status(errno), errno);
+Status TcpTransport::start_attempt(Millis now) {
+  const std::size_t i = next_address_++;
+  next_attempt_at_ = now + kConnectionAttemptDelay;
+  const SocketAddress& a = addresses_[i];
+  const int fd = open_socket(family_of(a));
+  if (fd < 0) {
+    // EAFNOSUPPORT (no IPv6 on this device) lands here and moves on like a refusal.
+    const int error = errno;
+    fail_attempt(i, error);
+    return connect_status(error);
   }
-  state_ = State::kFailed;
+  attempt_fd_[i] = fd;
+  if (::connect(fd, as_sockaddr(a), detail::to_socket_length<socklen_t>(a.size)) == 0) {
+    return win(i);
+  }
+  // After EINTR the connect goes on asynchronously, exactly as after EINPROGRESS.
+  if (errno == EINPROGRESS || errno == EINTR) {
+#if STEPBACK_TCP_EPOLL
+    if (poll_fd_ >= 0) {
+      epoll_event e{};
+      e.events = EPOLLOUT;
+      e.data.fd = fd;
+      if (::epoll_ctl(poll_fd_, EPOLL_CTL_ADD, fd, &e) != 0) {
+        // Without the set, the loop polls the newest socket and wakes to check the others.
+        ::close(poll_fd_);
+        poll_fd_ = -1;
+      }
+    }
+#endif
+    return Status::kWouldBlock;
+  }
+  const int error = errno;
+  fail_attempt(i, error);
+  return connect_status(error);
+}
+
+void TcpTransport::fail_attempt(std::size_t i, int error) {
+  if (attempt_fd_[i] >= 0) ::close(attempt_fd_[i]);  // Also leaves the epoll set.
+  attempt_fd_[i] = -1;
+  attempt_error_[i] = error != 0 ? error : EIO;
+  last_error_ = attempt_error_[i];
+  // The newest attempt failed: the next address need not wait out the attempt delay, even
+  // while older attempts still run.
+  if (i + 1 == next_address_ && error != ETIMEDOUT) next_attempt_at_ = Millis(0);
+  const Status s = connect_status(attempt_error_[i]);
+  // kError (an unexpected OS error) outranks a refusal in the final verdict.
+  if (s == Status::kError || failure_ != Status::kError) failure_ = s;
+}
+
+Status TcpTransport::win(std::size_t i) {
+  fd_ = attempt_fd_[i];
+  attempt_fd_[i] = -1;
+  close_attempts();
+  state_ = State::kConnected;
+  ever_connected_ = true;
+  wants_ = IoInterest::kNone;
   deadline_ = Millis::max();
+  wake_ = Millis::max();
+  return Status::kOk;
+}
+
+void TcpTransport::close_attempts() {
+  for (std::size_t i = 0; i < next_address_ && i < address_count_; ++i) {
+    if (attempt_fd_[i] >= 0) ::close(attempt_fd_[i]);
+    attempt_fd_[i] = -1;
+  }
+  if (poll_fd_ >= 0) ::close(poll_fd_);
+  poll_fd_ = -1;
+}
+
+std::size_t TcpTransport::attempts_in_flight() const {
+  if (state_ != State::kConnecting) return 0;
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < next_address_; ++i) n += attempt_fd_[i] >= 0 ? 1 : 0;
+  return n;
+}
+
+Status TcpTransport::advance(Millis now) {
+  // Starts what is due: the first address, the next one after the attempt delay, and the
+  // next one at once when the newest attempt failed or nothing is in flight.
+  while (next_address_ < address_count_ && now < deadline_ &&
+         (now >= next_attempt_at_ || attempts_in_flight() == 0)) {
+#if STEPBACK_TCP_EPOLL
+    if (attempts_in_flight() == 1 && poll_fd_ < 0) {
+      // A second connect is about to run beside the first: watch both through one epoll fd.
+      poll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
+      for (std::size_t i = 0; poll_fd_ >= 0 && i < next_address_; ++i) {
+        if (attempt_fd_[i] < 0) continue;
+        epoll_event e{};
+        e.events = EPOLLOUT;
+        e.data.fd = attempt_fd_[i];
+        if (::epoll_ctl(poll_fd_, EPOLL_CTL_ADD, attempt_fd_[i], &e) != 0) {
+          ::close(poll_fd_);
+          poll_fd_ = -1;
+        }
+      }
+    }
+#endif
+    const Status s = start_attempt(now);
+    if (s == Status::kOk) return s;
+  }
+  const std::size_t in_flight = attempts_in_flight();
+  if (in_flight > 0 && now >= deadline_) {
+    for (std::size_t i = 0; i < next_address_; ++i) {
+      if (attempt_fd_[i] >= 0) fail_attempt(i, ETIMEDOUT);
+    }
+  } else if (in_flight > 0) {
+    expose_attempts(now);
+    return Status::kWouldBlock;
+  }
+  // Every address failed (or the time ran out before the rest could start).
+  bool all_timed_out = true;
+  for (std::size_t i = 0; i < next_address_; ++i) {
+    all_timed_out = all_timed_out && attempt_error_[i] == ETIMEDOUT;
+  }
+  if (next_address_ > 0 && all_timed_out) failure_ = Status::kConnectTimeout;
+  close_attempts();
+  state_ = State::kFailed;
+  fd_ = -1;
+  deadline_ = Millis::max();
+  wake_ = Millis::max();
   wants_ = IoInterest::kNone;
   return failure_;
 }
 
-void TcpTransport::abandon_address(Status failure, int error) {
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = -1;
-  failure_ = failure;
-  last_error_ = error;
+void TcpTransport::expose_attempts(Millis now) {
+  std::size_t newest = 0;
+  std::size_t in_flight = 0;
+  for (std::size_t i = 0; i < next_address_; ++i) {
+    if (attempt_fd_[i] < 0) continue;
+    newest = i;
+    ++in_flight;
+  }
+  wake_ = deadline_;
+  if (next_address_ < address_count_) wake_ = min(wake_, next_attempt_at_);
+  if (in_flight > 1 && poll_fd_ >= 0) {
+    fd_ = poll_fd_;
+    wants_ = IoInterest::kRead;  // An epoll fd is readable when a member is ready.
+    return;
+  }
+  fd_ = attempt_fd_[newest];
+  wants_ = IoInterest::kWrite;
+  if (in_flight > 1) wake_ = min(wake_, now + kOtherAttemptsPoll);
 }
 
 Status TcpTransport::step_connect(Millis now) {
@@ -332,38 +477,70 @@ Status TcpTransport::step_connect(Millis now) {
     case State::kConnecting:
       break;
   }
-  pollfd p{};
-  p.fd = fd_;
-  p.events = POLLOUT;
+  // One poll() over every connect in flight, without waiting.
+  pollfd p[kMaxAddresses];
+  std::size_t which[kMaxAddresses];
+  nfds_t n = 0;
+  for (std::size_t i = 0; i < next_address_; ++i) {
+    if (attempt_fd_[i] < 0) continue;
+    p[n].fd = attempt_fd_[i];
+    p[n].events = POLLOUT;
+    p[n].revents = 0;
+    which[n++] = i;
+  }
   int ready = 0;
   do {
-    ready = ::poll(&p, 1, 0);
+    ready = ::poll(p, n, 0);
   } while (ready < 0 && errno == EINTR);
   if (ready < 0) {
-    abandon_address(Status::kError, errno);
-    return connect_next(now);
+    const int error = errno;
+    for (nfds_t k = 0; k < n; ++k) fail_attempt(which[k], error);
+    return advance(now);
   }
-  if (ready == 0) {
-    if (now < deadline_) return Status::kWouldBlock;
-    abandon_address(Status::kConnectTimeout, ETIMEDOUT);
-    return connect_next(now);
+  for (nfds_t k = 0; ready > 0 && k < n; ++k) {
+    if (p[k].revents == 0) continue;
+    int error = 0;
+    auto len = detail::to_socket_length<socklen_t>(sizeof error);
+    if (::getsockopt(p[k].fd, SOL_SOCKET, SO_ERROR, &error, &len) != 0) error = errno;
+    if (error == 0) return win(which[k]);
+    fail_attempt(which[k], error);
   }
-  int error = 0;
-  auto len = detail::to_socket_length<socklen_t>(sizeof error);
-  if (::getsockopt(fd_, SOL_SOCKET, SO_ERROR, &error, &len) != 0) error = errno;
-  if (error != 0) {
-    abandon_address(connect_status(error), error);
-    return connect_next(now);
-  }
-  state_ = State::kConnected;
-  ever_connected_ = true;
-  wants_ = IoInterest::kNone;
-  deadline_ = Millis::max();
-  return Status::kOk;
+  return advance(now);
 }
 
 Millis TcpTransport::deadline() const {
-  return state_ == State::kConnecting ? deadline_ : Millis::max();
+  return state_ == State::kConnecting ? wake_ : Millis::max();
+}
+
+std::size_t TcpTransport::describe_failure(char* out, std::size_t size) const {
+  if (size == 0) return 0;
+  out[0] = '\0';
+  std::size_t used = 0;
+  std::size_t tried = 0;
+  for (std::size_t i = 0; i < next_address_ && i < address_count_; ++i) {
+    if (attempt_error_[i] == 0) continue;
+    char host[INET6_ADDRSTRLEN] = "?";
+    std::uint16_t port = 0;
+    const bool v6 = family_of(addresses_[i]) == AF_INET6;
+    if (v6) {
+      sockaddr_in6 sin6{};
+      std::memcpy(&sin6, addresses_[i].bytes, sizeof sin6);
+      (void)::inet_ntop(AF_INET6, &sin6.sin6_addr, host, sizeof host);
+      port = ntohs(sin6.sin6_port);
+    } else {
+      sockaddr_in sin{};
+      std::memcpy(&sin, addresses_[i].bytes, sizeof sin);
+      (void)::inet_ntop(AF_INET, &sin.sin_addr, host, sizeof host);
+      port = ntohs(sin.sin_port);
+    }
+    const char* why = attempt_error_[i] == ETIMEDOUT ? "no answer" : std::strerror(attempt_error_[i]);
+    const int w = std::snprintf(out + used, size - used, "%s%s%s%s:%u (%s)", tried > 0 ? ", " : "",
+                                v6 ? "[" : "", host, v6 ? "]" : "", static_cast<unsigned>(port), why);
+    ++tried;
+    if (w < 0 || static_cast<std::size_t>(w) >= size - used) break;  // Cut, still terminated.
+    used += static_cast<std::size_t>(w);
+  }
+  return tried;
 }
 
 Status TcpTransport::send(ConstBytes data, std::size_t* sent) {
@@ -417,6 +594,9 @@ Status TcpTransport::recv(MutableBytes out, std::size_t* received) {
 }
 
 void TcpTransport::close() {
+  // While connecting, fd_ is one of the attempts or the epoll set: close_attempts() owns them.
+  if (state_ == State::kConnecting) fd_ = -1;
+  close_attempts();
   if (fd_ >= 0) {
     // Never retried after EINTR: on Linux the descriptor is gone either way.
     ::close(fd_);
@@ -425,6 +605,7 @@ void TcpTransport::close() {
   if (state_ != State::kIdle) state_ = State::kClosed;
   wants_ = IoInterest::kNone;
   deadline_ = Millis::max();
+  wake_ = Millis::max();
 }
 
 }  // namespace stepback::https

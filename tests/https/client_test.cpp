@@ -648,6 +648,65 @@ TEST(ClientKeepAlive, AResetAfterBodyBytesLeftIsAFailedAttemptNotAStaleConnectio
   EXPECT_EQ(h.client->result().attempts, 3U);  // 503, the reset, the success.
 }
 
+// network_available(): what belongs to the old network goes, an exchange under way stays.
+TEST(ClientNetwork, AKeptConnectionIsDroppedAndTheBackoffShrinks) {
+  Harness h;
+  h.policy.initial_delay = Millis(4000);
+  h.policy.max_backoff = Millis(8000);
+  h.connector.add().recv_data(k503).recv_would_block().recv_data(kOk);
+  h.connector.add().recv_data(kOk);
+  ClientNext next = h.start();
+  for (int i = 0; i < 100 && !(next.kind == ClientNext::Kind::kWaitUntil && next.at > h.now); ++i) {
+    next = h.client->step(h.now);
+  }
+  ASSERT_EQ(next.kind, ClientNext::Kind::kWaitUntil);
+  ASSERT_EQ(next.at, h.now + Millis(4000));  // The backoff after the 503.
+  h.client->network_available(h.now);
+  EXPECT_TRUE(h.connector.connection(0).closed()) << "the kept connection belongs to the old network";
+  EXPECT_EQ(h.connector.network_changes(), 1);
+  next = h.client->step(h.now);
+  EXPECT_TRUE(next.kind != ClientNext::Kind::kWaitUntil || next.at < h.now + Millis(4000))
+      << "the backoff did not shrink";
+  h.run(next);
+  EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
+  EXPECT_EQ(h.client->result().attempts, 2U);
+  EXPECT_EQ(h.connector.opened(), 2U);  // A new connection, not the kept one.
+  EXPECT_EQ(h.body, "hello");
+}
+
+TEST(ClientNetwork, AConnectUnderWayStartsOverAsTheSameAttempt) {
+  Harness h;
+  h.connector.connect_blocks = 2;
+  h.connector.connecting_fd = 9;
+  h.connector.add().recv_data(kOk);
+  h.connector.add().recv_data(kOk);
+  const ClientNext first = h.start();
+  ASSERT_EQ(first.kind, ClientNext::Kind::kWaitIo);
+  ASSERT_EQ(first.fd, 9);
+  h.client->network_available(h.now);
+  EXPECT_EQ(h.connector.network_changes(), 1);
+  h.run(h.client->step(h.now));
+  EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
+  EXPECT_EQ(h.client->result().attempts, 1U) << "starting over is not a retry";
+  EXPECT_EQ(h.connector.opened(), 2U);
+  EXPECT_TRUE(h.connector.connection(0).sent().empty());
+  EXPECT_EQ(h.body, "hello");
+}
+
+TEST(ClientNetwork, AnExchangeUnderWayIsLeftAlone) {
+  Harness h;
+  h.connector.add().recv_would_block().recv_data(kOk);
+  const ClientNext waiting = h.start();
+  ASSERT_EQ(waiting.kind, ClientNext::Kind::kWaitIo);
+  ASSERT_EQ(waiting.interest, IoInterest::kRead);
+  h.client->network_available(h.now);
+  EXPECT_FALSE(h.connector.connection(0).closed());
+  h.run(h.client->step(h.now));
+  EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
+  EXPECT_EQ(h.connector.opened(), 1U);
+  EXPECT_EQ(h.body, "hello");
+}
+
 // Bounded work: a peer that never pauses still hands the loop its turn.
 TEST(ClientLimits, StepReturnsAfterBoundedWorkWhileBytesKeepArriving) {
   Harness h;

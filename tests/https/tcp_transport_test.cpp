@@ -181,6 +181,12 @@ inline OwnedFd accept_within(int listener) {
   return OwnedFd(::accept(listener, nullptr, nullptr));
 }
 
+// What to poll t.fd() for while it connects: POLLOUT on a socket, POLLIN on the epoll set
+// that stands for several racing connects.
+inline int connect_events(const https::TcpTransport& t) {
+  return t.wants() == https::IoInterest::kRead ? POLLIN : POLLOUT;
+}
+
 // Steps `t` on the real monotonic clock, polling its fd, until it stops waiting or the
 // wall budget runs out (then kWouldBlock).
 inline https::Status connect_within(https::TcpTransport& t) {
@@ -190,7 +196,7 @@ inline https::Status connect_within(https::TcpTransport& t) {
     const https::Status s = t.step_connect(now);
     if (s != https::Status::kWouldBlock || now >= give_up) return s;
     const Millis until = min(t.deadline(), give_up);
-    wait_for(t.fd(), POLLOUT, static_cast<int>((until - now).count()) + 1);
+    wait_for(t.fd(), connect_events(t), static_cast<int>((until - now).count()) + 1);
   }
 }
 
@@ -200,7 +206,7 @@ inline https::Status connect_frozen(https::TcpTransport& t, Millis now) {
   for (;;) {
     const https::Status s = t.step_connect(now);
     if (s != https::Status::kWouldBlock || platform::monotonic_now() >= give_up) return s;
-    wait_for(t.fd(), POLLOUT, 50);
+    wait_for(t.fd(), connect_events(t), 50);
   }
 }
 
@@ -475,7 +481,42 @@ TEST(TcpTransport, EveryAddressRefusedReportsConnectFailed) {
   EXPECT_EQ(connect_frozen(t, Millis(1000)), Status::kConnectFailed);
 }
 
-TEST(TcpTransport, TheTimeoutAppliesToEachAddress) {
+TEST(TcpTransport, AHangingAddressCostsTheAttemptDelayNotTheTimeout) {
+  HangingListener h;
+  ASSERT_TRUE(make_hanging_listener(&h));
+  if (!connect_hangs(h.listener.port)) GTEST_SKIP() << "this kernel does not hang the connect";
+  LoopbackSocket open = loopback_socket(AF_INET, 4);
+  const SocketAddress addresses[] = {numeric("127.0.0.1", h.listener.port),
+                                     numeric("127.0.0.1", open.port)};
+  TcpTransport t;
+  ASSERT_EQ(t.start(addresses, 2, Millis(1000), Millis(3600000)), Status::kOk);
+  // The first connect runs alone for the attempt delay; the loop is woken when it ends.
+  EXPECT_EQ(t.attempts_in_flight(), 1u);
+  EXPECT_EQ(t.wants(), IoInterest::kWrite);
+  EXPECT_EQ(t.deadline(), Millis(1000) + TcpTransport::kConnectionAttemptDelay);
+  EXPECT_EQ(t.step_connect(Millis(1249)), Status::kWouldBlock);
+  EXPECT_EQ(t.attempts_in_flight(), 1u);
+  // Then the second starts beside it and wins; the hanging one is closed.
+  const Status s = t.step_connect(Millis(1250));
+  ASSERT_TRUE(s == Status::kOk || s == Status::kWouldBlock) << https::to_string(s);
+  if (s == Status::kWouldBlock) {
+    EXPECT_EQ(t.attempts_in_flight(), 2u);
+#if defined(__linux__)
+    // Both sockets are watched through one epoll descriptor, readable when either is ready.
+    EXPECT_EQ(t.wants(), IoInterest::kRead);
+#endif
+    EXPECT_LE(t.deadline(), Millis(3601000));
+  }
+  EXPECT_EQ(connect_frozen(t, Millis(1250)), Status::kOk);
+  EXPECT_EQ(t.attempts_in_flight(), 0u);
+  EXPECT_GE(accept_within(open.fd.get()).get(), 0);
+  sockaddr_in peer{};
+  socklen_t len = sizeof peer;
+  ASSERT_EQ(::getpeername(t.fd(), reinterpret_cast<sockaddr*>(&peer), &len), 0);
+  EXPECT_EQ(ntohs(peer.sin_port), open.port);
+}
+
+TEST(TcpTransport, WhenTheNewestAttemptFailsTheNextStartsAtOnce) {
   HangingListener h;
   ASSERT_TRUE(make_hanging_listener(&h));
   if (!connect_hangs(h.listener.port)) GTEST_SKIP() << "this kernel does not hang the connect";
@@ -485,16 +526,70 @@ TEST(TcpTransport, TheTimeoutAppliesToEachAddress) {
                                      numeric("127.0.0.1", closed.port),
                                      numeric("127.0.0.1", open.port)};
   TcpTransport t;
-  ASSERT_EQ(t.start(addresses, 3, Millis(1000), Millis(100)), Status::kOk);
-  EXPECT_EQ(t.step_connect(Millis(1099)), Status::kWouldBlock);
-  // The first address times out at 1100; the refused one is skipped; the third gets a full
-  // 100 ms of its own, counted from the step that moved on.
-  const Status s = t.step_connect(Millis(1150));
-  if (s == Status::kWouldBlock) {
-    EXPECT_EQ(t.deadline(), Millis(1250));
-  }
-  EXPECT_TRUE(s == Status::kOk || s == Status::kWouldBlock) << https::to_string(s);
-  EXPECT_EQ(connect_frozen(t, Millis(1150)), Status::kOk);
+  ASSERT_EQ(t.start(addresses, 3, Millis(1000), Millis(3600000)), Status::kOk);
+  // At 1250 the second starts beside the hanging first and is refused; the third must not
+  // wait until 1500 for it. The clock stays at 1250: only starting at once can connect.
+  EXPECT_EQ(connect_frozen(t, Millis(1250)), Status::kOk);
+  EXPECT_GE(accept_within(open.fd.get()).get(), 0);
+}
+
+TEST(TcpTransport, TheConnectTimeoutBoundsTheWholeRace) {
+  HangingListener h;
+  ASSERT_TRUE(make_hanging_listener(&h));
+  if (!connect_hangs(h.listener.port)) GTEST_SKIP() << "this kernel does not hang the connect";
+  const SocketAddress addresses[] = {numeric("127.0.0.1", h.listener.port),
+                                     numeric("127.0.0.1", h.listener.port)};
+  TcpTransport t;
+  ASSERT_EQ(t.start(addresses, 2, Millis(1000), Millis(600)), Status::kOk);
+  EXPECT_EQ(t.step_connect(Millis(1250)), Status::kWouldBlock);
+  EXPECT_EQ(t.attempts_in_flight(), 2u);
+  EXPECT_EQ(t.deadline(), Millis(1600));  // No further attempt: the timeout is next.
+  EXPECT_EQ(t.step_connect(Millis(1599)), Status::kWouldBlock);
+  EXPECT_EQ(t.step_connect(Millis(1600)), Status::kConnectTimeout);
+  EXPECT_EQ(t.fd(), -1);
+  char words[256];
+  EXPECT_EQ(t.describe_failure(words, sizeof words), 2u);
+  const std::string expected = "127.0.0.1:" + std::to_string(h.listener.port) + " (no answer)";
+  EXPECT_EQ(std::string(words), expected + ", " + expected);
+}
+
+TEST(TcpTransport, IPv6GoesFirstAndTheFamiliesAlternate) {
+  if (!has_ipv6_loopback()) GTEST_SKIP() << "no IPv6 loopback on this machine";
+  // Every address is refused, so the race tries them all at once, in its order.
+  LoopbackSocket a = loopback_socket(AF_INET, -1);
+  LoopbackSocket b = loopback_socket(AF_INET, -1);
+  LoopbackSocket c = loopback_socket(AF_INET6, -1);
+  LoopbackSocket d = loopback_socket(AF_INET6, -1);
+  const SocketAddress addresses[] = {numeric("127.0.0.1", a.port), numeric("127.0.0.1", b.port),
+                                     numeric("::1", c.port), numeric("::1", d.port)};
+  TcpTransport t;
+  const Status started = t.start(addresses, 4, Millis(1000), Millis(3600000));
+  EXPECT_TRUE(started == Status::kOk || started == Status::kConnectFailed);
+  EXPECT_EQ(connect_frozen(t, Millis(1000)), Status::kConnectFailed);
+  char words[512];
+  EXPECT_EQ(t.describe_failure(words, sizeof words), 4u);
+  const auto refused = [](const char* host, std::uint16_t port, bool v6) {
+    return std::string(v6 ? "[" : "") + host + (v6 ? "]" : "") + ":" + std::to_string(port) +
+           " (" + std::strerror(ECONNREFUSED) + ")";
+  };
+  EXPECT_EQ(std::string(words), refused("::1", c.port, true) + ", " + refused("127.0.0.1", a.port, false) +
+                                    ", " + refused("::1", d.port, true) + ", " +
+                                    refused("127.0.0.1", b.port, false));
+}
+
+TEST(TcpTransport, DualStackListenersTheIPv6OneWins) {
+  if (!has_ipv6_loopback()) GTEST_SKIP() << "no IPv6 loopback on this machine";
+  LoopbackSocket v4 = loopback_socket(AF_INET, 4);
+  ASSERT_GE(v4.fd.get(), 0);
+  LoopbackSocket v6 = loopback_socket(AF_INET6, 4, v4.port);
+  if (v6.fd.get() < 0) GTEST_SKIP() << "port " << v4.port << " is taken on ::1";
+  const SocketAddress addresses[] = {numeric("127.0.0.1", v4.port), numeric("::1", v6.port)};
+  TcpTransport t;
+  ASSERT_EQ(t.start(addresses, 2, Millis(1000), Millis(3600000)), Status::kOk);
+  EXPECT_EQ(connect_frozen(t, Millis(1000)), Status::kOk);
+  EXPECT_GE(accept_within(v6.fd.get()).get(), 0);
+  // The IPv4 address was never tried: no connection waits on its listener.
+  EXPECT_FALSE(wait_for(v4.fd.get(), POLLIN, 0));
 }
 
 TEST(TcpTransport, PeerResetMidStreamIsReset) {

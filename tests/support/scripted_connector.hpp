@@ -69,8 +69,12 @@ class ScriptedConnector final : public https::Connector {
     current_ = nullptr;
   }
 
+  void network_changed() override { ++network_changes_; }
+
   // Connections handed out so far.
   std::size_t opened() const { return next_; }
+  // Calls of network_changed().
+  int network_changes() const { return network_changes_; }
   // Responses read completely.
   std::size_t exchanges() const { return exchanges_; }
   // The host of the last open().
@@ -82,6 +86,7 @@ class ScriptedConnector final : public https::Connector {
   ScriptedTransport idle_;
   ScriptedTransport* current_ = nullptr;
   std::size_t next_ = 0;
+  int network_changes_ = 0;
   std::size_t opened_failures_ = 0;
   Millis deadline_ = Millis::max();
   int blocks_left_ = 0;

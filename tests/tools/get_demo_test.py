@@ -205,9 +205,11 @@ def case_get_refused():
         check(out == "", f"{args}: stdout {out!r}")
         lines = err.splitlines()
         check(len(lines) == 3, f"{args}: stderr {lines}")
-        check(re.match(r"attempt 1: could not connect: Connection refused \(connect\), retrying in (0\.\d\d|1\.00) s$",
+        # The message names the address tried and what happened to it.
+        refused = f"could not connect: 127.0.0.1:{port} (Connection refused) (connect)"
+        check(re.match("attempt 1: " + re.escape(refused) + r", retrying in (0\.\d\d|1\.00) s$",
                        lines[0]), f"{args}: line {lines[0]!r}")
-        check(lines[1] == "attempt 2: could not connect: Connection refused (connect)", f"{args}: {lines[1]!r}")
+        check(lines[1] == "attempt 2: " + refused, f"{args}: {lines[1]!r}")
         check(lines[2].startswith("stepback get: stopped after 2 attempts: retries_exhausted"),
               f"{args}: {lines[2]!r}")
 

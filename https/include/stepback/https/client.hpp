@@ -174,14 +174,25 @@ class Client {
   // allowed keep-alive) serves this one if it goes to the same origin (scheme, host, port),
   // after the liveness check every kept connection gets; any other connection is closed.
   [[nodiscard]] Status start(const RequestSpec& spec);
-  // Advances the request at `now` (monotonic), doing bounded work; never blocks except in
-  // the connector (TcpTlsConnector: getaddrinfo for names).
+  // Advances the request at `now` (monotonic), doing bounded work; never blocks (with
+  // TcpTlsConnector, names go through a non-blocking Resolver unless the app chose
+  // GetaddrinfoResolver).
   [[nodiscard]] ClientNext step(Millis now);
   // Ends the request with Outcome::kCancelled and closes the connection (also one kept
   // open after a request that is done).
   void cancel();
-  // Connectivity has returned: shortens a backoff wait (see RetryMachine).
-  void network_available(Millis now) { machine_.network_available(now); }
+  // Connectivity has returned, or the device switched networks (Android's
+  // ConnectivityManager.NetworkCallback onAvailable / onLost of the default network, Apple's
+  // NWPathMonitor): what belongs to the old network is dropped and waiting is cut short.
+  //   - a kept-alive connection is closed (the next attempt opens one on the new network);
+  //   - a lookup or connect under way starts over at once (nothing of the request has left,
+  //     so this is the same attempt, not a retry), after Connector::network_changed();
+  //   - a backoff wait shrinks as RetryMachine::network_available() says (a server-requested
+  //     wait is kept);
+  //   - a request or response on its way is left alone: if the old path is gone it ends on
+  //     the read timeout and is retried.
+  // Then call step() (the answer to the last step() may have changed).
+  void network_available(Millis now);
   // The result; meaningful after step() answered kDone.
   const ClientResult& result() const { return result_; }
   // The first field named `name` (case-insensitive) of the last response head received, a
@@ -298,9 +309,11 @@ class Client {
   bool sink_failed_ = false;      // The sink refused a restart.
   bool refetch_ = false;          // This response's range was unusable; fetch the body whole.
   bool refresh_token_ = false;    // The next attempt asks the app for a fresh token.
+  bool reconnect_ = false;        // network_available() cut the connect under way: open again.
   bool token_refreshed_ = false;  // The last attempt already carried a refreshed token.
   IntegrityCheck integrity_;      // Digests over every delivered byte of the representation.
   char integrity_message_[kIntegrityMessageMax] = {};
+  char deadline_message_[256] = {};  // "the retry deadline passed while connecting to 'host'"
   std::uint32_t connections_ = 0;
 };
 

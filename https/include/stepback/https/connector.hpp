@@ -44,6 +44,10 @@ class Connector {
   virtual void exchange_done() = 0;
   // Closes the connection, if any; safe to call twice.
   virtual void close() = 0;
+  // The device's network changed or came back (Client::network_available()): whatever the
+  // connector keeps that belongs to the old network (resolver configuration, cached
+  // addresses) is refreshed. Called outside step(), after close(); nothing by default.
+  virtual void network_changed() {}
 
  protected:
   Connector() = default;

@@ -6,10 +6,9 @@
 // brackets) is parsed by getaddrinfo(AI_NUMERICHOST) and never reaches DNS; a host made only
 // of digits and dots that does not parse is rejected as kInvalidArgument, not looked up. Any
 // other name goes through getaddrinfo(), which BLOCKS the calling thread for as long as the
-// system resolver takes (seconds when the network is bad). An application that must never
-// block resolves names itself (on a worker thread, or with an asynchronous resolver such as
-// Android's DnsResolver or Apple's Network framework) and passes numeric addresses, either
-// as the host or through the SocketAddress overload of start().
+// system resolver takes (seconds when the network is bad). TcpTlsConnector never calls that
+// overload for a name: it resolves through a non-blocking Resolver (resolver.hpp) and passes
+// the addresses to the SocketAddress overload of start(), as any app that must not block does.
 //
 // Memory. Resolved addresses are copied into a fixed array inside the object; after
 // getaddrinfo's own list is freed nothing is kept on the heap. getaddrinfo itself allocates
@@ -44,15 +43,29 @@ struct SocketAddress {
 // TCP_NODELAY (a TLS handshake must not stall on Nagle plus delayed ACKs) and never raises
 // SIGPIPE (MSG_NOSIGNAL on Linux and Android, SO_NOSIGPIPE on Apple). Not thread-safe.
 //
-// Connecting: start() resolves the host and begins a connect to its first address;
-// step_connect() is called again whenever fd() is writable or deadline() has passed. The
-// addresses (IPv6 and IPv4, in the resolver's order) are tried one after the other: a refused
-// or unreachable address is left at once for the next, and the connect timeout applies to
-// each address separately, so the worst case is count x timeout.
+// Connecting races the addresses per Happy Eyeballs v2 (RFC 8305): they are ordered IPv6
+// first, the families alternating (each family keeping the resolver's order); the first
+// connect starts at once, and the next one when the previous failed or after
+// kConnectionAttemptDelay without a connection, the earlier ones left running. The first to
+// connect wins and the others are closed. The connect timeout bounds the whole race (curl's
+// --connect-timeout does the same), so a black-holed IPv6 costs 250 ms, not a timeout. When
+// every address failed, step_connect() reports one failure and describe_failure() names
+// each address and what happened to it.
+//
+// The wait contract with several connects in flight: fd() is one descriptor the loop polls
+// for wants(). On Linux and Android it is an epoll instance holding every connecting socket
+// (readable when any of them is ready); elsewhere it is the newest socket, and deadline()
+// comes at most kOtherAttemptsPoll later so the older ones are checked too. deadline() is
+// also never later than the start of the next attempt.
 class TcpTransport final : public Transport {
  public:
   // The most addresses one start() tries; further resolver results are ignored.
   static constexpr std::size_t kMaxAddresses = 8;
+  // How long a connect runs alone before the next address is tried too (RFC 8305 section 5
+  // recommends 250 ms).
+  static constexpr Millis kConnectionAttemptDelay{250};
+  // Without epoll, how long the loop may sleep on the newest socket while older ones connect.
+  static constexpr Millis kOtherAttemptsPoll{10};
 
   // A transport with no connection; fd() is -1 until start().
   TcpTransport() = default;
@@ -76,14 +89,21 @@ class TcpTransport final : public Transport {
                              Millis connect_timeout);
 
   // Advances the connect at monotonic time `now`: kOk once connected (also on later calls),
-  // kWouldBlock while waiting (poll fd() for writing until deadline()), or the failure of the
-  // last address tried once every address failed: kConnectFailed (refused, unreachable),
-  // kConnectTimeout (no answer within the timeout), kError (an unexpected OS error). kError
-  // also when start() was not called or close() was.
+  // kWouldBlock while waiting (poll fd() for wants() until deadline()), or, once every address
+  // failed: kConnectTimeout when none of them answered within the timeout, else
+  // kConnectFailed (refused, unreachable) or kError (an unexpected OS error). kError also when
+  // start() was not called or close() was.
   [[nodiscard]] Status step_connect(Millis now);
 
-  // When the current address's connect times out; Millis::max() when not connecting.
+  // While connecting, when step_connect() must run again even if fd() stays quiet (the
+  // timeout, the next attempt, a check of older attempts); Millis::max() when not connecting.
   Millis deadline() const;
+  // After a failed connect, each address tried and what happened to it, into `out` (always
+  // NUL-terminated): "[::1]:443 (no answer), 127.0.0.1:443 (Connection refused)". How many
+  // addresses were tried.
+  std::size_t describe_failure(char* out, std::size_t size) const;
+  // How many connects are under way now (0 when not connecting).
+  std::size_t attempts_in_flight() const;
   // Whether a connection is established now (step_connect() returned kOk and no close()).
   bool connected() const { return state_ == State::kConnected; }
   // Whether a connection was established at any point since the last start(), even if it
@@ -111,18 +131,32 @@ class TcpTransport final : public Transport {
  private:
   enum class State : std::uint8_t { kIdle, kConnecting, kConnected, kFailed, kClosed };
 
-  // Tries addresses from next_address_ on until one connects or waits; returns the
-  // step_connect() result.
-  Status connect_next(Millis now);
-  // Closes the descriptor of a failed address and records `failure` as the latest result.
-  void abandon_address(Status failure, int error);
+  // Orders addresses_ for the race and starts it; the start() result.
+  Status begin_race(Millis now);
+  // Starts attempts that are due; the step_connect() result.
+  Status advance(Millis now);
+  // Starts a connect to the next address: kOk when it connected at once, kWouldBlock when
+  // under way, or its failure (recorded).
+  Status start_attempt(Millis now);
+  // Closes attempt `i` (an index into addresses_) and records why it failed.
+  void fail_attempt(std::size_t i, int error);
+  // Keeps attempt `i`'s socket as the connection and closes every other one.
+  Status win(std::size_t i);
+  // Sets fd_, wants_ and wake_ from the attempts in flight.
+  void expose_attempts(Millis now);
+  void close_attempts();
 
   SocketAddress addresses_[kMaxAddresses];
+  int attempt_fd_[kMaxAddresses] = {};     // The socket of each address while its connect runs.
+  int attempt_error_[kMaxAddresses] = {};  // errno of each failed address; 0 when none.
   std::size_t address_count_ = 0;
   std::size_t next_address_ = 0;
   Millis connect_timeout_{};
-  Millis deadline_ = Millis::max();
+  Millis deadline_ = Millis::max();   // The end of the whole race.
+  Millis next_attempt_at_ = Millis::max();
+  Millis wake_ = Millis::max();       // What deadline() answers while connecting.
   int fd_ = -1;
+  int poll_fd_ = -1;                  // The epoll instance over the attempts (Linux).
   int last_error_ = 0;
   Status failure_ = Status::kError;
   State state_ = State::kIdle;

@@ -198,8 +198,12 @@ class Upload {
   // nothing changes) if `available` is below what was available before, or the size was
   // already final and differs.
   [[nodiscard]] https::Status extend(std::uint64_t available, bool final);
-  // Connectivity has returned: shortens a backoff wait (see RetryMachine).
-  void network_available(Millis now) { machine_.network_available(now); }
+  // Connectivity has returned or the network changed: the exchange's Client drops what
+  // belongs to the old network (https::Client::network_available) and a backoff wait shrinks.
+  void network_available(Millis now) {
+    client_.network_available(now);
+    machine_.network_available(now);
+  }
 
   // The result; meaningful after step() answered kDone.
   const UploadResult& result() const { return result_; }

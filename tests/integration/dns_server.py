@@ -1,0 +1,243 @@
+#!/usr/bin/env python3
+"""A scripted DNS server (UDP and TCP) for the resolver's integration tests.
+
+Standard library only. It binds one ephemeral port on 127.0.0.1 for both UDP and TCP,
+writes the port to --port-file once both listen, and answers each query by the first label
+of the name asked for (up to its first '-', so "nx-typo.test" is "nx"):
+
+  ok        A 127.0.0.1 and AAAA ::1 (TTL 60)
+  v4        A 127.0.0.1; AAAA: NOERROR with no answer
+  v6        AAAA ::1; A: NOERROR with no answer
+  nodata    NOERROR with no answer for both
+  nx        NXDOMAIN (with an SOA in the authority section, as real servers send)
+  servfail  SERVFAIL
+  refused   REFUSED
+  silent    no reply at all
+  slow      the `ok` answer after --delay seconds (other queries are answered meanwhile)
+  garbage   40 random bytes, not DNS at all
+  short     the query's ID with QR set and the message cut inside the question (malformed)
+  tc        over UDP a truncated reply (TC=1, no answer); over TCP the `ok` answer
+  anything else: NXDOMAIN
+
+--log-file gets one line per query, flushed at once:  query proto=udp|tcp name=N type=A|AAAA|T
+The server exits by itself after --lifetime seconds, or when its parent process is gone.
+"""
+
+import argparse
+import os
+import random
+import socket
+import struct
+import sys
+import threading
+import time
+
+TYPE_A, TYPE_AAAA, TYPE_SOA = 1, 28, 6
+NOERROR, FORMERR, SERVFAIL, NXDOMAIN, REFUSED = 0, 1, 2, 3, 5
+
+LOG_LOCK = threading.Lock()
+
+
+def log(path, line):
+    if not path:
+        return
+    with LOG_LOCK:
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(line + "\n")
+            f.flush()
+
+
+def parse_query(data):
+    """(id, flags, name, qtype, question bytes) of a query, or None if it is not one."""
+    if len(data) < 12:
+        return None
+    qid, flags, qdcount = struct.unpack("!HHH", data[:6])
+    if qdcount < 1:
+        return None
+    labels, i = [], 12
+    while True:
+        if i >= len(data):
+            return None
+        n = data[i]
+        i += 1
+        if n == 0:
+            break
+        if n & 0xC0 or i + n > len(data):
+            return None
+        labels.append(data[i:i + n].decode("ascii", "replace"))
+        i += n
+    if i + 4 > len(data):
+        return None
+    qtype, _qclass = struct.unpack("!HH", data[i:i + 4])
+    return qid, flags, ".".join(labels).lower(), qtype, data[12:i + 4]
+
+
+def behaviour(name):
+    first = name.split(".", 1)[0]
+    return first.split("-", 1)[0]
+
+
+def message(qid, query_flags, question, rcode, answers=(), authority=(), tc=False):
+    flags = 0x8000 | (query_flags & 0x0100) | 0x0080 | rcode  # QR, RD copied, RA.
+    if tc:
+        flags |= 0x0200
+    head = struct.pack("!HHHHHH", qid, flags, 1, len(answers), len(authority), 0)
+    return head + question + b"".join(answers) + b"".join(authority)
+
+
+def record(rtype, rdata, ttl=60):
+    # The owner is a pointer to the question's name at offset 12.
+    return struct.pack("!HHHIH", 0xC00C, rtype, 1, ttl, len(rdata)) + rdata
+
+
+def soa():
+    mname = b"\x02ns\x04test\x00"
+    rname = b"\x0ahostmaster\x04test\x00"
+    rdata = mname + rname + struct.pack("!IIIII", 1, 3600, 600, 86400, 60)
+    return record(TYPE_SOA, rdata, 60)
+
+
+def ok_answer(qtype, v4=True, v6=True):
+    if qtype == TYPE_A and v4:
+        return [record(TYPE_A, socket.inet_pton(socket.AF_INET, "127.0.0.1"))]
+    if qtype == TYPE_AAAA and v6:
+        return [record(TYPE_AAAA, socket.inet_pton(socket.AF_INET6, "::1"))]
+    return []
+
+
+def answer(data, proto):
+    """The reply to `data` over `proto` ("udp" or "tcp"): bytes, or None for no reply, or
+    ("delay", seconds, bytes)."""
+    q = parse_query(data)
+    if q is None:
+        return None
+    qid, qflags, name, qtype, question = q
+    kind = behaviour(name)
+    if kind == "ok":
+        return message(qid, qflags, question, NOERROR, ok_answer(qtype))
+    if kind == "v4":
+        return message(qid, qflags, question, NOERROR, ok_answer(qtype, v6=False))
+    if kind == "v6":
+        return message(qid, qflags, question, NOERROR, ok_answer(qtype, v4=False))
+    if kind == "nodata":
+        return message(qid, qflags, question, NOERROR, authority=[soa()])
+    if kind == "servfail":
+        return message(qid, qflags, question, SERVFAIL)
+    if kind == "refused":
+        return message(qid, qflags, question, REFUSED)
+    if kind == "silent":
+        return None
+    if kind == "slow":
+        return ("delay", ARGS.delay, message(qid, qflags, question, NOERROR, ok_answer(qtype)))
+    if kind == "garbage":
+        return bytes(random.getrandbits(8) for _ in range(40))
+    if kind == "short":
+        full = message(qid, qflags, question, NOERROR)
+        return full[:12 + 3]
+    if kind == "tc":
+        if proto == "udp":
+            return message(qid, qflags, question, NOERROR, tc=True)
+        return message(qid, qflags, question, NOERROR, ok_answer(qtype))
+    return message(qid, qflags, question, NXDOMAIN, authority=[soa()])
+
+
+def type_name(data):
+    q = parse_query(data)
+    if q is None:
+        return "-", "-"
+    return q[2], {TYPE_A: "A", TYPE_AAAA: "AAAA"}.get(q[3], str(q[3]))
+
+
+def serve_udp(sock):
+    while True:
+        data, peer = sock.recvfrom(65535)
+        name, qtype = type_name(data)
+        log(ARGS.log_file, f"query proto=udp name={name} type={qtype}")
+        reply = answer(data, "udp")
+        if reply is None:
+            continue
+        if isinstance(reply, tuple):
+            _, seconds, payload = reply
+            threading.Timer(seconds, sock.sendto, (payload, peer)).start()
+            continue
+        sock.sendto(reply, peer)
+
+
+def recv_exact(conn, n):
+    buf = b""
+    while len(buf) < n:
+        chunk = conn.recv(n - len(buf))
+        if not chunk:
+            return None
+        buf += chunk
+    return buf
+
+
+def serve_tcp_connection(conn):
+    with conn:
+        while True:
+            head = recv_exact(conn, 2)
+            if head is None:
+                return
+            data = recv_exact(conn, struct.unpack("!H", head)[0])
+            if data is None:
+                return
+            name, qtype = type_name(data)
+            log(ARGS.log_file, f"query proto=tcp name={name} type={qtype}")
+            reply = answer(data, "tcp")
+            if reply is None:
+                continue
+            if isinstance(reply, tuple):
+                time.sleep(reply[1])
+                reply = reply[2]
+            conn.sendall(struct.pack("!H", len(reply)) + reply)
+
+
+def serve_tcp(listener):
+    while True:
+        conn, _ = listener.accept()
+        threading.Thread(target=serve_tcp_connection, args=(conn,), daemon=True).start()
+
+
+def bind_pair():
+    """A UDP and a TCP socket bound to the same ephemeral port on 127.0.0.1."""
+    for _ in range(50):
+        udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        udp.bind(("127.0.0.1", 0))
+        port = udp.getsockname()[1]
+        tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        tcp.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            tcp.bind(("127.0.0.1", port))
+        except OSError:
+            udp.close()
+            tcp.close()
+            continue
+        tcp.listen(16)
+        return udp, tcp, port
+    raise SystemExit("dns_server.py: no port free for both UDP and TCP")
+
+
+def main():
+    udp, tcp, port = bind_pair()
+    threading.Thread(target=serve_udp, args=(udp,), daemon=True).start()
+    threading.Thread(target=serve_tcp, args=(tcp,), daemon=True).start()
+    tmp = ARGS.port_file + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(f"{port}\n")
+    os.rename(tmp, ARGS.port_file)
+    parent = os.getppid()
+    deadline = time.monotonic() + ARGS.lifetime
+    while time.monotonic() < deadline and os.getppid() == parent:
+        time.sleep(0.2)
+    sys.exit(0)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--port-file", required=True)
+    parser.add_argument("--log-file", default="")
+    parser.add_argument("--delay", type=float, default=2.0)
+    parser.add_argument("--lifetime", type=float, default=120.0)
+    ARGS = parser.parse_args()
+    main()
