@@ -287,9 +287,10 @@ CPP
 cmake_minimum_required(VERSION 3.25)
 project(stepback_footprint LANGUAGES C CXX)
 add_subdirectory(${STEPBACK_SOURCE} stepback)
-add_executable(stepback_get_min get_main.cpp ${STEPBACK_SOURCE}/tools/get.cpp)
+add_executable(stepback_get_min get_main.cpp ${STEPBACK_SOURCE}/tools/get.cpp
+               ${STEPBACK_SOURCE}/tools/get_operation.cpp)
 target_compile_definitions(stepback_get_min PRIVATE STEPBACK_VERSION="${stepback_VERSION}")
-target_link_libraries(stepback_get_min PRIVATE stepback_tools stepback::https)
+target_link_libraries(stepback_get_min PRIVATE stepback_tools stepback::https stepback::transfer)
 CMAKE
 
   # Linux targets built with CMake: MinSizeRel (-Os), function/data sections, static and
