@@ -428,7 +428,8 @@ CMAKE
     # shellcheck disable=SC2086
     "${compiler[$t]}" ${target_flags[$t]} -Os -std=c++17 -S "$ctx_probe" -o "$tmp/ctx-$t.s" \
       -I"$repo/core/include" -I"$repo/profiles/include" -I"$repo/platform/include" \
-      -I"$repo/https/include" -isystem "$repo/third_party/mbedtls/include" \
+      -I"$repo/https/include" -I"$repo/https/gcm/include" \
+      -isystem "$repo/third_party/mbedtls/include" \
       -DMBEDTLS_CONFIG_FILE="\"$repo/https/config/stepback_mbedtls_config.h\"" \
       -DSTEPBACK_PROFILE_DESKTOP
     for ty in "${ctx_types[@]}"; do
