@@ -3,7 +3,7 @@
 # for aarch64 and armhf (as an Android .so is built: -shared, -Os, function/data sections,
 # --gc-sections, hidden visibility, --exclude-libs,ALL, stripped) exporting one function that
 # makes one HTTPS GET with the Client and TcpTlsConnector (bench/apk_lib.cpp), linked with
-# the static stepback, nanopb and mbedTLS archives; and the same link with mbedTLS left out
+# the static stepback, nanopb, mbedTLS and c-ares archives; and the same link with mbedTLS left out
 # (its symbols unresolved), to show stepback's own share. glibc stands in for bionic: the
 # C library is dynamic in both, so its size is not counted either way. Run by hand:
 #
@@ -33,7 +33,7 @@ for abi in ${ABIS:-aarch64 armhf}; do
     -DCMAKE_CXX_FLAGS="${arch_flags[$abi]} $flags $cxx_only" >"$b.log" 2>&1
   cmake --build "$b" --target stepback_https stepback_platform stepback_profiles >>"$b.log" 2>&1
   mapfile -t ours < <(find "$b/core" "$b/platform" "$b/profiles" "$b/https" -name '*.a' | sort)
-  mapfile -t mbed < <(find "$b/third_party" -name 'libmbed*.a' | sort)
+  mapfile -t mbed < <(find "$b/third_party" \( -name 'libmbed*.a' -o -name 'libcares*.a' \) | sort)
   inc=(-I"$repo/core/include" -I"$repo/platform/include" -I"$repo/profiles/include"
        -I"$repo/https/include" -I"$repo/https/gcm/include" -I"$repo/third_party/mbedtls/include"
        -DMBEDTLS_CONFIG_FILE="\"$repo/https/config/stepback_mbedtls_config.h\"" -DSTEPBACK_PROFILE_MOBILE)
@@ -54,6 +54,6 @@ for abi in ${ABIS:-aarch64 armhf}; do
   code=$("$p-size" "$b/libwith.so" | awk 'NR == 2 { print $1 + $2 }')
   rows+=("| $abi | $with B ($((with / 1024)) KiB) | $code B | $without B ($((without / 1024)) KiB) | $needed|")
 done
-echo "| ABI | stripped .so, everything (stepback + nanopb + mbedTLS) | its text + data | without mbedTLS | dynamic dependencies |"
+echo "| ABI | stripped .so, everything (stepback + nanopb + mbedTLS + c-ares) | its text + data | without mbedTLS and c-ares | dynamic dependencies |"
 echo "|---|---:|---:|---:|---|"
 printf '%s\n' "${rows[@]}"
