@@ -329,6 +329,16 @@ class CutServer:
                     data += chunk
                 head = data.decode("latin-1").lower()
                 self.heads.append(head)
+                # Read the request body too: closing with unread bytes sends a reset, which
+                # can cut the response the client is still reading (seen under qemu).
+                m = re.search(r"\r\ncontent-length: (\d+)\r\n", head)
+                want = int(m.group(1)) if m else 0
+                got = len(data) - (data.find(b"\r\n\r\n") + 4)
+                while got < want:
+                    chunk = conn.recv(4096)
+                    if not chunk:
+                        break
+                    got += len(chunk)
                 body, status, extra = self.BODY, "200 OK", ""
                 if self.etag:
                     extra += f"ETag: {self.etag}\r\n"
