@@ -7,9 +7,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Tests that pass on the host but cannot run under qemu-user, as "ctest-name reason"; each
-# is expected to be missing from the ARM runs. None at present.
-host_only=()
+# Tests that pass on the host but not on a target, as "preset ctest-name reason"; each is
+# expected to be missing from that target's passed tests (it skips there and says why).
+not_on_target=(
+  "linux-armhf-mobile https.gcm_test.GcmEngine.CounterWrapsModulo2To32 32-bit ARM has no pipelined AES-GCM engine; the software path's counter is mbedTLS's own"
+)
 
 log_dir=$(mktemp -d)
 trap 'rm -rf "$log_dir"' EXIT
@@ -37,19 +39,23 @@ for preset in linux-aarch64-mobile linux-armhf-mobile; do
 done
 
 passed_tests "$log_dir/mobile.log" > "$log_dir/host.passed"
-for entry in "${host_only[@]}"; do
-  echo "host only: $entry"
-done
-printf '%s\n' "${host_only[@]%% *}" | sed '/^$/d' | sort > "$log_dir/host_only"
-comm -23 "$log_dir/host.passed" "$log_dir/host_only" > "$log_dir/expected"
 
 echo "== pass counts"
-echo "host mobile: $(wc -l < "$log_dir/host.passed") passed ($(wc -l < "$log_dir/host_only") host only)"
+echo "host mobile: $(wc -l < "$log_dir/host.passed") passed"
 status=0
 for preset in linux-aarch64-mobile linux-armhf-mobile; do
+  : > "$log_dir/$preset.not_on"
+  for entry in "${not_on_target[@]}"; do
+    read -r target name reason <<< "$entry"
+    [ "$target" = "$preset" ] || continue
+    echo "$preset: not expected to pass $name ($reason)"
+    echo "$name" >> "$log_dir/$preset.not_on"
+  done
+  sort -o "$log_dir/$preset.not_on" "$log_dir/$preset.not_on"
+  comm -23 "$log_dir/host.passed" "$log_dir/$preset.not_on" > "$log_dir/$preset.expected"
   passed_tests "$log_dir/$preset.log" > "$log_dir/$preset.passed"
   echo "$preset: $(wc -l < "$log_dir/$preset.passed") passed"
-  if ! diff -u --label host --label "$preset" "$log_dir/expected" "$log_dir/$preset.passed"; then
+  if ! diff -u --label host --label "$preset" "$log_dir/$preset.expected" "$log_dir/$preset.passed"; then
     echo "test_cross: $preset does not pass the same tests as the host (diff above)" >&2
     status=1
   fi
