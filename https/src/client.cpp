@@ -291,6 +291,7 @@ void Client::reset_exchange(Millis now) {
   skip_ = 0;
   body_use_ = BodyUse::kUndecided;
   refetch_ = false;
+  send_stopped_ = false;
   parser_.reset(spec_.head.method == "HEAD");
   io_deadline_ = now + options_.timeouts.read;
 }
@@ -374,12 +375,29 @@ Client::Step Client::on_send(Millis now) {
       continue;
     }
     if (s == Status::kWouldBlock) {
-      if (now >= attempt_limit()) return fail_attempt(now, Status::kTimeout, "the request stalled: nothing could be sent for the read timeout");
+      if (now >= attempt_limit()) {
+        return send_stopped(now, Status::kTimeout,
+                            "the request stalled: nothing could be sent for the read timeout");
+      }
       return wait_io(stream().fd(), stream().wants(), attempt_limit(), Phase::kSending);
     }
-    return fail_attempt(now, s, "the connection failed while sending the request");
+    return send_stopped(now, s, "the connection failed while sending the request");
   }
   io_deadline_ = now + options_.timeouts.read;
+  return go(Phase::kReceiving);
+}
+
+// A server may answer before it has read the whole request (a 413 from the head alone) and
+// close; the client's send then fails, the unread body making the close a reset. Whatever
+// the server sent before is already in the receive queue: the exchange turns to reading it
+// (a reset connection reports its end at once; no more than the read timeout is waited), and
+// reports the send's failure when no whole response comes. Only once the head has left,
+// since a server answers only a request it has seen; never on to a kept connection after.
+Client::Step Client::send_stopped(Millis now, Status status, const char* message) {
+  if (sent_ < head_size_) return fail_attempt(now, status, message);
+  send_stopped_ = true;
+  send_failure_ = status;
+  send_failure_message_ = message;
   return go(Phase::kReceiving);
 }
 
@@ -407,11 +425,19 @@ Client::Step Client::on_receive(Millis now) {
                             : e == Status::kError        ? "the body sink refused the body"
                                                          : "the response is not valid HTTP/1.1");
       }
-      if (p == ParseProgress::kDone) return end_response(now, consumed == n);
+      if (p == ParseProgress::kDone) return end_response(now, consumed == n && !send_stopped_);
       continue;
+    }
+    if (send_stopped_ && s != Status::kWouldBlock) {
+      // An early answer was cut, or there was none: the send's failure is the attempt's.
+      if (s == Status::kClosed && parser_.finish() == ParseProgress::kDone) {
+        return end_response(now, false);
+      }
+      return fail_attempt(now, send_failure_, send_failure_message_);
     }
     if (s == Status::kWouldBlock) {
       if (now >= attempt_limit()) {
+        if (send_stopped_) return fail_attempt(now, send_failure_, send_failure_message_);
         return fail_attempt(now, Status::kTimeout,
                             parser_.started() ? "the response stalled: no byte for the read timeout"
                                               : "timed out waiting for the response");

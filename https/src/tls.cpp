@@ -163,6 +163,7 @@ Status TlsTransport::start(Transport& lower, TlsClientConfig& config, const char
   lower_ = &lower;
   config_ = &config;
   lower_status_ = Status::kOk;
+  send_failure_ = Status::kOk;
   wants_ = IoInterest::kNone;
   resumed_ = false;
   handshake_done_ = false;
@@ -237,6 +238,9 @@ const char* TlsTransport::version() const {
 
 Status TlsTransport::send(ConstBytes data, std::size_t* sent) {
   *sent = 0;
+  if (send_failure_ != Status::kOk) {
+    return send_failure_ == Status::kClosed ? Status::kReset : send_failure_;
+  }
   const int ret = mbedtls_ssl_write(&ssl_, data.data, data.size);
   if (ret >= 0) {
     *sent = static_cast<std::size_t>(ret);
@@ -290,10 +294,12 @@ int TlsTransport::verify_certificate(void* self, mbedtls_x509_crt* crt, int dept
 
 int TlsTransport::bio_send(void* self, const unsigned char* buf, std::size_t len) {
   auto* t = static_cast<TlsTransport*>(self);
+  if (t->send_failure_ != Status::kOk) return static_cast<int>(len);  // Can never arrive.
   std::size_t sent = 0;
   t->lower_status_ = t->lower_->send(ConstBytes{buf, len}, &sent);
   if (t->lower_status_ == Status::kOk) return static_cast<int>(sent);
   if (t->lower_status_ == Status::kWouldBlock) return MBEDTLS_ERR_SSL_WANT_WRITE;
+  t->send_failure_ = t->lower_status_;
   return MBEDTLS_ERR_SSL_INTERNAL_ERROR;  // from_mbedtls() reports lower_status_.
 }
 

@@ -30,8 +30,9 @@
 
 namespace stepback::integration {
 
-// How long a server may take to start listening.
-inline constexpr int kStartTimeoutMs = 10000;
+// How long a server may take to start listening: generous, since a Python server behind a
+// version manager's shim took over 10 s to start on a machine loaded by parallel builds.
+inline constexpr int kStartTimeoutMs = 30000;
 // How long run_client() lets one request with all its retries take before cancelling.
 inline constexpr int kRunWallLimitMs = 25000;
 

@@ -23,6 +23,11 @@ An action is an object; every field is optional:
   retry_info_proto    seconds: the body is a google.rpc.Status carrying a RetryInfo with this
                       retry_delay, Content-Type application/x-protobuf (bytes built by hand)
   retry_info_json     seconds: the same in its JSON form, Content-Type application/json
+  early               seconds: answer as soon as the request head is read, without reading
+                      its body, wait this long (the answer reaches the client; a close at
+                      once could discard it with the reset), then close: the unread body
+                      bytes make the close a reset, which fails the client's send. A server
+                      that refuses an upload early, e.g. 413 before an 8 MB body
 
 --log-file gets one line per event, flushed at once, for the test to read:
   handshake conn=N version=TLSv1.3 reused=0|1
@@ -123,6 +128,10 @@ class Server:
         with LOCK:
             self.log_file.write(line + "\n")
 
+    def peek_action(self):
+        with LOCK:
+            return self.script[min(STATE["next"], len(self.script) - 1)]
+
     def next_action(self):
         with LOCK:
             i = min(STATE["next"], len(self.script) - 1)
@@ -139,10 +148,20 @@ class Server:
                          % (conn_id, sock.version(), int(sock.session_reused)))
             buf = b""
             while True:
-                request, buf = read_request(sock, buf)
-                if request is None:
+                head, buf = read_head(sock, buf)
+                if head is None:
                     return
-                method, target, body, headers = request
+                method, target, length, headers = head
+                if self.peek_action().get("early"):
+                    self.log("request conn=%d method=%s target=%s body=unread"
+                             % (conn_id, method, target))
+                    action = self.next_action()
+                    self.respond(sock, action, headers)
+                    time.sleep(float(action["early"]))
+                    return
+                body, buf = read_body(sock, buf, length)
+                if body is None:
+                    return
                 self.log("request conn=%d method=%s target=%s body=%d range=%s if_range=%s"
                          % (conn_id, method, target, len(body),
                             headers.get("range", "-").replace("bytes=", "").rstrip("-") or "-",
@@ -258,8 +277,9 @@ class Server:
         os._exit(0)
 
 
-def read_request(sock, buf):
-    """Reads one request: (method, target, body, headers) and the bytes after it, or (None, b"")."""
+def read_head(sock, buf):
+    """Reads one request head: (method, target, body length, headers) and the bytes after it,
+    or (None, b"")."""
     while b"\r\n\r\n" not in buf:
         if len(buf) > 65536:
             raise ValueError("request head too large")
@@ -277,12 +297,18 @@ def read_request(sock, buf):
         headers[name.strip().lower()] = value.strip()
         if name.strip().lower() == "content-length":
             length = int(value.strip())
+    return (method, target, length, headers), buf
+
+
+def read_body(sock, buf, length):
+    """Reads a body of `length` bytes: the body and the bytes after it, or (None, b"")."""
+    buf = bytearray(buf)  # Appends in place: a multi-megabyte body in 16 KiB records.
     while len(buf) < length:
         data = sock.recv(65536)
         if not data:
             return None, b""
         buf += data
-    return (method, target, buf[:length], headers), buf[length:]
+    return bytes(buf[:length]), bytes(buf[length:])
 
 
 def main():

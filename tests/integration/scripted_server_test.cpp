@@ -244,6 +244,42 @@ TEST_F(ScriptedServerTest, PostIsNotRetriedOn500) {
   EXPECT_EQ(run.result.status, 500);
 }
 
+// A server that refuses an upload from its head alone answers before reading the body and
+// closes; the client's send then fails (the unread bytes make the close a reset), but the
+// answer is in the receive queue: it must be read and reported, not lost as "failed while
+// sending". (Under TLS 1.3, mbedTLS flushes pending output while it reads the server's
+// session tickets; that flush must not end the read.)
+TEST_F(ScriptedServerTest, AnEarly413BeforeAnUnreadBodyIsTheAnswer) {
+  ClientSetup setup = serve(
+      R"([{"status": 413, "body": "the object is too large", "early": 0.3},
+          {"status": 201, "body": "must not be reached"}])");
+  setup.method = "POST";
+  setup.body.assign(8u << 20, 'x');
+  const RunResult run = run_client(setup);
+  EXPECT_EQ(run.result.outcome, Outcome::kTerminalStatus) << run.summary();
+  EXPECT_EQ(run.result.attempts, 1U);
+  EXPECT_EQ(run.result.status, 413);
+  EXPECT_EQ(run.body, "the object is too large");
+  EXPECT_EQ(logged("request"), 1) << server_.log();
+}
+
+// The same with an early 503: the server has not processed the POST, so it is retried, on a
+// new connection (the old one is unusable, its body half sent).
+TEST_F(ScriptedServerTest, AnEarly503BeforeAnUnreadBodyIsRetried) {
+  ClientSetup setup = serve(
+      R"([{"status": 503, "early": 0.3}, {"status": 201, "body": "created"}])");
+  setup.method = "POST";
+  setup.body.assign(8u << 20, 'x');
+  const RunResult run = run_client(setup);
+  EXPECT_EQ(run.result.outcome, Outcome::kSuccess) << run.summary();
+  EXPECT_EQ(run.result.attempts, 2U);
+  EXPECT_EQ(run.result.status, 201);
+  EXPECT_EQ(run.body, "created");
+  EXPECT_EQ(run.connections, 2U);
+  EXPECT_EQ(count_of(server_.log(), "body=unread"), 1) << server_.log();
+  EXPECT_EQ(count_of(server_.log(), "body=8388608"), 1) << server_.log();
+}
+
 TEST_F(ScriptedServerTest, GarbageResponseIsATerminalProtocolFailure) {
   const RunResult run = run_client(
       serve(R"([{"raw": "SSH-2.0-OpenSSH_9.2\r\n\r\n"}, {"status": 200}])"));

@@ -247,6 +247,7 @@ class Client {
   Step open_connection(Millis now);
   Step end_response(Millis now, bool reusable);
   Step fail_attempt(Millis now, Status status, const char* message);
+  Step send_stopped(Millis now, Status status, const char* message);
   Step report(Millis now, const AttemptResult& result);
   Step stop(Millis now, Outcome outcome, Status status, const char* message);
   // Ends the request because the sink cannot start the body over (kRestartRefused).
@@ -308,6 +309,13 @@ class Client {
   bool resumed_ = false;
   bool sink_failed_ = false;      // The sink refused a restart.
   bool refetch_ = false;          // This response's range was unusable; fetch the body whole.
+  // Sending stopped (failed, or stalled for the read timeout) after the request head had
+  // left: the server may have answered early (413 before reading the body) and closed.
+  // The answer already received is read; without one, the attempt fails with the send's
+  // failure.
+  bool send_stopped_ = false;
+  Status send_failure_ = Status::kOk;
+  const char* send_failure_message_ = "";
   bool refresh_token_ = false;    // The next attempt asks the app for a fresh token.
   bool reconnect_ = false;        // network_available() cut the connect under way: open again.
   bool token_refreshed_ = false;  // The last attempt already carried a refreshed token.

@@ -148,6 +148,11 @@ class TlsTransport final : public Transport {
   Transport* lower_ = nullptr;
   const TlsClientConfig* config_ = nullptr;
   Status lower_status_ = Status::kOk;  // What the lower transport last reported.
+  // A send of the lower transport failed for good (reset, closed): what it reported. Later
+  // sends report it at once, and the bytes mbedTLS flushes by itself while reading (TLS 1.3
+  // flushes pending output after a NewSessionTicket) are dropped, so that the records the
+  // server sent before it closed can still be read (an early 413).
+  Status send_failure_ = Status::kOk;
   IoInterest wants_ = IoInterest::kNone;
   bool started_ = false;
   bool resumed_ = false;
