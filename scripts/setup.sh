@@ -18,6 +18,7 @@ packages=(
   curl file procps                         # bench/https_bench.sh: the reference client, file, pgrep
   protobuf-compiler python3-protobuf       # nanopb generator (freshness check of https/proto)
   clang libclang-rt-14-dev                 # asan-ubsan preset: the suite built with clang, sanitizers
+  clang-format clang-tidy                  # scripts/lint.sh (format in the test command; --tidy by hand)
   lld android-libnativehelper-dev android-platform-frameworks-native-headers  # scripts/check_android.sh
 )
 
