@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "content_range.hpp"
 #include "http1_text.hpp"
 #include "stepback/https/failure.hpp"
 #include "stepback/https/http_date.hpp"
@@ -50,36 +51,6 @@ bool has_precondition(const RequestHead& head) {
 
 bool is_safe_method(std::string_view m) {
   return m == "GET" || m == "HEAD" || m == "OPTIONS" || m == "TRACE";
-}
-
-// Parses "bytes FIRST-LAST/TOTAL" (TOTAL may be "*"); false when malformed.
-bool parse_content_range(std::string_view v, std::uint64_t* first, std::uint64_t* last,
-                         std::optional<std::uint64_t>* total) {
-  if (http1_text::sub(v, 0, 6) != "bytes ") return false;
-  v.remove_prefix(6);
-  auto number = [&v](std::uint64_t* out) {
-    std::size_t i = 0;
-    std::uint64_t n = 0;
-    for (; i < v.size() && v[i] >= '0' && v[i] <= '9' && i < 19; ++i) {
-      n = n * 10 + static_cast<std::uint64_t>(v[i] - '0');
-    }
-    if (i == 0) return false;
-    v.remove_prefix(i);
-    *out = n;
-    return true;
-  };
-  std::uint64_t t = 0;
-  if (!number(first) || v.empty() || v[0] != '-') return false;
-  v.remove_prefix(1);
-  if (!number(last) || v.empty() || v[0] != '/' || *last < *first) return false;
-  v.remove_prefix(1);
-  if (v == "*") {
-    *total = std::nullopt;
-    return true;
-  }
-  if (!number(&t) || !v.empty() || t <= *last) return false;
-  *total = t;
-  return true;
 }
 
 // Appends `text` at `*at` in `out`; false when it does not fit.
@@ -726,7 +697,7 @@ void Client::decide_body(Millis now) {
     std::uint64_t last = 0;
     std::optional<std::uint64_t> total;
     const auto range = parser_.header("content-range");
-    if (range && parse_content_range(*range, &first, &last, &total) && first == delivered_ &&
+    if (range && detail::parse_content_range(*range, &first, &last, &total) && first == delivered_ &&
         (!total_ || !total || *total == *total_)) {
       if (total) total_ = total;
       take_digests(/*whole_body=*/false);

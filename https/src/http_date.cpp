@@ -170,7 +170,9 @@ std::optional<Millis> parse_retry_after(std::string_view value, Millis wall_now)
   const std::optional<std::int64_t> date = parse_http_date(value, wall_now);
   if (!date) return std::nullopt;
   if (*date <= 0) return Millis(0);
-  return Millis(static_cast<std::uint64_t>(*date) * 1000) - wall_now;
+  // Saturating: a two-digit RFC 850 year read against a clock near Millis::max() can name a
+  // date past it, which a plain multiplication would wrap to a small value.
+  return Millis::seconds(static_cast<std::uint64_t>(*date)) - wall_now;
 }
 
 }  // namespace stepback::https

@@ -129,6 +129,19 @@ TEST(Http1Date, Rfc850TwoDigitYearIsWithinFiftyYearsOfNow) {
   EXPECT_EQ(year_of("Friday, 01-Jan-21 00:00:00 GMT", Millis(0)), 1921);
 }
 
+// A date past Millis::max() saturates there: the delay is the rest of the clock's range, never
+// a wrapped multiplication's small value (found by tests/fuzz/retry_after_fuzz.cpp).
+TEST(Http1Date, RetryAfterDatePastMillisRangeSaturates) {
+  // About 31 years before Millis::max() (year 584555987); "27" expands to 40 years ahead.
+  const Millis now(0xFFFFFF172B5AEFFFu);
+  const std::optional<std::int64_t> date = parse_http_date("Friday, 01-Jan-27 00:00:00 GMT", now);
+  ASSERT_TRUE(date.has_value());
+  ASSERT_GT(*date, static_cast<std::int64_t>(Millis::max().count() / 1000));
+  const std::optional<Millis> delay = parse_retry_after("Friday, 01-Jan-27 00:00:00 GMT", now);
+  ASSERT_TRUE(delay.has_value());
+  EXPECT_EQ(delay->count(), (Millis::max() - now).count());
+}
+
 struct RetryAfterCase {
   const char* value;
   std::optional<Millis> delay;

@@ -1,8 +1,10 @@
-# Tests of the RetryInfo readers, and the freshness check of the generated nanopb code.
+# Tests of the RetryInfo readers, their fuzz target's corpus replay, and the freshness check
+# of the generated nanopb code.
 stepback_add_test(retry_info_test
   retry_info_duration_test.cpp
   retry_info_json_test.cpp
   retry_info_proto_test.cpp)
+include(${CMAKE_CURRENT_LIST_DIR}/../fuzz/retry_info.cmake)
 
 # Regenerates https/proto/*.pb.[ch] into a temporary folder and diffs: fails when they are
 # stale. Without protoc or python3-protobuf it is skipped locally (exit 77) and fails in CI

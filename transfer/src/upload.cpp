@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "held_range.hpp"
 #include "stepback/https/failure.hpp"
 
 namespace stepback::transfer {
@@ -24,21 +25,6 @@ char* write_u64(char* out, std::uint64_t v) {
 char* write_text(char* out, std::string_view s) {
   std::memcpy(out, s.data(), s.size());
   return out + s.size();
-}
-
-// Parses the value of a 308's Range field, "bytes=0-K", into the count of bytes held, K + 1.
-bool parse_held(std::string_view v, std::uint64_t* held) {
-  constexpr std::string_view kPrefix = "bytes=0-";
-  if (v.substr(0, kPrefix.size()) != kPrefix) return false;
-  v.remove_prefix(kPrefix.size());
-  if (v.empty() || v.size() > 19) return false;
-  std::uint64_t last = 0;
-  for (const char c : v) {
-    if (c < '0' || c > '9') return false;
-    last = last * 10 + static_cast<std::uint64_t>(c - '0');
-  }
-  *held = last + 1;
-  return true;
 }
 
 // The policy of one exchange: the session's classification of statuses and failures, no
@@ -116,7 +102,7 @@ Status Upload::start(const UploadSpec& spec) {
   crc_ = 0;
   hashed_ = 0;
   returned_.clear();
-  scan_ = JsonScan{};
+  scan_ = detail::MetadataDigestScan{};
   resume_wait_ = Millis(0);
   wait_until_ = Millis(0);
   fresh_machine();
@@ -397,7 +383,7 @@ UploadNext Upload::on_session_answer(Millis now) {
   }
   std::uint64_t held = 0;
   if (const auto range = client_.response_header("range")) {
-    if (!parse_held(*range, &held)) {
+    if (!detail::parse_held(*range, &held)) {
       return finish(now, Outcome::kTerminalFailure, Status::kProtocol,
                     "the 308's Range is not of the form bytes=0-K");
     }
@@ -660,74 +646,6 @@ UploadNext Upload::check_integrity(Millis now, Outcome outcome) {
   return finish(now, Outcome::kTerminalFailure, Status::kIntegrity, integrity_message_);
 }
 
-// Scans the metadata JSON as it streams for the top-level "crc32c" and "md5Hash" strings
-// (Cloud Storage's object resource) and takes them as the server's digests. Bounded state;
-// anything it does not understand is skipped, never trusted.
-void Upload::scan_metadata(https::ConstBytes data) {
-  JsonScan& j = scan_;
-  for (std::size_t i = 0; i < data.size; ++i) {
-    const char c = static_cast<char>(data.data[i]);
-    if (j.in_string) {
-      if (j.escape) {
-        j.escape = false;
-        j.length = sizeof j.text + 1;  // An escaped key or value is none of ours.
-      } else if (c == '\\') {
-        j.escape = true;
-      } else if (c == '"') {
-        j.in_string = false;
-        const std::string_view text(j.text, j.length <= sizeof j.text ? j.length : 0);
-        if (j.is_key) {
-          j.key = text == "crc32c" ? 1 : text == "md5Hash" ? 2 : 0;
-          j.key_next = false;
-        } else if (j.key != 0 && !text.empty()) {
-          char item[48];
-          char* at = write_text(item, j.key == 1 ? "crc32c=" : "md5=");
-          at = write_text(at, text);
-          (void)returned_.add_x_goog_hash(std::string_view(item, static_cast<std::size_t>(at - item)));
-          j.key = 0;
-        }
-      } else if (j.length < sizeof j.text) {
-        j.text[j.length++] = c;
-      } else {
-        j.length = sizeof j.text + 1;
-      }
-      continue;
-    }
-    switch (c) {
-      case '"':
-        j.in_string = true;
-        j.escape = false;
-        j.length = 0;
-        j.is_key = j.depth == 1 && j.key_next;
-        if (!j.is_key && !(j.depth == 1 && j.value_next)) j.length = sizeof j.text + 1;
-        j.value_next = false;
-        break;
-      case '{':
-      case '[':
-        if (j.depth < 255) ++j.depth;
-        j.key_next = j.depth == 1 && c == '{';
-        j.value_next = false;
-        break;
-      case '}':
-      case ']':
-        if (j.depth > 0) --j.depth;
-        break;
-      case ':':
-        j.value_next = j.depth == 1;
-        break;
-      case ',':
-        if (j.depth == 1) {
-          j.key_next = true;
-          j.value_next = false;
-          j.key = 0;
-        }
-        break;
-      default:
-        break;
-    }
-  }
-}
-
 void Upload::emit(const UploadEvent& e) const {
   if (options_.events.on_event != nullptr) options_.events.on_event(options_.events.context, e);
 }
@@ -765,9 +683,9 @@ bool Upload::write_metadata(void* self, std::uint64_t offset, https::ConstBytes 
   }
   if (offset == 0) {
     u->returned_.clear();
-    u->scan_ = JsonScan{};
+    u->scan_ = detail::MetadataDigestScan{};
   }
-  u->scan_metadata(data);
+  u->scan_.feed(data, &u->returned_);
   const std::uint64_t at = u->metadata_delivered_;
   u->metadata_delivered_ += data.size;
   if (sink.write == nullptr || sink.write(sink.context, at, data)) return true;

@@ -30,6 +30,7 @@
 #include "stepback/https/integrity.hpp"
 #include "stepback/https/request_writer.hpp"
 #include "stepback/https/types.hpp"
+#include "stepback/transfer/detail/metadata_scan.hpp"
 #include "stepback/transfer/state.hpp"
 
 namespace stepback::transfer {
@@ -285,18 +286,7 @@ class Upload {
   // What the server returned for the stored object: its x-goog-hash field and the metadata
   // JSON's "crc32c" and "md5Hash" (scanned as the metadata streams to its sink).
   https::IntegrityCheck returned_;
-  struct JsonScan {
-    std::uint8_t depth = 0;      // Object/array nesting (saturating).
-    bool in_string = false;
-    bool escape = false;
-    bool key_next = false;       // The next string at depth 1 is a key.
-    bool value_next = false;     // After "key": at depth 1, the next string is its value.
-    std::uint8_t key = 0;        // 1: "crc32c", 2: "md5Hash", 0: another.
-    std::uint8_t length = 0;     // Of text[], saturating at sizeof text + 1.
-    char text[32] = {};
-    bool is_key = false;         // The string being read is a key.
-  } scan_;
-  void scan_metadata(https::ConstBytes data);
+  detail::MetadataDigestScan scan_;
   char upload_length_[24] = {};
   char* session_text_ = nullptr;  // options_.session_uri as text.
   std::size_t session_size_ = 0;
