@@ -20,11 +20,14 @@ constexpr std::size_t kTag = 16;
 enum Kind : int { kAes128Gcm = 0, kAes256Gcm = 1, kChaChaPoly = 2 };
 
 const char* name(std::int64_t kind) {
-  return kind == kAes128Gcm ? "aes-128-gcm" : kind == kAes256Gcm ? "aes-256-gcm" : "chacha20-poly1305";
+  return kind == kAes128Gcm   ? "aes-128-gcm"
+         : kind == kAes256Gcm ? "aes-256-gcm"
+                              : "chacha20-poly1305";
 }
 
 void set_rate(benchmark::State& state, std::size_t len) {
-  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(len));
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) *
+                          static_cast<std::int64_t>(len));
   state.counters["ns_per_byte"] = benchmark::Counter(
       static_cast<double>(len) * 1e-9,
       benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
@@ -58,10 +61,11 @@ void BM_Mbedtls(benchmark::State& state) {
   }
   for (auto _ : state) {
     const int ret =
-        decrypt ? mbedtls_cipher_auth_decrypt_ext(&ctx, iv, sizeof iv, aad, sizeof aad, record.data(),
-                                                  record.size(), out.data(), out.size(), &olen, kTag)
-                : mbedtls_cipher_auth_encrypt_ext(&ctx, iv, sizeof iv, aad, sizeof aad, in.data(), len,
-                                                  out.data(), out.size(), &olen, kTag);
+        decrypt
+            ? mbedtls_cipher_auth_decrypt_ext(&ctx, iv, sizeof iv, aad, sizeof aad, record.data(),
+                                              record.size(), out.data(), out.size(), &olen, kTag)
+            : mbedtls_cipher_auth_encrypt_ext(&ctx, iv, sizeof iv, aad, sizeof aad, in.data(), len,
+                                              out.data(), out.size(), &olen, kTag);
     if (ret != 0) state.SkipWithError("mbedTLS AEAD failed");
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
@@ -71,8 +75,9 @@ void BM_Mbedtls(benchmark::State& state) {
   set_rate(state, len);
   std::string label = std::string("mbedtls ") + name(kind) + (decrypt ? " decrypt" : " encrypt");
   if (kind != kChaChaPoly) {
-    label += std::string(" ") + stepback::gcm::to_string(software ? stepback::gcm::Engine::kSoftware
-                                                                  : stepback::gcm::detected_engine());
+    label +=
+        std::string(" ") + stepback::gcm::to_string(software ? stepback::gcm::Engine::kSoftware
+                                                             : stepback::gcm::detected_engine());
   }
   state.SetLabel(label);
 }

@@ -2,7 +2,8 @@
 // record layer does), for instruction counts per byte: run it with two record counts and
 // divide the difference by the extra bytes (bench/aead_insns.sh), which cancels start-up.
 //
-//   aead_insns {aes-128-gcm|aes-256-gcm|chacha20-poly1305} {detected|software} {encrypt|decrypt} RECORDS
+//   aead_insns {aes-128-gcm|aes-256-gcm|chacha20-poly1305} {detected|software} {encrypt|decrypt}
+//   RECORDS
 #include <mbedtls/cipher.h>
 
 #include <cstdio>
@@ -14,7 +15,8 @@
 
 int main(int argc, char** argv) {
   if (argc != 5) {
-    std::fprintf(stderr, "usage: aead_insns CIPHER {detected|software} {encrypt|decrypt} RECORDS\n");
+    std::fprintf(stderr,
+                 "usage: aead_insns CIPHER {detected|software} {encrypt|decrypt} RECORDS\n");
     return 2;
   }
   const bool chacha = std::strcmp(argv[1], "chacha20-poly1305") == 0;
@@ -46,10 +48,11 @@ int main(int argc, char** argv) {
   unsigned sum = 0;
   for (long r = 0; r < records; ++r) {
     const int ret =
-        decrypt ? mbedtls_cipher_auth_decrypt_ext(&ctx, iv, sizeof iv, aad, sizeof aad, record.data(),
-                                                  record.size(), out.data(), out.size(), &olen, kTag)
-                : mbedtls_cipher_auth_encrypt_ext(&ctx, iv, sizeof iv, aad, sizeof aad, in.data(), kLen,
-                                                  out.data(), out.size(), &olen, kTag);
+        decrypt
+            ? mbedtls_cipher_auth_decrypt_ext(&ctx, iv, sizeof iv, aad, sizeof aad, record.data(),
+                                              record.size(), out.data(), out.size(), &olen, kTag)
+            : mbedtls_cipher_auth_encrypt_ext(&ctx, iv, sizeof iv, aad, sizeof aad, in.data(), kLen,
+                                              out.data(), out.size(), &olen, kTag);
     if (ret != 0) {
       std::fprintf(stderr, "aead_insns: AEAD failed\n");
       return 1;
@@ -58,6 +61,7 @@ int main(int argc, char** argv) {
   }
   mbedtls_cipher_free(&ctx);
   std::printf("%s %s %s %ld records checksum %u\n", argv[1],
-              chacha ? "-" : stepback::gcm::to_string(stepback::gcm::engine()), argv[3], records, sum);
+              chacha ? "-" : stepback::gcm::to_string(stepback::gcm::engine()), argv[3], records,
+              sum);
   return 0;
 }

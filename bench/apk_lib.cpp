@@ -49,9 +49,9 @@ short events_of(https::IoInterest interest) {
 
 // Fetches `url` trusting the PEM file `ca_file` into `out`; returns the body size, or -1.
 extern "C" __attribute__((visibility("default"))) long stepback_apk_fetch(const char* url_text,
-                                                                        const char* ca_file,
-                                                                        unsigned char* out,
-                                                                        unsigned long out_size) {
+                                                                          const char* ca_file,
+                                                                          unsigned char* out,
+                                                                          unsigned long out_size) {
   if (!https::tls_arena_installed() &&
       https::tls_arena_init({g_arena, sizeof g_arena}) != https::Status::kOk) {
     return -1;
@@ -69,7 +69,9 @@ extern "C" __attribute__((visibility("default"))) long stepback_apk_fetch(const 
   Out body{out, out_size, 0};
   https::ClientOptions options;
   options.timeouts = profile.timeouts;
-  options.buffers = {{g_request, sizeof g_request}, {g_head, sizeof g_head}, {g_io, sizeof g_io},
+  options.buffers = {{g_request, sizeof g_request},
+                     {g_head, sizeof g_head},
+                     {g_io, sizeof g_io},
                      {g_error, sizeof g_error}};
   options.body = https::ResponseSink{&write_at, &restart, &body};
   options.wall_now = &stepback::platform::wall_now;
@@ -82,7 +84,9 @@ extern "C" __attribute__((visibility("default"))) long stepback_apk_fetch(const 
        next = client.step(stepback::platform::monotonic_now())) {
     const stepback::Millis now = stepback::platform::monotonic_now();
     const int timeout = next.at > now ? static_cast<int>((next.at - now).count()) : 0;
-    pollfd p{next.fd, next.kind == https::ClientNext::Kind::kWaitIo ? events_of(next.interest) : short{0}, 0};
+    pollfd p{next.fd,
+             next.kind == https::ClientNext::Kind::kWaitIo ? events_of(next.interest) : short{0},
+             0};
     (void)::poll(&p, next.kind == https::ClientNext::Kind::kWaitIo ? 1 : 0, timeout);
   }
   return client.result().outcome == stepback::Outcome::kSuccess ? static_cast<long>(body.used) : -1;

@@ -247,14 +247,15 @@ bool exchange(Connection& c) {
 
 // Connect plus a full handshake (no session offered).
 extern "C" __attribute__((noinline, noclone)) bool sb_open_full(Connection& c, const Target& target,
-                                                        TlsClientConfig& config) {
+                                                                TlsClientConfig& config) {
   return open_connection(c, target, config, nullptr);
 }
 
 // Connect plus a handshake offering `session`; false also when the server declined it.
-extern "C" __attribute__((noinline, noclone)) bool sb_open_resumed(Connection& c, const Target& target,
-                                                           TlsClientConfig& config,
-                                                           const TlsSession& session) {
+extern "C" __attribute__((noinline, noclone)) bool sb_open_resumed(Connection& c,
+                                                                   const Target& target,
+                                                                   TlsClientConfig& config,
+                                                                   const TlsSession& session) {
   if (!open_connection(c, target, config, &session)) return false;
   if (!c.tls.resumed()) {
     std::fprintf(stderr, "https_bench: the server did not resume the offered session\n");
@@ -264,13 +265,15 @@ extern "C" __attribute__((noinline, noclone)) bool sb_open_resumed(Connection& c
 }
 
 // One GET over an established connection.
-extern "C" __attribute__((noinline, noclone)) bool sb_exchange(Connection& c) { return exchange(c); }
+extern "C" __attribute__((noinline, noclone)) bool sb_exchange(Connection& c) {
+  return exchange(c);
+}
 
 // A first GET: connect, full handshake (timed into *handshake), request and response
 // (*get covers all of it).
 extern "C" __attribute__((noinline, noclone)) bool sb_get_full(Connection& c, const Target& target,
-                                                       TlsClientConfig& config, Sample* handshake,
-                                                       Sample* get) {
+                                                               TlsClientConfig& config,
+                                                               Sample* handshake, Sample* get) {
   if (!sb_open_full(c, target, config)) return false;
   handshake->to = end_stamp();
   if (!sb_exchange(c)) return false;
@@ -279,10 +282,11 @@ extern "C" __attribute__((noinline, noclone)) bool sb_get_full(Connection& c, co
 }
 
 // A retry over a new connection that resumes `session`; timed as sb_get_full().
-extern "C" __attribute__((noinline, noclone)) bool sb_get_resumed(Connection& c, const Target& target,
-                                                          TlsClientConfig& config,
-                                                          const TlsSession& session,
-                                                          Sample* handshake, Sample* get) {
+extern "C" __attribute__((noinline, noclone)) bool sb_get_resumed(Connection& c,
+                                                                  const Target& target,
+                                                                  TlsClientConfig& config,
+                                                                  const TlsSession& session,
+                                                                  Sample* handshake, Sample* get) {
   if (!sb_open_resumed(c, target, config, session)) return false;
   handshake->to = end_stamp();
   if (!sb_exchange(c)) return false;

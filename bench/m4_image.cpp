@@ -15,10 +15,17 @@ int main() {
     stepback::Next n = m.step(stepback::Millis(board_now_ms()));
     if (n.kind == stepback::Next::Kind::kDone) return static_cast<int>(n.outcome);
     if (n.kind == stepback::Next::Kind::kSend) {
-      (void)m.report(stepback::Millis(board_now_ms()), stepback::AttemptResult::http(static_cast<std::uint16_t>(board_attempt())));
+      (void)m.report(stepback::Millis(board_now_ms()),
+                     stepback::AttemptResult::http(static_cast<std::uint16_t>(board_attempt())));
     }
     if (board_attempt() < 0) m.network_available(stepback::Millis(board_now_ms()));
   }
 }
-extern "C" unsigned long long board_now_ms() { static unsigned long long t; return t += 500; }
-extern "C" int board_attempt() { static int n; return ++n < 3 ? 503 : 200; }
+extern "C" unsigned long long board_now_ms() {
+  static unsigned long long t;
+  return t += 500;
+}
+extern "C" int board_attempt() {
+  static int n;
+  return ++n < 3 ? 503 : 200;
+}

@@ -54,7 +54,7 @@ struct Options {
 
 struct RunResult {
   std::int64_t longest_step_ns = 0;
-  std::uint32_t longest_at = 0;  // Which step (1-based) it was.
+  std::uint32_t longest_at = 0;     // Which step (1-based) it was.
   std::int64_t longest_cpu_ns = 0;  // The most CPU time one step used.
   std::int64_t total_ns = 0;
   std::int64_t first_byte_ns = -1;
@@ -76,10 +76,14 @@ bool on_body(void* context, std::uint64_t /*offset*/, https::ConstBytes data) {
 
 short events_of(https::IoInterest interest) {
   switch (interest) {
-    case https::IoInterest::kRead: return POLLIN;
-    case https::IoInterest::kWrite: return POLLOUT;
-    case https::IoInterest::kReadWrite: return POLLIN | POLLOUT;
-    case https::IoInterest::kNone: return 0;
+    case https::IoInterest::kRead:
+      return POLLIN;
+    case https::IoInterest::kWrite:
+      return POLLOUT;
+    case https::IoInterest::kReadWrite:
+      return POLLIN | POLLOUT;
+    case https::IoInterest::kNone:
+      return 0;
   }
   return 0;
 }
@@ -118,7 +122,9 @@ RunResult run_once(const Options& o) {
   options.timeouts.connect = Millis(o.connect_ms);
   options.timeouts.tls_handshake = Millis(10000);
   options.timeouts.read = Millis(10000);
-  options.buffers = {{request, sizeof request}, {head, sizeof head}, {io, sizeof io},
+  options.buffers = {{request, sizeof request},
+                     {head, sizeof head},
+                     {io, sizeof io},
                      {error_body, sizeof error_body}};
   options.body = https::ResponseSink{&on_body, nullptr, &sink};
   options.wall_now = &stepback::platform::wall_now;
@@ -142,8 +148,11 @@ RunResult run_once(const Options& o) {
     }
     if (next.kind == https::ClientNext::Kind::kDone) break;
     const Millis now = stepback::platform::monotonic_now();
-    const int timeout = next.at <= now ? 0 : static_cast<int>(std::min<std::uint64_t>((next.at - now).count(), 60000));
-    pollfd p{next.kind == https::ClientNext::Kind::kWaitIo ? next.fd : -1, events_of(next.interest), 0};
+    const int timeout =
+        next.at <= now ? 0
+                       : static_cast<int>(std::min<std::uint64_t>((next.at - now).count(), 60000));
+    pollfd p{next.kind == https::ClientNext::Kind::kWaitIo ? next.fd : -1, events_of(next.interest),
+             0};
     (void)poll(&p, 1, timeout);
   }
   r.total_ns = now_ns() - begin;
@@ -165,20 +174,27 @@ int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     const char* value = argv[i + 1];
-    if (flag == "--dns") o.dns = value;
-    else if (flag == "--host") o.host = value;
-    else if (flag == "--port") o.port = std::atoi(value);
-    else if (flag == "--runs") o.runs = std::atoi(value);
-    else if (flag == "--connect-ms") o.connect_ms = std::strtoull(value, nullptr, 10);
-    else if (flag == "--deadline-ms") o.deadline_ms = std::strtoull(value, nullptr, 10);
+    if (flag == "--dns")
+      o.dns = value;
+    else if (flag == "--host")
+      o.host = value;
+    else if (flag == "--port")
+      o.port = std::atoi(value);
+    else if (flag == "--runs")
+      o.runs = std::atoi(value);
+    else if (flag == "--connect-ms")
+      o.connect_ms = std::strtoull(value, nullptr, 10);
+    else if (flag == "--deadline-ms")
+      o.deadline_ms = std::strtoull(value, nullptr, 10);
     else {
       std::fprintf(stderr, "resolver_bench: unknown option %s\n", argv[i]);
       return 2;
     }
   }
   if (o.dns == nullptr || o.host == nullptr || o.port <= 0 || o.runs <= 0) {
-    std::fprintf(stderr, "usage: resolver_bench --dns IP:PORT --host NAME --port PORT [--runs N] "
-                         "[--connect-ms MS] [--deadline-ms MS]\n");
+    std::fprintf(stderr,
+                 "usage: resolver_bench --dns IP:PORT --host NAME --port PORT [--runs N] "
+                 "[--connect-ms MS] [--deadline-ms MS]\n");
     return 2;
   }
   std::vector<std::int64_t> longest, cpu, total, first_byte;
@@ -189,23 +205,26 @@ int main(int argc, char** argv) {
     if (r.first_byte_ns >= 0) {
       std::snprintf(first, sizeof first, "%.1f ms", static_cast<double>(r.first_byte_ns) / 1e6);
     }
-    std::printf("run %d: %s, %u steps, longest step %.1f us (step %u; most CPU in a step %.1f us), total %.1f ms, first byte %s%s%s\n", i + 1,
-                r.outcome.c_str(), r.steps, static_cast<double>(r.longest_step_ns) / 1e3,
-                r.longest_at, static_cast<double>(r.longest_cpu_ns) / 1e3,
-                static_cast<double>(r.total_ns) / 1e6, first, r.message.empty() ? "" : " -- ",
-                r.message.c_str());
+    std::printf(
+        "run %d: %s, %u steps, longest step %.1f us (step %u; most CPU in a step %.1f us), total "
+        "%.1f ms, first byte %s%s%s\n",
+        i + 1, r.outcome.c_str(), r.steps, static_cast<double>(r.longest_step_ns) / 1e3,
+        r.longest_at, static_cast<double>(r.longest_cpu_ns) / 1e3,
+        static_cast<double>(r.total_ns) / 1e6, first, r.message.empty() ? "" : " -- ",
+        r.message.c_str());
     longest.push_back(r.longest_step_ns);
     cpu.push_back(r.longest_cpu_ns);
     total.push_back(r.total_ns);
     if (r.first_byte_ns >= 0) first_byte.push_back(r.first_byte_ns);
     worst = std::max(worst, r.longest_step_ns);
   }
-  std::printf("summary: %d runs of %s; longest step per run: median %.1f us, max %.1f us; "
-              "most CPU in one step: median %.1f us, max %.1f us; run length median %.1f ms",
-              o.runs, o.host, static_cast<double>(median(longest)) / 1e3,
-              static_cast<double>(worst) / 1e3, static_cast<double>(median(cpu)) / 1e3,
-              static_cast<double>(*std::max_element(cpu.begin(), cpu.end())) / 1e3,
-              static_cast<double>(median(total)) / 1e6);
+  std::printf(
+      "summary: %d runs of %s; longest step per run: median %.1f us, max %.1f us; "
+      "most CPU in one step: median %.1f us, max %.1f us; run length median %.1f ms",
+      o.runs, o.host, static_cast<double>(median(longest)) / 1e3, static_cast<double>(worst) / 1e3,
+      static_cast<double>(median(cpu)) / 1e3,
+      static_cast<double>(*std::max_element(cpu.begin(), cpu.end())) / 1e3,
+      static_cast<double>(median(total)) / 1e6);
   if (!first_byte.empty()) {
     std::printf("; first byte median %.1f ms (min %.1f, max %.1f)",
                 static_cast<double>(median(first_byte)) / 1e6,

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Builds and runs every test: the freestanding core check, the Windows and Android compile
-# checks, the desktop (g++) and asan-ubsan (clang) workflows, the check that the library
-# archives need no C++ runtime, then scripts/test_cross.sh (Cortex-M4 core
+# Builds and runs every test: the format check (scripts/lint.sh), the freestanding core
+# check, the Windows and Android compile checks, the desktop (g++) and asan-ubsan (clang)
+# workflows, the check that the library archives need no C++ runtime, then scripts/test_cross.sh (Cortex-M4 core
 # build, host mobile, aarch64 and armhf under qemu, same passed tests required). Ends with
 # one line of totals over all ctest runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+scripts/lint.sh
 scripts/check_core.sh
 platform/check_mingw.sh
 scripts/check_android.sh

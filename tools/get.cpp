@@ -65,11 +65,26 @@ constexpr std::uint64_t kMaxPollMs = 60 * 1000;
 constexpr std::uint64_t kMaxSeconds = 400ULL * 24 * 3600;
 
 std::string option_names() {
-  return join_names({"--cacert", "--capath", "--pin", "--profile", "--max-retries", "--max-backoff",
-                     "--deadline", "--max-time", "--idempotency", "--jitter", "--oauth2-bearer",
-                     "--token-file", "--dns-servers", "-X", "-H",
-                     "--data", "-o",
-                     "--operation", "--trace", "--help"});
+  return join_names({"--cacert",
+                     "--capath",
+                     "--pin",
+                     "--profile",
+                     "--max-retries",
+                     "--max-backoff",
+                     "--deadline",
+                     "--max-time",
+                     "--idempotency",
+                     "--jitter",
+                     "--oauth2-bearer",
+                     "--token-file",
+                     "--dns-servers",
+                     "-X",
+                     "-H",
+                     "--data",
+                     "-o",
+                     "--operation",
+                     "--trace",
+                     "--help"});
 }
 
 // What `stepback get` was asked for. The views point into argv, which outlives the request.
@@ -81,12 +96,12 @@ struct GetOptions {
   std::size_t pin_count = 0;
   RetryFlags retry;  // --profile, --max-retries, --max-backoff, --deadline, --jitter, --idempotency
   std::optional<Millis> max_time;
-  const char* bearer = nullptr;      // --oauth2-bearer TOKEN
-  const char* token_file = nullptr;  // --token-file FILE, read again before every attempt
+  const char* bearer = nullptr;       // --oauth2-bearer TOKEN
+  const char* token_file = nullptr;   // --token-file FILE, read again before every attempt
   const char* dns_servers = nullptr;  // --dns-servers LIST (c-ares CSV); null: resolv.conf
   https::RequestSpec::Idempotency idempotency = https::RequestSpec::Idempotency::kByMethod;
-  std::string_view method;  // Empty: GET, or POST with --data.
-  std::string_view host;    // -H 'Host: ...'; empty: the URL's.
+  std::string_view method;                   // Empty: GET, or POST with --data.
+  std::string_view host;                     // -H 'Host: ...'; empty: the URL's.
   std::string_view user_agent = kUserAgent;  // -H 'User-Agent: ...' ("" drops it).
   https::Header headers[kMaxHeaders];
   std::size_t header_count = 0;
@@ -105,9 +120,6 @@ bool ascii_iequals(std::string_view a, std::string_view b) {
   }
   return true;
 }
-
-
-
 
 // Why a request field cannot come from -H, or nullptr when it can.
 const char* owned_field(std::string_view name) {
@@ -147,12 +159,11 @@ std::optional<GetOptions> parse_get_args(int argc, char** argv, std::string* err
       continue;
     }
     const bool known = flag == "--cacert" || flag == "--capath" || flag == "--pin" ||
-                       flag == "--profile" ||
-                       flag == "--max-retries" || flag == "--max-backoff" || flag == "--deadline" ||
-                       flag == "--max-time" || flag == "--idempotency" || flag == "--jitter" ||
-                       flag == "--oauth2-bearer" || flag == "--token-file" ||
-                       flag == "--dns-servers" || flag == "-X" ||
-                       flag == "-H" || flag == "--data" || flag == "-o";
+                       flag == "--profile" || flag == "--max-retries" || flag == "--max-backoff" ||
+                       flag == "--deadline" || flag == "--max-time" || flag == "--idempotency" ||
+                       flag == "--jitter" || flag == "--oauth2-bearer" || flag == "--token-file" ||
+                       flag == "--dns-servers" || flag == "-X" || flag == "-H" ||
+                       flag == "--data" || flag == "-o";
     if (!known) {
       *error = "unknown option '" + std::string(flag) + "' (allowed: " + option_names() + ")";
       return std::nullopt;
@@ -246,7 +257,6 @@ std::optional<GetOptions> parse_get_args(int argc, char** argv, std::string* err
   }
   return o;
 }
-
 
 void print_get_usage(std::FILE* out) {
   std::fprintf(
@@ -365,11 +375,6 @@ bool restart_body(void* context) {
 // can be as long as the response head buffer.
 constexpr std::size_t kMaxFieldBytes = 200;
 
-
-
-
-
-
 // The request body of --data: "@FILE" read whole into *storage (the one heap use, at
 // set-up), else the text itself. False with *error when the file cannot be read.
 bool load_body(std::string_view data, std::vector<std::uint8_t>* storage, https::ConstBytes* out,
@@ -387,7 +392,8 @@ bool load_body(std::string_view data, std::vector<std::uint8_t>* storage, https:
   }
   std::uint8_t chunk[4096];
   std::size_t n = 0;
-  while ((n = std::fread(chunk, 1, sizeof chunk, in)) > 0) storage->insert(storage->end(), chunk, chunk + n);
+  while ((n = std::fread(chunk, 1, sizeof chunk, in)) > 0)
+    storage->insert(storage->end(), chunk, chunk + n);
   const bool failed = std::ferror(in) != 0;
   std::fclose(in);
   if (failed) {
@@ -432,7 +438,6 @@ std::size_t token_authorization(void* context, bool /*refresh*/, https::MutableB
 
 // The process's trust store: fixed buffers, roots parsed only while a handshake verifies.
 https::TrustStore g_trust_store;
-
 
 }  // namespace
 
@@ -779,7 +784,7 @@ void Reporter::human(const https::ClientEvent& event) {
 
 void Reporter::trace(const https::ClientEvent& event) {
   using Kind = https::ClientEvent::Kind;
-  static constexpr const char* kNames[] = {"attempt", "response", "error",    "wait",
+  static constexpr const char* kNames[] = {"attempt", "response",  "error", "wait",
                                            "resume",  "integrity", "done"};
   static_assert(std::size(kNames) == static_cast<std::size_t>(Kind::kDone) + 1);
   LineBuffer j;
@@ -903,10 +908,9 @@ const https::ClientResult& run_client(https::Client& client, Reporter& reporter,
 // With `trace_at` (time since the start), a JSON trace event instead of a line.
 void show_last_error_body(const https::ClientResult& result, https::ConstBytes body,
                           std::optional<Millis> trace_at) {
-  const bool gave_up = result.outcome == Outcome::kRetriesExhausted ||
-                       result.outcome == Outcome::kDeadline ||
-                       result.outcome == Outcome::kBudgetExhausted ||
-                       result.outcome == Outcome::kServerDelayTooLong;
+  const bool gave_up =
+      result.outcome == Outcome::kRetriesExhausted || result.outcome == Outcome::kDeadline ||
+      result.outcome == Outcome::kBudgetExhausted || result.outcome == Outcome::kServerDelayTooLong;
   if (!gave_up || result.status == 0 || body.size == 0) return;
   const std::string_view text(reinterpret_cast<const char*>(body.data), body.size);
   LineBuffer line;
@@ -1038,7 +1042,8 @@ int run_get(int argc, char** argv) {
   }
   // (A mutation of a Google API takes JSON.)
   if (o.data && !has_type) {
-    headers[header_count++] = {"Content-Type", o.operation ? "application/json" : "application/octet-stream"};
+    headers[header_count++] = {"Content-Type",
+                               o.operation ? "application/json" : "application/octet-stream"};
   }
   spec.head.headers = headers;
   spec.head.header_count = header_count;
@@ -1080,9 +1085,9 @@ int run_get(int argc, char** argv) {
       return kExitUsage;
     }
     result = run_client(client, reporter, nullptr);
-    show_last_error_body(*result, client.error_body(),
-                         o.trace ? std::optional<Millis>(platform::monotonic_now() - start)
-                                 : std::nullopt);
+    show_last_error_body(
+        *result, client.error_body(),
+        o.trace ? std::optional<Millis>(platform::monotonic_now() - start) : std::nullopt);
   }
   if (std::fflush(output.file) != 0 && !output.failed) {
     output.failed = true;
@@ -1098,11 +1103,11 @@ int run_get(int argc, char** argv) {
                  std::strerror(output.error));
   }
   const int code = result ? exit_code(*result, output.failed)
-                         : (output.failed ? static_cast<int>(kExitLocalIo) : operation_code);
+                          : (output.failed ? static_cast<int>(kExitLocalIo) : operation_code);
   if (via_part) {
     if (code == kExitOk && std::rename(part.c_str(), o.output) != 0) {
-      std::fprintf(stderr, "%scannot rename '%s' to '%s': %s\n", kPrefix, part.c_str(),
-                   o.output, std::strerror(errno));
+      std::fprintf(stderr, "%scannot rename '%s' to '%s': %s\n", kPrefix, part.c_str(), o.output,
+                   std::strerror(errno));
       (void)std::remove(part.c_str());
       return kExitLocalIo;
     }

@@ -88,7 +88,7 @@ int poll_timeout(Millis now, Millis at, bool ticks);
 struct BodyOutput {
   std::FILE* file = nullptr;
   bool failed = false;
-  int error = 0;  // errno of the failed write.
+  int error = 0;             // errno of the failed write.
   bool restartable = false;  // A regular file that can be emptied and written again.
 };
 
@@ -158,13 +158,13 @@ class Reporter {
   const char* prefix_;
   Millis start_;
   const https::Client* client_ = nullptr;
-  LineBuffer line_;         // The current attempt's line, without its newline.
-  bool line_open_ = false;  // line_ is started and not yet ended with a newline.
+  LineBuffer line_;               // The current attempt's line, without its newline.
+  bool line_open_ = false;        // line_ is started and not yet ended with a newline.
   bool line_has_status_ = false;  // line_ already shows this attempt's status.
   bool metering_ = false;         // A body is arriving and its meter is on screen (terminal).
   Millis meter_start_{};          // When this attempt's body began.
   std::uint64_t meter_from_ = 0;  // Bytes the sink had when it began (a resumed offset).
-  bool waiting_ = false;    // A countdown is on screen (terminal mode only).
+  bool waiting_ = false;          // A countdown is on screen (terminal mode only).
   Millis wait_end_{};
   Millis last_draw_{};
 };

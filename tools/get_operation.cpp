@@ -72,8 +72,8 @@ class OperationReporter {
         return;
       case transfer::OperationOutcome::kFailed: {
         LineBuffer line;
-        line.appendf("%soperation %.*s finished with an error: %d %s: ", p, name_size,
-                     name.data(), static_cast<int>(r.error.code),
+        line.appendf("%soperation %.*s finished with an error: %d %s: ", p, name_size, name.data(),
+                     static_cast<int>(r.error.code),
                      r.error.code_name[0] != '\0' ? r.error.code_name : "(unknown code)");
         append_printable(&line, r.error.message);
         std::fprintf(err, "%s\n", line.c_str());
@@ -87,8 +87,9 @@ class OperationReporter {
         return;
       }
       case transfer::OperationOutcome::kPollingDeadline:
-        std::fprintf(err, "%sgave up polling: operation %.*s was not done after %u poll%s (the "
-                          "polling deadline, %.0f s, passed); it may still finish\n",
+        std::fprintf(err,
+                     "%sgave up polling: operation %.*s was not done after %u poll%s (the "
+                     "polling deadline, %.0f s, passed); it may still finish\n",
                      p, name_size, name.data(), r.polls, r.polls == 1 ? "" : "s",
                      seconds(c_.polling.total_deadline));
         return;
@@ -108,7 +109,8 @@ class OperationReporter {
             r.outcome != transfer::OperationOutcome::kCancelled) {
           line.appendf(" (%s after %u attempt%s", to_string(r.request.outcome), r.request.attempts,
                        r.request.attempts == 1 ? "" : "s");
-          if (r.request.status != 0) line.appendf(", HTTP %u", static_cast<unsigned>(r.request.status));
+          if (r.request.status != 0)
+            line.appendf(", HTTP %u", static_cast<unsigned>(r.request.status));
           if (r.request.error != https::Status::kOk) {
             line.appendf(", %s", https::to_string(r.request.error));
           }
@@ -275,7 +277,8 @@ class OperationReporter {
   void end_line() {
     if (!live_) return;
     if (countdown_ && waiting_) {
-      std::fprintf(c_.err, "\r%s, %u poll%s\x1b[K\n", line_.c_str(), polls_, polls_ == 1 ? "" : "s");
+      std::fprintf(c_.err, "\r%s, %u poll%s\x1b[K\n", line_.c_str(), polls_,
+                   polls_ == 1 ? "" : "s");
     } else if (countdown_) {
       std::fprintf(c_.err, "\r%s\x1b[K\n", line_.c_str());
     } else {
@@ -317,16 +320,16 @@ class OperationReporter {
   const OperationCommand& c_;
   const https::EventSink forward_;
   const bool countdown_;
-  bool polling_ = false;        // The mutation is answered; requests now are polls.
-  bool held_ = false;           // held_event_ is a poll's first kAttempt, not yet shown.
+  bool polling_ = false;  // The mutation is answered; requests now are polls.
+  bool held_ = false;     // held_event_ is a poll's first kAttempt, not yet shown.
   https::ClientEvent held_event_;
-  LineBuffer line_;             // The current answer's line, without its newline.
-  bool live_ = false;           // line_ is on screen (or due) and not yet ended.
-  bool waiting_ = false;        // A countdown to the next poll is on screen.
+  LineBuffer line_;       // The current answer's line, without its newline.
+  bool live_ = false;     // line_ is on screen (or due) and not yet ended.
+  bool waiting_ = false;  // A countdown to the next poll is on screen.
   Millis wake_{};
   Millis last_draw_{};
   std::uint32_t polls_ = 0;
-  LineBuffer pending_;          // --trace: an operation or poll event awaiting next_poll_ms.
+  LineBuffer pending_;  // --trace: an operation or poll event awaiting next_poll_ms.
   bool pending_open_ = false;
   char verb_text_[64] = {};
   char detail_text_[kMaxField] = {};

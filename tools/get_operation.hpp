@@ -28,16 +28,16 @@ enum OperationExitCode : int {
 struct OperationCommand {
   https::Connector* connector = nullptr;
   const RetryContext* context = nullptr;
-  https::ClientOptions client;         // Its body sink is replaced; its events go to `reporter`.
+  https::ClientOptions client;  // Its body sink is replaced; its events go to `reporter`.
   https::RequestSpec mutation;
   PollingPolicy polling;
-  Reporter* reporter = nullptr;        // The plain get's progress lines and --trace events.
-  BodyOutput* output = nullptr;        // Where the final response goes.
+  Reporter* reporter = nullptr;  // The plain get's progress lines and --trace events.
+  BodyOutput* output = nullptr;  // Where the final response goes.
   std::FILE* err = stderr;
   bool trace = false;
-  bool countdown = false;              // stderr is a terminal: a live line.
-  Millis start{};                      // t_ms counts from here.
-  const char* prefix = "";             // "stepback get: ".
+  bool countdown = false;   // stderr is a terminal: a live line.
+  Millis start{};           // t_ms counts from here.
+  const char* prefix = "";  // "stepback get: ".
 };
 
 // The profile's polling policy (desktop or mobile values), with `deadline` (--deadline) as

@@ -63,8 +63,8 @@ const profiles::DeviceProfile* find_profile(std::string_view name) {
 }
 
 std::optional<Jitter> find_strategy(std::string_view name) {
-  for (const Jitter j : {Jitter::kSeed, Jitter::kFull, Jitter::kEqual, Jitter::kDecorrelated,
-                         Jitter::kNone}) {
+  for (const Jitter j :
+       {Jitter::kSeed, Jitter::kFull, Jitter::kEqual, Jitter::kDecorrelated, Jitter::kNone}) {
     if (name == to_string(j)) return j;
   }
   return std::nullopt;
@@ -89,8 +89,9 @@ std::optional<ScheduleOptions> parse_schedule_args(int argc, char** argv, std::s
       continue;
     }
     if (flag != "--profile" && flag != "--strategy" && flag != "--seed") {
-      *error = std::string(flag.substr(0, 1) == "-" ? "unknown option '" : "unexpected argument '") +
-               std::string(flag) + "' (allowed: " + option_names() + ")";
+      *error =
+          std::string(flag.substr(0, 1) == "-" ? "unknown option '" : "unexpected argument '") +
+          std::string(flag) + "' (allowed: " + option_names() + ")";
       return std::nullopt;
     }
     const std::optional<std::string_view> value = args.value();
@@ -154,8 +155,8 @@ const char* describe_stop(Outcome o) {
   return "unknown";
 }
 
-void print_schedule_text(std::ostream& out, const ScheduleOptions& options,
-                         const Policy& policy, const Schedule& schedule) {
+void print_schedule_text(std::ostream& out, const ScheduleOptions& options, const Policy& policy,
+                         const Schedule& schedule) {
   out << "profile " << options.profile->name << ", strategy " << to_string(policy.jitter)
       << ", cap " << policy.max_backoff.count() << " ms, max retries " << policy.max_retries
       << ", deadline ";
@@ -182,14 +183,16 @@ void print_schedule_text(std::ostream& out, const ScheduleOptions& options,
     cumulative_width = std::max(cumulative_width, digits(row.cumulative.count()));
   }
   const auto w = [](std::size_t width) { return std::setw(static_cast<int>(width)); };
-  out << w(n_width) << "n" << "  " << w(wait_width) << "wait_ms" << "  " << w(cumulative_width)
-      << "cumulative_ms" << '\n';
+  out << w(n_width) << "n"
+      << "  " << w(wait_width) << "wait_ms"
+      << "  " << w(cumulative_width) << "cumulative_ms" << '\n';
   for (const ScheduleRow& row : schedule.rows) {
     out << w(n_width) << row.n << "  " << w(wait_width) << row.wait.count() << "  "
         << w(cumulative_width) << row.cumulative.count() << '\n';
   }
-  out << "stop after " << schedule.rows.size() << (schedule.rows.size() == 1 ? " retry" : " retries")
-      << ": " << to_string(schedule.stop) << " (" << describe_stop(schedule.stop) << ")\n";
+  out << "stop after " << schedule.rows.size()
+      << (schedule.rows.size() == 1 ? " retry" : " retries") << ": " << to_string(schedule.stop)
+      << " (" << describe_stop(schedule.stop) << ")\n";
 }
 
 void print_schedule_json(std::ostream& out, const Schedule& schedule) {

@@ -20,9 +20,9 @@ namespace stepback::tools {
 
 // One retry of the schedule: its index, its wait, and the total waited up to it.
 struct ScheduleRow {
-  std::uint32_t n = 0;   // Retry index, from 0.
-  Millis wait{};         // The wait before retry n.
-  Millis cumulative{};   // Sum of the waits of retries 0..n.
+  std::uint32_t n = 0;  // Retry index, from 0.
+  Millis wait{};        // The wait before retry n.
+  Millis cumulative{};  // Sum of the waits of retries 0..n.
 };
 
 // A whole schedule: the retries the machine granted, then why it stopped.
@@ -39,8 +39,8 @@ Schedule compute_schedule(const Policy& policy, RandomSource& random);
 // What `stepback schedule` was asked for.
 struct ScheduleOptions {
   const profiles::DeviceProfile* profile = nullptr;  // Never null after parsing.
-  std::optional<Jitter> strategy;  // Overrides the profile's jitter when set.
-  std::optional<std::uint64_t> seed;  // Seeds Xoshiro128; OS randomness when unset.
+  std::optional<Jitter> strategy;                    // Overrides the profile's jitter when set.
+  std::optional<std::uint64_t> seed;                 // Seeds Xoshiro128; OS randomness when unset.
   bool json = false;
   bool help = false;
 };
@@ -62,8 +62,8 @@ Policy effective_policy(const ScheduleOptions& options);
 const char* describe_stop(Outcome o);
 
 // Writes the header, one aligned row per retry, and the stop line.
-void print_schedule_text(std::ostream& out, const ScheduleOptions& options,
-                         const Policy& policy, const Schedule& schedule);
+void print_schedule_text(std::ostream& out, const ScheduleOptions& options, const Policy& policy,
+                         const Schedule& schedule);
 
 // Writes one JSON object per line: {"n":..,"wait_ms":..,"cumulative_ms":..} per retry,
 // then {"stop":"<outcome>"}.

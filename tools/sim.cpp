@@ -320,11 +320,11 @@ std::optional<SimOptions> parse_sim_args(int argc, char** argv, std::string* err
       o.json = true;
       continue;
     }
-    if (flag != "--profile" && flag != "--strategy" && flag != "--clients" &&
-        flag != "--outage" && flag != "--capacity" && flag != "--seed") {
-      *error = std::string(flag.substr(0, 1) == "-" ? "unknown option '"
-                                                    : "unexpected argument '") +
-               std::string(flag) + "' (allowed: " + option_names() + ")";
+    if (flag != "--profile" && flag != "--strategy" && flag != "--clients" && flag != "--outage" &&
+        flag != "--capacity" && flag != "--seed") {
+      *error =
+          std::string(flag.substr(0, 1) == "-" ? "unknown option '" : "unexpected argument '") +
+          std::string(flag) + "' (allowed: " + option_names() + ")";
       return std::nullopt;
     }
     const std::optional<std::string_view> value = args.value();
@@ -377,7 +377,8 @@ std::optional<SimOptions> parse_sim_args(int argc, char** argv, std::string* err
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((format(printf, 1, 2)))
 #endif
-std::string format(const char* pattern, ...) {
+std::string
+format(const char* pattern, ...) {
   char buffer[512];
   std::va_list args;
   va_start(args, pattern);
@@ -404,10 +405,11 @@ void print_header(std::ostream& out, const SimOptions& o, const FleetScenario& s
                 seconds(p.initial_delay), seconds(p.max_backoff), p.max_retries);
   out << (p.total_deadline.count() == 0 ? std::string("none")
                                         : format("%g s", seconds(p.total_deadline)));
-  out << format("\nfleet: %u clients, outage %g s, capacity %u attempts/s (%g%% of the fleet), "
-                "seed %llu\n\n",
-                s.clients, o.outage_seconds, s.capacity, o.capacity_percent,
-                static_cast<unsigned long long>(s.seed));
+  out << format(
+      "\nfleet: %u clients, outage %g s, capacity %u attempts/s (%g%% of the fleet), "
+      "seed %llu\n\n",
+      s.clients, o.outage_seconds, s.capacity, o.capacity_percent,
+      static_cast<unsigned long long>(s.seed));
   out << format("%-14s %9s %6s %10s %10s %9s %10s %10s\n", "strategy", "peak/cap", "s>cap",
                 "succeeded", "exhausted", "deadline", "last done", "attempts");
 }
@@ -426,17 +428,19 @@ void print_row(std::ostream& out, const SimOptions& o, const FleetScenario& s,
 void print_json(std::ostream& out, const SimOptions& o, const FleetScenario& s,
                 const FleetReport& r) {
   // Every value is a number or a fixed lower-case name, so nothing needs escaping.
-  out << format("{\"profile\":\"%s\",\"strategy\":\"%s\",\"profile_strategy\":%s,"
-                "\"clients\":%u,\"outage_s\":%g,\"capacity_per_s\":%u,\"seed\":%llu,",
-                o.profile->name, to_string(s.policy.jitter),
-                s.policy.jitter == o.profile->retry.jitter ? "true" : "false", s.clients,
-                o.outage_seconds, s.capacity, static_cast<unsigned long long>(s.seed));
+  out << format(
+      "{\"profile\":\"%s\",\"strategy\":\"%s\",\"profile_strategy\":%s,"
+      "\"clients\":%u,\"outage_s\":%g,\"capacity_per_s\":%u,\"seed\":%llu,",
+      o.profile->name, to_string(s.policy.jitter),
+      s.policy.jitter == o.profile->retry.jitter ? "true" : "false", s.clients, o.outage_seconds,
+      s.capacity, static_cast<unsigned long long>(s.seed));
   out << format("\"peak_load\":%.6g,\"peak_attempts_per_s\":%u,\"seconds_over_capacity\":%u,",
                 peak_multiple(s, r), r.peak_attempts, r.seconds_over_capacity);
-  out << format("\"succeeded\":%.6g,\"retries_exhausted\":%.6g,\"deadline\":%.6g,"
-                "\"other\":%.6g,",
-                fraction(r.succeeded, s.clients), fraction(r.retries_exhausted, s.clients),
-                fraction(r.deadline, s.clients), fraction(r.other, s.clients));
+  out << format(
+      "\"succeeded\":%.6g,\"retries_exhausted\":%.6g,\"deadline\":%.6g,"
+      "\"other\":%.6g,",
+      fraction(r.succeeded, s.clients), fraction(r.retries_exhausted, s.clients),
+      fraction(r.deadline, s.clients), fraction(r.other, s.clients));
   out << format("\"last_done_s\":%.3f,\"attempts\":%llu}\n", seconds(r.last_done),
                 static_cast<unsigned long long>(r.attempts));
 }
@@ -466,9 +470,10 @@ int run_sim(int argc, char** argv, std::ostream& out, std::ostream& err) {
   const double capacity = std::round(o.clients * o.capacity_percent / 100);
   if (capacity < 1) {
     err << kPrefix
-        << format("--capacity %g%% of %u clients is under 1 attempt per second; raise "
-                  "--capacity or --clients\n",
-                  o.capacity_percent, o.clients);
+        << format(
+               "--capacity %g%% of %u clients is under 1 attempt per second; raise "
+               "--capacity or --clients\n",
+               o.capacity_percent, o.clients);
     return 2;
   }
   // More capacity than clients changes nothing (every attempt within it succeeds, so no

@@ -6,8 +6,8 @@
 // counted from recovery; later attempts in the same second fail with 503 (overload).
 // Each client is a real RetryMachine with `policy`, no retry budget and its own
 // Xoshiro128 seeded from (seed, client index); attempts take no time and no 503 carries
-// a Retry-After. The literal formula's weakness (docs/architecture.md, "The algorithm") shows up as a peak
-// load many times the capacity once 2^n reaches the cap.
+// a Retry-After. The literal formula's weakness (docs/architecture.md, "The algorithm") shows up as
+// a peak load many times the capacity once 2^n reaches the cap.
 #ifndef STEPBACK_TOOLS_SIM_HPP_
 #define STEPBACK_TOOLS_SIM_HPP_
 
@@ -21,11 +21,11 @@ namespace stepback::tools {
 
 // One simulated incident; the defaults are those of `stepback sim` with 100000 clients.
 struct FleetScenario {
-  Policy policy;                         // Every client's policy (jitter included); valid().
-  std::uint32_t clients = 100000;        // Fleet size, 1..1000000.
-  Millis outage = Millis::seconds(60);   // From time 0 until the server recovers.
-  std::uint32_t capacity = 2000;         // Attempts served per second after recovery, >= 1.
-  std::uint64_t seed = 1;                // Seeds every client's generator.
+  Policy policy;                        // Every client's policy (jitter included); valid().
+  std::uint32_t clients = 100000;       // Fleet size, 1..1000000.
+  Millis outage = Millis::seconds(60);  // From time 0 until the server recovers.
+  std::uint32_t capacity = 2000;        // Attempts served per second after recovery, >= 1.
+  std::uint64_t seed = 1;               // Seeds every client's generator.
 };
 
 // What one simulated incident produced. Counts are exact, so equal seeds compare equal.

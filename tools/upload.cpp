@@ -71,7 +71,6 @@ struct UploadArgs {
   bool help = false;
 };
 
-
 // Parses a byte count: digits with an optional K, M or G suffix (KiB, MiB, GiB also read).
 std::optional<std::uint64_t> parse_bytes(std::string_view text) {
   std::uint64_t unit = 1;
@@ -91,8 +90,6 @@ std::optional<std::uint64_t> parse_bytes(std::string_view text) {
   if (!n || *n > kMaxChunk / unit) return std::nullopt;
   return *n * unit;
 }
-
-
 
 std::optional<UploadArgs> parse_upload_args(int argc, char** argv, std::string* error) {
   UploadArgs o;
@@ -181,7 +178,6 @@ std::optional<UploadArgs> parse_upload_args(int argc, char** argv, std::string* 
   }
   return o;
 }
-
 
 void print_upload_usage(std::FILE* out) {
   std::fprintf(
@@ -282,12 +278,6 @@ std::size_t read_file(void* context, std::uint64_t offset, https::MutableBytes o
   }
   return done;
 }
-
-
-
-
-
-
 
 double seconds(Millis d) { return static_cast<double>(d.count()) / 1000.0; }
 

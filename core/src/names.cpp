@@ -18,16 +18,17 @@ const char* to_string(Jitter j) {
 }
 
 const char* to_string(Failure f) {
-  static const char* const kNames[] = {"none",  "dns",     "connect",  "connect_timeout",
-                                       "tls_handshake", "tls_verify", "reset", "timeout",
-                                       "protocol", "too_large"};
+  static const char* const kNames[] = {"none",          "dns",        "connect", "connect_timeout",
+                                       "tls_handshake", "tls_verify", "reset",   "timeout",
+                                       "protocol",      "too_large"};
   return name_of(f, kNames);
 }
 
 const char* to_string(Outcome o) {
-  static const char* const kNames[] = {"success",          "retries_exhausted", "deadline",
-                                       "terminal_status",  "terminal_failure",  "not_idempotent",
-                                       "budget_exhausted", "server_delay_too_long", "cancelled"};
+  static const char* const kNames[] = {
+      "success",          "retries_exhausted",     "deadline",
+      "terminal_status",  "terminal_failure",      "not_idempotent",
+      "budget_exhausted", "server_delay_too_long", "cancelled"};
   return name_of(o, kNames);
 }
 

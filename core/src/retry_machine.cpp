@@ -64,7 +64,8 @@ bool RetryMachine::schedule(std::uint64_t now, const AttemptResult& result) {
     return false;
   }
   if (verdict == Verdict::kTerminal) {
-    outcome_ = result.failure == Failure::kNone ? Outcome::kTerminalStatus : Outcome::kTerminalFailure;
+    outcome_ =
+        result.failure == Failure::kNone ? Outcome::kTerminalStatus : Outcome::kTerminalFailure;
     return false;
   }
   if (result.may_have_been_processed && idempotent_ == Idempotent::kNo &&
@@ -125,12 +126,14 @@ void RetryMachine::cancel() {
 }
 
 void RetryMachine::network_available(Millis now) {
-  if (phase_ != Phase::kWaiting || wait_reason_ == static_cast<std::uint8_t>(WaitReason::kRetryAfter) ||
+  if (phase_ != Phase::kWaiting ||
+      wait_reason_ == static_cast<std::uint8_t>(WaitReason::kRetryAfter) ||
       wait_reason_ == static_cast<std::uint8_t>(WaitReason::kRetryInfo)) {
     return;
   }
   const std::uint64_t t = clamp(now);
-  const std::uint32_t delay = uniform(context_->random, static_cast<std::uint32_t>(context_->policy.jitter_range.count()));
+  const std::uint32_t delay =
+      uniform(context_->random, static_cast<std::uint32_t>(context_->policy.jitter_range.count()));
   if (t >= wake_ - wait_ && t + delay < wake_) {
     wait_ = delay;
     wake_ = t + delay;

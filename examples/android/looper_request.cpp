@@ -27,8 +27,7 @@ int looper_events(https::IoInterest interest) {
 
 }  // namespace
 
-LooperRequest::LooperRequest(ALooper* looper, https::Client& client, DoneFn on_done,
-                             void* context)
+LooperRequest::LooperRequest(ALooper* looper, https::Client& client, DoneFn on_done, void* context)
     : looper_(looper), client_(client), on_done_(on_done), context_(context) {
   ALooper_acquire(looper_);
 }

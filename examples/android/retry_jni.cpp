@@ -21,10 +21,10 @@
 namespace {
 
 // What nativeStep() and nativeReport() answer besides a deadline (>= 0).
-constexpr jlong kSendNow = -1;       // Perform an attempt now, then call nativeReport().
-constexpr jlong kDoneBase = -2;      // kDoneBase - r: done with stepback::Outcome r.
-constexpr jint kNoSlot = -1;         // nativeCreate(): every slot is in use.
-constexpr int kSlots = 8;            // Requests under way at once.
+constexpr jlong kSendNow = -1;   // Perform an attempt now, then call nativeReport().
+constexpr jlong kDoneBase = -2;  // kDoneBase - r: done with stepback::Outcome r.
+constexpr jint kNoSlot = -1;     // nativeCreate(): every slot is in use.
+constexpr int kSlots = 8;        // Requests under way at once.
 
 // What every request of the app shares: the OS-seeded generator and the retry budget.
 stepback::Xoshiro128 g_random = stepback::platform::make_os_random(nullptr);
@@ -43,7 +43,9 @@ Slot* slot(jint handle) {
   return &g_slots[handle];
 }
 
-stepback::Millis millis(jlong ms) { return stepback::Millis(ms < 0 ? 0U : static_cast<std::uint64_t>(ms)); }
+stepback::Millis millis(jlong ms) {
+  return stepback::Millis(ms < 0 ? 0U : static_cast<std::uint64_t>(ms));
+}
 
 // The machine's answer as one jlong, per the constants above.
 jlong encode(const stepback::Next& next) {
@@ -53,7 +55,7 @@ jlong encode(const stepback::Next& next) {
     case stepback::Next::Kind::kWaitUntil:
       // Millis::max() (no deadline) cannot come back here; clamp anyway.
       return static_cast<jlong>(next.at.count() > 0x7fffffffffffffffULL ? 0x7fffffffffffffffULL
-                                                                         : next.at.count());
+                                                                        : next.at.count());
     case stepback::Next::Kind::kDone:
       break;
   }
@@ -92,22 +94,21 @@ JNIEXPORT jlong JNICALL Java_com_example_stepback_NativeRetry_nativeReport(
     JNIEnv*, jclass, jint handle, jlong now_ms, jint http_status, jlong retry_after_ms) {
   Slot* s = slot(handle);
   if (s == nullptr) return kDoneBase - static_cast<jlong>(stepback::Outcome::kCancelled);
-  stepback::AttemptResult result =
-      stepback::AttemptResult::transport(stepback::Failure::kReset);
+  stepback::AttemptResult result = stepback::AttemptResult::transport(stepback::Failure::kReset);
   if (http_status > 0 && http_status < 1000) {
     const auto status = static_cast<std::uint16_t>(http_status);
     result = retry_after_ms < 0 ? stepback::AttemptResult::http(status)
-                                : stepback::AttemptResult::http(
-                                      status, millis(retry_after_ms),
-                                      stepback::DelaySource::kRetryAfter);
+                                : stepback::AttemptResult::http(status, millis(retry_after_ms),
+                                                                stepback::DelaySource::kRetryAfter);
   }
   return encode(s->machine.report(millis(now_ms), result));
 }
 
 // Connectivity is back (ConnectivityManager.NetworkCallback.onAvailable): a backoff wait
 // shortens; call nativeStep() again for the new deadline.
-JNIEXPORT void JNICALL Java_com_example_stepback_NativeRetry_nativeNetworkAvailable(
-    JNIEnv*, jclass, jint handle, jlong now_ms) {
+JNIEXPORT void JNICALL Java_com_example_stepback_NativeRetry_nativeNetworkAvailable(JNIEnv*, jclass,
+                                                                                    jint handle,
+                                                                                    jlong now_ms) {
   if (Slot* s = slot(handle)) s->machine.network_available(millis(now_ms));
 }
 

@@ -41,13 +41,15 @@ void print_event(void* /*context*/, const https::ClientEvent& event) {
   using Kind = https::ClientEvent::Kind;
   switch (event.kind) {
     case Kind::kResponse:
-      std::fprintf(stderr, "attempt %u: HTTP %u\n", event.attempt, static_cast<unsigned>(event.status));
+      std::fprintf(stderr, "attempt %u: HTTP %u\n", event.attempt,
+                   static_cast<unsigned>(event.status));
       break;
     case Kind::kError:
       std::fprintf(stderr, "attempt %u: %s\n", event.attempt, event.message);
       break;
     case Kind::kWait:
-      std::fprintf(stderr, "retrying in %llu ms\n", static_cast<unsigned long long>(event.wait.count()));
+      std::fprintf(stderr, "retrying in %llu ms\n",
+                   static_cast<unsigned long long>(event.wait.count()));
       break;
     default:
       break;

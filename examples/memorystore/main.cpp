@@ -97,8 +97,8 @@ void print_request_event(void* /*context*/, const https::ClientEvent& e) {
 void print_operation_event(void* /*context*/, const transfer::OperationEvent& e) {
   using Kind = transfer::OperationEvent::Kind;
   if (e.kind == Kind::kOperation) {
-    std::fprintf(stderr, "  operation %.*s (%.*s)\n", static_cast<int>(e.name.size()), e.name.data(),
-                 static_cast<int>(e.verb.size()), e.verb.data());
+    std::fprintf(stderr, "  operation %.*s (%.*s)\n", static_cast<int>(e.name.size()),
+                 e.name.data(), static_cast<int>(e.verb.size()), e.verb.data());
   } else if (e.kind == Kind::kPolled && e.done) {
     std::fprintf(stderr, "  poll %u: done\n", e.poll);
   } else if (e.kind == Kind::kPolled) {
@@ -175,8 +175,7 @@ bool mutate(const char* what, https::Connector& connector, const stepback::Retry
       return false;
     default:
       std::fprintf(stderr, "  %s: %s (%s, HTTP %u)\n", transfer::to_string(r.outcome), r.message,
-                   stepback::to_string(r.request.outcome),
-                   static_cast<unsigned>(r.request.status));
+                   stepback::to_string(r.request.outcome), static_cast<unsigned>(r.request.status));
       return false;
   }
 }

@@ -27,10 +27,16 @@ ResolveError parse_dns_answer(const std::uint8_t* message, std::size_t size, int
                               std::uint16_t port, SocketAddress* out, std::size_t capacity,
                               std::size_t* count) {
   switch (rcode) {
-    case 0: break;                                       // NOERROR
-    case 3: return ResolveError::kNxDomain;              // NXDOMAIN
-    case 2: case 4: case 5: return ResolveError::kServerFailure;  // SERVFAIL, NOTIMP, REFUSED
-    default: return ResolveError::kBadResponse;
+    case 0:
+      break;  // NOERROR
+    case 3:
+      return ResolveError::kNxDomain;  // NXDOMAIN
+    case 2:
+    case 4:
+    case 5:
+      return ResolveError::kServerFailure;  // SERVFAIL, NOTIMP, REFUSED
+    default:
+      return ResolveError::kBadResponse;
   }
   if (!dns_pool_ensure()) return ResolveError::kInternal;
   ares_dns_record_t* record = nullptr;
@@ -67,8 +73,8 @@ ResolveError parse_dns_answer(const std::uint8_t* message, std::size_t size, int
 
 #else  // !STEPBACK_HAVE_CARES
 
-ResolveError parse_dns_answer(const std::uint8_t*, std::size_t, int, std::uint16_t,
-                              SocketAddress*, std::size_t, std::size_t*) {
+ResolveError parse_dns_answer(const std::uint8_t*, std::size_t, int, std::uint16_t, SocketAddress*,
+                              std::size_t, std::size_t*) {
   return ResolveError::kInternal;
 }
 
@@ -99,8 +105,8 @@ void AndroidResolver::start(const char* host, std::uint16_t port, Millis now) {
   for (int i = 0; i < 2; ++i) {
     queries_[i] = Query{};
     // Not blocking: the query is sent and its answer awaited on the returned descriptor.
-    const int fd = android_res_nquery(static_cast<net_handle_t>(network_), host_, kClassIn,
-                                      types[i], 0);
+    const int fd =
+        android_res_nquery(static_cast<net_handle_t>(network_), host_, kClassIn, types[i], 0);
     if (fd < 0) {
       queries_[i].os_error = fd;
       queries_[i].error = ResolveError::kNoNetwork;

@@ -25,7 +25,8 @@ constexpr Millis kOtherSocketsPoll{10};
 // The whole milliseconds of `tv`, rounded up so that the loop never wakes a moment early
 // and spins.
 Millis ceil_millis(const timeval& tv) {
-  const long long us = static_cast<long long>(tv.tv_sec) * 1000000LL + static_cast<long long>(tv.tv_usec);
+  const long long us =
+      static_cast<long long>(tv.tv_sec) * 1000000LL + static_cast<long long>(tv.tv_usec);
   return Millis(us <= 0 ? 0 : static_cast<std::uint64_t>((us + 999) / 1000));
 }
 
@@ -184,8 +185,12 @@ ResolverNext CaresResolver::step(Millis now) {
     if (s.fd < 0) continue;
     fds[n].fd = s.fd;
     fds[n].events = static_cast<short>(
-        ((static_cast<unsigned>(s.interest) & static_cast<unsigned>(IoInterest::kRead)) != 0 ? POLLIN : 0) |
-        ((static_cast<unsigned>(s.interest) & static_cast<unsigned>(IoInterest::kWrite)) != 0 ? POLLOUT : 0));
+        ((static_cast<unsigned>(s.interest) & static_cast<unsigned>(IoInterest::kRead)) != 0
+             ? POLLIN
+             : 0) |
+        ((static_cast<unsigned>(s.interest) & static_cast<unsigned>(IoInterest::kWrite)) != 0
+             ? POLLOUT
+             : 0));
     fds[n].revents = 0;
     ++n;
   }
@@ -287,26 +292,46 @@ void CaresResolver::finish(int status, ares_addrinfo* answer) {
   const char* words = ares_strerror(status);
   ResolveError e = ResolveError::kNone;
   switch (status) {
-    case ARES_SUCCESS: e = n > 0 ? ResolveError::kNone : ResolveError::kNoData; break;
-    case ARES_ENOTFOUND: e = ResolveError::kNxDomain; break;
-    case ARES_ENODATA: e = ResolveError::kNoData; break;
-    case ARES_ETIMEOUT: e = ResolveError::kTimeout; break;
+    case ARES_SUCCESS:
+      e = n > 0 ? ResolveError::kNone : ResolveError::kNoData;
+      break;
+    case ARES_ENOTFOUND:
+      e = ResolveError::kNxDomain;
+      break;
+    case ARES_ENODATA:
+      e = ResolveError::kNoData;
+      break;
+    case ARES_ETIMEOUT:
+      e = ResolveError::kTimeout;
+      break;
     case ARES_ESERVFAIL:
     case ARES_EREFUSED:
-    case ARES_ENOTIMP: e = ResolveError::kServerFailure; break;
+    case ARES_ENOTIMP:
+      e = ResolveError::kServerFailure;
+      break;
     case ARES_EFORMERR:
-    case ARES_EBADRESP: e = ResolveError::kBadResponse; break;
+    case ARES_EBADRESP:
+      e = ResolveError::kBadResponse;
+      break;
     case ARES_ECONNREFUSED:
-    case ARES_ENOSERVER: e = ResolveError::kNoNetwork; break;
-    case ARES_ENOMEM: e = ResolveError::kOutOfMemory; break;
+    case ARES_ENOSERVER:
+      e = ResolveError::kNoNetwork;
+      break;
+    case ARES_ENOMEM:
+      e = ResolveError::kOutOfMemory;
+      break;
     case ARES_EBADNAME:
-    case ARES_EBADQUERY: e = ResolveError::kInvalidName; break;
+    case ARES_EBADQUERY:
+      e = ResolveError::kInvalidName;
+      break;
     case ARES_ECANCELLED:
     case ARES_EDESTRUCTION:
       e = out_of_memory_ ? ResolveError::kOutOfMemory
                          : (timed_out_ ? ResolveError::kTimeout : ResolveError::kCancelled);
       break;
-    default: e = ResolveError::kInternal; break;
+    default:
+      e = ResolveError::kInternal;
+      break;
   }
   result_.error = e;
   if (e == ResolveError::kNone) {
@@ -318,12 +343,14 @@ void CaresResolver::finish(int status, ares_addrinfo* answer) {
   switch (e) {
     case ResolveError::kNxDomain:
       std::snprintf(message_, sizeof message_,
-                    "no such host '%.200s': the DNS server answered NXDOMAIN (resolver: %.60s)", h, words);
+                    "no such host '%.200s': the DNS server answered NXDOMAIN (resolver: %.60s)", h,
+                    words);
       break;
     case ResolveError::kNoData:
-      std::snprintf(message_, sizeof message_,
-                    "host '%.200s' has no IPv4 or IPv6 address: no A or AAAA record (resolver: %.60s)",
-                    h, words);
+      std::snprintf(
+          message_, sizeof message_,
+          "host '%.200s' has no IPv4 or IPv6 address: no A or AAAA record (resolver: %.60s)", h,
+          words);
       break;
     case ResolveError::kTimeout:
       if (timed_out_) {
@@ -332,39 +359,45 @@ void CaresResolver::finish(int status, ares_addrinfo* answer) {
                       static_cast<long long>(limit_.count()));
       } else {
         std::snprintf(message_, sizeof message_,
-                      "looking up '%.200s' timed out: no DNS server answered (resolver: %.60s)", h, words);
+                      "looking up '%.200s' timed out: no DNS server answered (resolver: %.60s)", h,
+                      words);
       }
       break;
     case ResolveError::kServerFailure:
-      std::snprintf(message_, sizeof message_,
-                    "looking up '%.200s' failed: the DNS server answered %s (resolver: %.60s)", h,
-                    status == ARES_EREFUSED ? "REFUSED" : (status == ARES_ENOTIMP ? "NOTIMP" : "SERVFAIL"),
-                    words);
+      std::snprintf(
+          message_, sizeof message_,
+          "looking up '%.200s' failed: the DNS server answered %s (resolver: %.60s)", h,
+          status == ARES_EREFUSED ? "REFUSED" : (status == ARES_ENOTIMP ? "NOTIMP" : "SERVFAIL"),
+          words);
       break;
     case ResolveError::kBadResponse:
-      std::snprintf(message_, sizeof message_,
-                    "looking up '%.200s' failed: the DNS server's answer was malformed (resolver: %.60s)",
-                    h, words);
+      std::snprintf(
+          message_, sizeof message_,
+          "looking up '%.200s' failed: the DNS server's answer was malformed (resolver: %.60s)", h,
+          words);
       break;
     case ResolveError::kNoNetwork:
       std::snprintf(message_, sizeof message_,
-                    "looking up '%.200s' failed: no DNS server could be reached (resolver: %.60s)", h, words);
+                    "looking up '%.200s' failed: no DNS server could be reached (resolver: %.60s)",
+                    h, words);
       break;
     case ResolveError::kOutOfMemory:
-      std::snprintf(message_, sizeof message_,
-                    "looking up '%.200s' failed: the resolver's memory pool (%zu bytes) is exhausted",
-                    h, dns_pool_stats().capacity);
+      std::snprintf(
+          message_, sizeof message_,
+          "looking up '%.200s' failed: the resolver's memory pool (%zu bytes) is exhausted", h,
+          dns_pool_stats().capacity);
       break;
     case ResolveError::kInvalidName:
-      std::snprintf(message_, sizeof message_, "'%.200s' is not a valid host name (resolver: %.60s)", h,
-                    words);
+      std::snprintf(message_, sizeof message_,
+                    "'%.200s' is not a valid host name (resolver: %.60s)", h, words);
       break;
     case ResolveError::kCancelled:
       std::snprintf(message_, sizeof message_, "the lookup of '%.200s' was cancelled", h);
       break;
     case ResolveError::kNone:
     case ResolveError::kInternal:
-      std::snprintf(message_, sizeof message_, "looking up '%.200s' failed (resolver: %.60s)", h, words);
+      std::snprintf(message_, sizeof message_, "looking up '%.200s' failed (resolver: %.60s)", h,
+                    words);
       break;
   }
   result_.message = message_;

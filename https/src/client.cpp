@@ -110,9 +110,8 @@ Status Client::start(const RequestSpec& spec) {
   // A kept connection serves the next request to its origin; one in the middle of an
   // exchange (start() while a request is under way) or to another origin does not.
   const bool idle = phase_ == Phase::kDone || phase_ == Phase::kIdle || phase_ == Phase::kWaiting;
-  if (connection_open_ &&
-      (!idle || url.port != connection_port_ || url.tls != connection_tls_ ||
-       url.host != std::string_view(host_z_))) {
+  if (connection_open_ && (!idle || url.port != connection_port_ || url.tls != connection_tls_ ||
+                           url.host != std::string_view(host_z_))) {
     close_connection();
   }
   std::memcpy(host_z_, url.host.data(), url.host.size());
@@ -176,7 +175,8 @@ ClientNext Client::step(Millis now) {
     phase_ = s.phase;
     if (s.yield) {
       // The loop sleeps at most until the overall limit.
-      if (s.next.kind != ClientNext::Kind::kDone && s.next.at > time_limit_) s.next.at = time_limit_;
+      if (s.next.kind != ClientNext::Kind::kDone && s.next.at > time_limit_)
+        s.next.at = time_limit_;
       return s.next;
     }
   }
@@ -377,7 +377,8 @@ Client::Step Client::on_receive(Millis now) {
     std::size_t n = 0;
     const Status s = stream().recv(options_.buffers.io, &n);
     if (s == Status::kOk) {
-      io_deadline_ = now + options_.timeouts.read;  // The read timeout bounds silence, not the body.
+      io_deadline_ =
+          now + options_.timeouts.read;  // The read timeout bounds silence, not the body.
       std::size_t consumed = 0;
       const ParseProgress p = parser_.feed(ConstBytes{options_.buffers.io.data, n}, &consumed);
       if (p == ParseProgress::kFailed) {
@@ -393,8 +394,8 @@ Client::Step Client::on_receive(Millis now) {
         }
         return fail_attempt(now, e,
                             e == Status::kBodyTooLarge ? "the response body exceeds the body limit"
-                            : e == Status::kError        ? "the body sink refused the body"
-                                                         : "the response is not valid HTTP/1.1");
+                            : e == Status::kError      ? "the body sink refused the body"
+                                                       : "the response is not valid HTTP/1.1");
       }
       if (p == ParseProgress::kDone) return end_response(now, consumed == n && !send_stopped_);
       continue;
@@ -417,7 +418,8 @@ Client::Step Client::on_receive(Millis now) {
     }
     if (s == Status::kClosed) {
       if (parser_.finish() == ParseProgress::kDone) return end_response(now, false);
-      return fail_attempt(now, Status::kReset, "the connection closed before the response was complete");
+      return fail_attempt(now, Status::kReset,
+                          "the connection closed before the response was complete");
     }
     return fail_attempt(now, s, "the connection failed while receiving the response");
   }
@@ -494,8 +496,8 @@ AttemptResult Client::response_result() const {
 }
 
 Client::Step Client::fail_attempt(Millis now, Status status, const char* message) {
-  const bool stale_reuse = reused_ && !parser_.started() &&
-                           (status == Status::kReset || status == Status::kClosed);
+  const bool stale_reuse =
+      reused_ && !parser_.started() && (status == Status::kReset || status == Status::kClosed);
   close_connection();
   // A kept connection the server had already closed: that is no attempt; the request goes
   // again at once on a fresh connection if re-sending it is safe and it failed before any
@@ -518,8 +520,8 @@ Client::Step Client::fail_attempt(Millis now, Status status, const char* message
   emit(e);
   // The core's rule by failure kind, narrowed by what this attempt knows: nothing was sent.
   const AttemptResult by_kind = AttemptResult::transport(to_failure(status));
-  return report(now, AttemptResult::transport(by_kind.failure,
-                                              sent_ > 0 && by_kind.may_have_been_processed));
+  return report(
+      now, AttemptResult::transport(by_kind.failure, sent_ > 0 && by_kind.may_have_been_processed));
 }
 
 Client::Step Client::report(Millis now, const AttemptResult& result) {
@@ -574,9 +576,10 @@ Status Client::write_head(std::uint64_t range_from) {
     const std::string_view line(reinterpret_cast<const char*>(out.data), head_size_);
     const std::size_t end = line.find(" HTTP/1.1\r\n");
     char param[48];
-    const int n = std::snprintf(param, sizeof param, "%cgeneration=%.*s",
-                                spec_.head.url.target.find('?') == std::string_view::npos ? '?' : '&',
-                                static_cast<int>(generation_size_), generation_);
+    const int n =
+        std::snprintf(param, sizeof param, "%cgeneration=%.*s",
+                      spec_.head.url.target.find('?') == std::string_view::npos ? '?' : '&',
+                      static_cast<int>(generation_size_), generation_);
     const auto len = static_cast<std::size_t>(n);
     if (end == std::string_view::npos || n <= 0 || out.size - head_size_ < len) {
       return Status::kBufferTooSmall;
@@ -697,8 +700,8 @@ void Client::decide_body(Millis now) {
     std::uint64_t last = 0;
     std::optional<std::uint64_t> total;
     const auto range = parser_.header("content-range");
-    if (range && detail::parse_content_range(*range, &first, &last, &total) && first == delivered_ &&
-        (!total_ || !total || *total == *total_)) {
+    if (range && detail::parse_content_range(*range, &first, &last, &total) &&
+        first == delivered_ && (!total_ || !total || *total == *total_)) {
       if (total) total_ = total;
       take_digests(/*whole_body=*/false);
       return;  // The missing bytes, in place.

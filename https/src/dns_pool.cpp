@@ -18,7 +18,7 @@
 namespace stepback::https {
 namespace {
 
-constexpr std::size_t kHeader = 16;  // Keeps every block 16-byte aligned (max_align_t).
+constexpr std::size_t kHeader = 16;   // Keeps every block 16-byte aligned (max_align_t).
 constexpr std::size_t kClasses = 48;  // Up to 24 x 2^23 bytes, far past any buffer.
 
 struct Pool {

@@ -38,13 +38,23 @@ void GetaddrinfoResolver::start(const char* host, std::uint16_t port, Millis /*n
   }
   switch (rc) {
     case 0:
-    case EAI_NONAME: result_.error = ResolveError::kNxDomain; break;
+    case EAI_NONAME:
+      result_.error = ResolveError::kNxDomain;
+      break;
 #ifdef EAI_NODATA
-    case EAI_NODATA: result_.error = ResolveError::kNoData; break;
+    case EAI_NODATA:
+      result_.error = ResolveError::kNoData;
+      break;
 #endif
-    case EAI_AGAIN: result_.error = ResolveError::kTimeout; break;
-    case EAI_MEMORY: result_.error = ResolveError::kOutOfMemory; break;
-    default: result_.error = ResolveError::kInternal; break;
+    case EAI_AGAIN:
+      result_.error = ResolveError::kTimeout;
+      break;
+    case EAI_MEMORY:
+      result_.error = ResolveError::kOutOfMemory;
+      break;
+    default:
+      result_.error = ResolveError::kInternal;
+      break;
   }
   std::snprintf(message_, sizeof message_, "looking up '%s' failed: %s", host,
                 rc == 0 ? "no usable address" : gai_strerror(rc));

@@ -155,8 +155,8 @@ Status parse_url(std::string_view text, Url* out) {
 
   const std::size_t authority_end = rest.find_first_of("/?");
   const std::string_view authority = http1_text::sub(rest, 0, authority_end);
-  url.target =
-      authority_end == std::string_view::npos ? std::string_view() : http1_text::sub(rest, authority_end);
+  url.target = authority_end == std::string_view::npos ? std::string_view()
+                                                       : http1_text::sub(rest, authority_end);
   if (!valid_target_chars(url.target)) return Status::kInvalidArgument;
   if (authority.find('@') != std::string_view::npos) return Status::kInvalidArgument;
 

@@ -10,17 +10,28 @@ namespace stepback::https {
 const char* to_string(ResolveError e) {
   // A switch, so that -Wswitch names any enumerator left out.
   switch (e) {
-    case ResolveError::kNone: return "none";
-    case ResolveError::kNxDomain: return "nxdomain";
-    case ResolveError::kNoData: return "no_data";
-    case ResolveError::kInvalidName: return "invalid_name";
-    case ResolveError::kTimeout: return "timeout";
-    case ResolveError::kServerFailure: return "server_failure";
-    case ResolveError::kBadResponse: return "bad_response";
-    case ResolveError::kNoNetwork: return "no_network";
-    case ResolveError::kOutOfMemory: return "out_of_memory";
-    case ResolveError::kCancelled: return "cancelled";
-    case ResolveError::kInternal: return "internal";
+    case ResolveError::kNone:
+      return "none";
+    case ResolveError::kNxDomain:
+      return "nxdomain";
+    case ResolveError::kNoData:
+      return "no_data";
+    case ResolveError::kInvalidName:
+      return "invalid_name";
+    case ResolveError::kTimeout:
+      return "timeout";
+    case ResolveError::kServerFailure:
+      return "server_failure";
+    case ResolveError::kBadResponse:
+      return "bad_response";
+    case ResolveError::kNoNetwork:
+      return "no_network";
+    case ResolveError::kOutOfMemory:
+      return "out_of_memory";
+    case ResolveError::kCancelled:
+      return "cancelled";
+    case ResolveError::kInternal:
+      return "internal";
   }
   return "unknown";
 }

@@ -177,8 +177,8 @@ bool ResponseParser::end_status_line(std::size_t begin, std::size_t end) {
   const std::string_view line(reinterpret_cast<const char*>(buf_.data + begin), end - begin);
   // HTTP-version SP 3DIGIT [SP reason-phrase]; a missing SP before an empty reason is
   // tolerated, as many servers send "HTTP/1.1 200".
-  if (line.size() < 12 || http1_text::sub(line, 0, 7) != "HTTP/1." || (line[7] != '0' && line[7] != '1') ||
-      line[8] != ' ') {
+  if (line.size() < 12 || http1_text::sub(line, 0, 7) != "HTTP/1." ||
+      (line[7] != '0' && line[7] != '1') || line[8] != ' ') {
     return fail(Status::kProtocol);
   }
   if (line.size() > 12 && line[12] != ' ') return fail(Status::kProtocol);

@@ -37,7 +37,8 @@ Status TcpTlsConnector::open(const Url& url, const char* host, Millis now,
   // The lookup and the connect share the connect timeout, as curl's --connect-timeout does.
   resolve_deadline_ = now + timeouts.connect;
   port_ = url.port;
-  if (use_tls_ && tls_ == nullptr) return fail(Status::kInvalidArgument, "https needs a TLS configuration");
+  if (use_tls_ && tls_ == nullptr)
+    return fail(Status::kInvalidArgument, "https needs a TLS configuration");
   if (host == nullptr || host[0] == '\0' || url.port == 0) {
     return fail(Status::kInvalidArgument, "no host or port to connect to");
   }
@@ -189,9 +190,9 @@ Status TcpTlsConnector::connect_failed(Status s) {
   const bool named = !looks_numeric(host_);
   const char* verdict = s == Status::kConnectTimeout ? " within the connect timeout" : "";
   if (count > 1) {
-    std::snprintf(message_, sizeof message_, "could not connect to %s%.120s%s%s (%zu addresses): %.300s",
-                  named ? "'" : "", named ? host_ : "any address", named ? "'" : "", verdict,
-                  count, tried);
+    std::snprintf(message_, sizeof message_,
+                  "could not connect to %s%.120s%s%s (%zu addresses): %.300s", named ? "'" : "",
+                  named ? host_ : "any address", named ? "'" : "", verdict, count, tried);
   } else if (named) {
     std::snprintf(message_, sizeof message_, "could not connect to '%.120s'%s: %.300s", host_,
                   verdict, tried);

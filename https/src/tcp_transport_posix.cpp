@@ -85,8 +85,8 @@ std::size_t copy_addresses(const addrinfo* list, std::uint16_t port, SocketAddre
 
 // Resolves the name `host` into `out`; returns the EAI_* code (0 on success) and the number
 // of addresses in *count.
-int resolve(const char* host, std::uint16_t port, SocketAddress* out,
-            std::size_t capacity, std::size_t* count) {
+int resolve(const char* host, std::uint16_t port, SocketAddress* out, std::size_t capacity,
+            std::size_t* count) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -220,7 +220,7 @@ Status parse_numeric_address(const char* host, std::uint16_t port, SocketAddress
       char* end = nullptr;
       const unsigned long index = std::strtoul(zone, &end, 10);
       sin6.sin6_scope_id = (*zone != '\0' && *end == '\0') ? static_cast<std::uint32_t>(index)
-                                                            : ::if_nametoindex(zone);
+                                                           : ::if_nametoindex(zone);
       if (sin6.sin6_scope_id == 0) return Status::kInvalidArgument;
     }
     if (::inet_pton(AF_INET6, buf, &sin6.sin6_addr) != 1) return Status::kInvalidArgument;
@@ -533,9 +533,11 @@ std::size_t TcpTransport::describe_failure(char* out, std::size_t size) const {
       (void)::inet_ntop(AF_INET, &sin.sin_addr, host, sizeof host);
       port = ntohs(sin.sin_port);
     }
-    const char* why = attempt_error_[i] == ETIMEDOUT ? "no answer" : std::strerror(attempt_error_[i]);
-    const int w = std::snprintf(out + used, size - used, "%s%s%s%s:%u (%s)", tried > 0 ? ", " : "",
-                                v6 ? "[" : "", host, v6 ? "]" : "", static_cast<unsigned>(port), why);
+    const char* why =
+        attempt_error_[i] == ETIMEDOUT ? "no answer" : std::strerror(attempt_error_[i]);
+    const int w =
+        std::snprintf(out + used, size - used, "%s%s%s%s:%u (%s)", tried > 0 ? ", " : "",
+                      v6 ? "[" : "", host, v6 ? "]" : "", static_cast<unsigned>(port), why);
     ++tried;
     if (w < 0 || static_cast<std::size_t>(w) >= size - used) break;  // Cut, still terminated.
     used += static_cast<std::size_t>(w);

@@ -372,7 +372,8 @@ Status TlsTransport::from_mbedtls(int ret) {
                   static_cast<unsigned>(-ret), text);
     return Status::kTlsRefused;
   }
-  std::snprintf(message_, sizeof message_, "TLS error -0x%04X: %s", static_cast<unsigned>(-ret), text);
+  std::snprintf(message_, sizeof message_, "TLS error -0x%04X: %s", static_cast<unsigned>(-ret),
+                text);
   return handshake_done_ ? Status::kProtocol : Status::kTlsHandshake;
 }
 

@@ -133,7 +133,7 @@ Canon canonical_text(std::uint8_t tag, const std::uint8_t* v, std::size_t n, std
         for (std::size_t k = 0; k < width; ++k) cp = (cp << 8) | v[i + k];
         if (!put_utf8(cp, out, cap, &len)) {
           return cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF) ? Canon::kMalformed
-                                                                  : Canon::kTooSmall;
+                                                                 : Canon::kTooSmall;
         }
       }
       break;
@@ -406,7 +406,8 @@ struct Base64Table {
   constexpr Base64Table() : v() {
     for (int i = 0; i < 256; ++i) v[i] = -1;
     const char* alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    for (int i = 0; i < 64; ++i) v[static_cast<unsigned char>(alphabet[i])] = static_cast<std::int8_t>(i);
+    for (int i = 0; i < 64; ++i)
+      v[static_cast<unsigned char>(alphabet[i])] = static_cast<std::int8_t>(i);
     v[static_cast<unsigned char>(' ')] = -2;
     v[static_cast<unsigned char>('\t')] = -2;
     v[static_cast<unsigned char>('\r')] = -2;
@@ -996,18 +997,18 @@ Status TrustStore::add_platform_default() {
   return Status::kInvalidArgument;
 #elif defined(__linux__)
   static const char* const kDirectories[] = {
-      "/etc/ssl/certs",                                // Debian, Ubuntu, Alpine, Arch, SUSE.
+      "/etc/ssl/certs",                                  // Debian, Ubuntu, Alpine, Arch, SUSE.
       "/etc/pki/ca-trust/extracted/pem/directory-hash",  // Fedora, RHEL 9.
   };
   for (const char* dir : kDirectories) {
     if (add_directory(dir, DirectoryHash::kSubjectHash) == Status::kOk) return Status::kOk;
   }
   static const char* const kBundles[] = {
-      "/etc/ssl/certs/ca-certificates.crt",                // Debian, Ubuntu, Gentoo, Arch.
-      "/etc/pki/tls/certs/ca-bundle.crt",                  // Fedora, RHEL 6.
-      "/etc/ssl/ca-bundle.pem",                            // OpenSUSE.
+      "/etc/ssl/certs/ca-certificates.crt",                 // Debian, Ubuntu, Gentoo, Arch.
+      "/etc/pki/tls/certs/ca-bundle.crt",                   // Fedora, RHEL 6.
+      "/etc/ssl/ca-bundle.pem",                             // OpenSUSE.
       "/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem",  // CentOS, RHEL 7.
-      "/etc/ssl/cert.pem",                                 // Alpine.
+      "/etc/ssl/cert.pem",                                  // Alpine.
   };
   for (const char* bundle : kBundles) {
     if (add_bundle(bundle) == Status::kOk) return Status::kOk;
@@ -1128,8 +1129,7 @@ Status TrustStore::find_issuers(ConstBytes issuer, mbedtls_x509_crt** candidates
   }
   // The index key: the same function as index_key() computed at set-up.
   const std::uint32_t key = have_canonical ? hash : fnv1a(issuer.data, issuer.size);
-  Scan scan(*this, issuer, have_canonical ? issuer_canonical_ : nullptr, canonical_len,
-            candidates);
+  Scan scan(*this, issuer, have_canonical ? issuer_canonical_ : nullptr, canonical_len, candidates);
   for (std::size_t i = 0; i < count_ && !scan.full(); ++i) {
     const Source& source = sources_[i];
     switch (source.kind) {

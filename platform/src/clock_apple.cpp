@@ -38,8 +38,7 @@ Millis monotonic_now() {
   const Timebase& tb = timebase();
   // The timebase is any ratio of two uint32s, so ticks * numer may overflow; the
   // quotient/remainder split overflows only when the result would (past ~584 years).
-  const std::uint64_t ns =
-      (ticks / tb.denom) * tb.numer + (ticks % tb.denom) * tb.numer / tb.denom;
+  const std::uint64_t ns = (ticks / tb.denom) * tb.numer + (ticks % tb.denom) * tb.numer / tb.denom;
   return Millis(ns / 1000000U);
 }
 

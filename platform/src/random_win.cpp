@@ -21,8 +21,7 @@ bool fill_from_os(void* buffer, std::size_t size) {
   // ULONG is 32 bits; callers ask for a few bytes, but the loop keeps any size correct.
   while (size > 0) {
     const ULONG chunk = size > 0x40000000U ? 0x40000000U : static_cast<ULONG>(size);
-    const NTSTATUS status =
-        BCryptGenRandom(nullptr, out, chunk, BCRYPT_USE_SYSTEM_PREFERRED_RNG);
+    const NTSTATUS status = BCryptGenRandom(nullptr, out, chunk, BCRYPT_USE_SYSTEM_PREFERRED_RNG);
     if (!BCRYPT_SUCCESS(status)) return false;
     out += chunk;
     size -= chunk;

@@ -15,7 +15,8 @@ namespace {
 class AllocFree : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!testing::heap_trap_available()) GTEST_SKIP() << "the heap trap needs glibc and no sanitizer";
+    if (!testing::heap_trap_available())
+      GTEST_SKIP() << "the heap trap needs glibc and no sanitizer";
   }
 };
 
@@ -41,7 +42,8 @@ TEST_F(AllocFree, WholeRetrySequencesOfEveryStrategyMakeNoHeapCalls) {
     Xoshiro128 random = platform::make_os_random(&status);
     RetryBudget budget(BudgetConfig{1000, 100});
     int i = 0;
-    for (Jitter j : {Jitter::kSeed, Jitter::kFull, Jitter::kEqual, Jitter::kDecorrelated, Jitter::kNone}) {
+    for (Jitter j :
+         {Jitter::kSeed, Jitter::kFull, Jitter::kEqual, Jitter::kDecorrelated, Jitter::kNone}) {
       Policy p;
       p.jitter = j;
       p.max_retries = 12;
@@ -54,9 +56,9 @@ TEST_F(AllocFree, WholeRetrySequencesOfEveryStrategyMakeNoHeapCalls) {
       while (next.kind != Next::Kind::kDone) {
         if (next.kind == Next::Kind::kSend) {
           ++attempts;
-          const AttemptResult r = attempts % 3 == 0
-                                      ? AttemptResult::http(429, Millis(1500), DelaySource::kRetryAfter)
-                                      : AttemptResult::http(503);
+          const AttemptResult r =
+              attempts % 3 == 0 ? AttemptResult::http(429, Millis(1500), DelaySource::kRetryAfter)
+                                : AttemptResult::http(503);
           next = m.report(now, r);
           if (attempts == 4) m.network_available(now + Millis(10));
         } else {

@@ -50,7 +50,8 @@ TEST(Exponential, SaturatesAtTheCapForHugeRetryIndexes) {
 }
 
 // Expected values come from an independent Python implementation of the formulas,
-// the seeding, xoshiro128++ and Lemire's bounded draw (seed 42; 1 s initial, x2, cap 32 s, 1 s range).
+// the seeding, xoshiro128++ and Lemire's bounded draw (seed 42; 1 s initial, x2, cap 32 s, 1 s
+// range).
 TEST(Jitter, SeedIsTheDocumentedFormulaExactly) {
   EXPECT_EQ(first_waits(with_jitter(Jitter::kSeed), 42, 8),
             (std::vector<std::uint64_t>{1947, 2529, 4529, 8605, 16176, 32000, 32000, 32000}));

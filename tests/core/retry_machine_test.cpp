@@ -32,8 +32,8 @@ Policy literal_policy() {
 }
 
 // Runs the machine to the end, failing every attempt with `result`; returns the waits.
-std::vector<std::uint64_t> run_failing(RetryMachine& m, FakeClock& clock, const AttemptResult& result,
-                                       Outcome* outcome) {
+std::vector<std::uint64_t> run_failing(RetryMachine& m, FakeClock& clock,
+                                       const AttemptResult& result, Outcome* outcome) {
   std::vector<std::uint64_t> waits;
   Next next = m.step(clock.now());
   for (int guard = 0; guard < 10000; ++guard) {
@@ -67,7 +67,8 @@ TEST(RetryMachine, SuccessOnTheFirstAttempt) {
 }
 
 TEST(RetryMachine, RetriesWithTheSameWaitsAsThePureFormula) {
-  for (Jitter j : {Jitter::kSeed, Jitter::kFull, Jitter::kEqual, Jitter::kDecorrelated, Jitter::kNone}) {
+  for (Jitter j :
+       {Jitter::kSeed, Jitter::kFull, Jitter::kEqual, Jitter::kDecorrelated, Jitter::kNone}) {
     Policy p = literal_policy();
     p.jitter = j;
     p.max_retries = 40;
@@ -76,7 +77,8 @@ TEST(RetryMachine, RetriesWithTheSameWaitsAsThePureFormula) {
     RetryMachine m(ctx);
     FakeClock clock;
     Outcome outcome{};
-    const std::vector<std::uint64_t> waits = run_failing(m, clock, AttemptResult::http(503), &outcome);
+    const std::vector<std::uint64_t> waits =
+        run_failing(m, clock, AttemptResult::http(503), &outcome);
     EXPECT_EQ(outcome, Outcome::kRetriesExhausted);
     ASSERT_EQ(waits.size(), 40U) << to_string(j);
     Xoshiro128 ref(42);
@@ -199,7 +201,8 @@ TEST(RetryMachine, ServerDelayLongerThanBackoffIsHonoured) {
   RetryMachine m(ctx);
   FakeClock clock;
   (void)m.step(clock.now());
-  const Next next = m.report(clock.now(), AttemptResult::http(429, Millis(7000), DelaySource::kRetryAfter));
+  const Next next =
+      m.report(clock.now(), AttemptResult::http(429, Millis(7000), DelaySource::kRetryAfter));
   EXPECT_EQ(next.at, clock.now() + Millis(7000));
   EXPECT_EQ(m.wait_reason(), WaitReason::kRetryAfter);
 }
@@ -212,7 +215,8 @@ TEST(RetryMachine, ServerDelayShorterThanBackoffKeepsTheBackoff) {
   RetryMachine m(ctx);
   FakeClock clock;
   (void)m.step(clock.now());
-  const Next next = m.report(clock.now(), AttemptResult::http(503, Millis(10), DelaySource::kRetryInfo));
+  const Next next =
+      m.report(clock.now(), AttemptResult::http(503, Millis(10), DelaySource::kRetryInfo));
   EXPECT_EQ(next.at, clock.now() + Millis(1000));
   EXPECT_EQ(m.wait_reason(), WaitReason::kBackoff);
 }
@@ -224,7 +228,8 @@ TEST(RetryMachine, AbsurdServerDelayEndsTheLoopInsteadOfRetryingEarly) {
   RetryMachine m(ctx);
   FakeClock clock;
   (void)m.step(clock.now());
-  const Next next = m.report(clock.now(), AttemptResult::http(503, Millis::seconds(86400 * 365), DelaySource::kRetryAfter));
+  const Next next = m.report(clock.now(), AttemptResult::http(503, Millis::seconds(86400 * 365),
+                                                              DelaySource::kRetryAfter));
   EXPECT_EQ(next.kind, Kind::kDone);
   EXPECT_EQ(next.outcome, Outcome::kServerDelayTooLong);
 }
@@ -237,7 +242,8 @@ TEST(RetryMachine, ServerDelayBeyondTheDeadlineGivesUpNow) {
   RetryMachine m(ctx);
   FakeClock clock;
   (void)m.step(clock.now());
-  const Next next = m.report(clock.now(), AttemptResult::http(503, Millis(30000), DelaySource::kRetryAfter));
+  const Next next =
+      m.report(clock.now(), AttemptResult::http(503, Millis(30000), DelaySource::kRetryAfter));
   EXPECT_EQ(next.outcome, Outcome::kDeadline);
 }
 
@@ -250,7 +256,8 @@ TEST(RetryMachine, ServerDelayIgnoredWhenThePolicySaysSo) {
   RetryMachine m(ctx);
   FakeClock clock;
   (void)m.step(clock.now());
-  const Next next = m.report(clock.now(), AttemptResult::http(503, Millis::seconds(86400), DelaySource::kRetryAfter));
+  const Next next = m.report(
+      clock.now(), AttemptResult::http(503, Millis::seconds(86400), DelaySource::kRetryAfter));
   EXPECT_EQ(next.at, clock.now() + Millis(1000));
 }
 
@@ -273,14 +280,16 @@ TEST(RetryMachine, NonIdempotentRequestIsNotResentAfterItMayHaveBeenProcessed) {
   Xoshiro128 g(1);
   const RetryContext ctx{p, g, nullptr};
   FakeClock clock;
-  for (const AttemptResult& r : {AttemptResult::transport(Failure::kReset), AttemptResult::transport(Failure::kTimeout),
-                                 AttemptResult::http(500), AttemptResult::http(502)}) {
+  for (const AttemptResult& r :
+       {AttemptResult::transport(Failure::kReset), AttemptResult::transport(Failure::kTimeout),
+        AttemptResult::http(500), AttemptResult::http(502)}) {
     RetryMachine m(ctx, Idempotent::kNo);
     (void)m.step(clock.now());
     EXPECT_EQ(m.report(clock.now(), r).outcome, Outcome::kNotIdempotent) << r.status;
   }
-  for (const AttemptResult& r : {AttemptResult::transport(Failure::kConnect), AttemptResult::transport(Failure::kDns),
-                                 AttemptResult::http(429), AttemptResult::http(503)}) {
+  for (const AttemptResult& r :
+       {AttemptResult::transport(Failure::kConnect), AttemptResult::transport(Failure::kDns),
+        AttemptResult::http(429), AttemptResult::http(503)}) {
     RetryMachine m(ctx, Idempotent::kNo);
     (void)m.step(clock.now());
     EXPECT_EQ(m.report(clock.now(), r).kind, Kind::kWaitUntil) << r.status;
@@ -295,7 +304,8 @@ TEST(RetryMachine, CallerCanOptInToRetryNonIdempotentRequests) {
   RetryMachine m(ctx, Idempotent::kNo);
   FakeClock clock;
   (void)m.step(clock.now());
-  EXPECT_EQ(m.report(clock.now(), AttemptResult::transport(Failure::kReset)).kind, Kind::kWaitUntil);
+  EXPECT_EQ(m.report(clock.now(), AttemptResult::transport(Failure::kReset)).kind,
+            Kind::kWaitUntil);
 }
 
 TEST(RetryMachine, SharedBudgetStopsRetriesAcrossRequests) {
@@ -313,7 +323,8 @@ TEST(RetryMachine, SharedBudgetStopsRetriesAcrossRequests) {
   EXPECT_EQ(budget.milli_tokens(), 0U);  // 4 failures took the 4 tokens.
   RetryMachine second(ctx);
   (void)second.step(clock.now());
-  EXPECT_EQ(second.report(clock.now(), AttemptResult::http(503)).outcome, Outcome::kBudgetExhausted);
+  EXPECT_EQ(second.report(clock.now(), AttemptResult::http(503)).outcome,
+            Outcome::kBudgetExhausted);
   RetryMachine third(ctx);
   (void)third.step(clock.now());
   EXPECT_EQ(third.report(clock.now(), AttemptResult::http(200)).outcome, Outcome::kSuccess);
@@ -404,7 +415,8 @@ TEST(RetryMachine, NetworkBackNeverShortensAServerRequestedWait) {
   RetryMachine m(ctx);
   FakeClock clock;
   (void)m.step(clock.now());
-  const Next w = m.report(clock.now(), AttemptResult::http(503, Millis(20000), DelaySource::kRetryAfter));
+  const Next w =
+      m.report(clock.now(), AttemptResult::http(503, Millis(20000), DelaySource::kRetryAfter));
   m.network_available(clock.now() + Millis(100));
   EXPECT_EQ(m.step(clock.now() + Millis(100)).at, w.at);
 }

@@ -170,8 +170,8 @@ void check_date(std::string_view text, Millis now, std::int64_t t) {
   require(parse_http_date(asc, now) == plain);
   char rfc850[128];
   std::snprintf(rfc850, sizeof rfc850, "%s, %02d-%s-%02lld %02d:%02d:%02d GMT",
-                kLongDays[tm->tm_wday], tm->tm_mday, kMonths[tm->tm_mon], year % 100,
-                tm->tm_hour, tm->tm_min, tm->tm_sec);
+                kLongDays[tm->tm_wday], tm->tm_mday, kMonths[tm->tm_mon], year % 100, tm->tm_hour,
+                tm->tm_min, tm->tm_sec);
   if (f.two_digit_year) require(parse_http_date(rfc850, now) == plain);
 }
 

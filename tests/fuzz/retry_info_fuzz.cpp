@@ -186,7 +186,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   require(duration == reference_duration(text));
   for (const bool escape_all : {false, true}) {
     const std::string body = json_body_with_delay(text, escape_all);
-    const std::optional<Millis> in_json = stepback::https::retry_delay_from_status_json(bytes_of(body));
+    const std::optional<Millis> in_json =
+        stepback::https::retry_delay_from_status_json(bytes_of(body));
     require(size <= kJsonDelayText ? in_json == duration : !in_json);
   }
 
@@ -201,7 +202,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto seconds = static_cast<std::int64_t>(raw_seconds);
   const auto nanos = static_cast<std::int32_t>(raw_nanos);
   check_proto_delay(seconds, nanos);
-  check_proto_delay(static_cast<std::int64_t>(raw_seconds % static_cast<std::uint64_t>(kMaxDurationSeconds + 2)),
-                    static_cast<std::int32_t>(raw_nanos % 1'000'000'001u));
+  check_proto_delay(
+      static_cast<std::int64_t>(raw_seconds % static_cast<std::uint64_t>(kMaxDurationSeconds + 2)),
+      static_cast<std::int32_t>(raw_nanos % 1'000'000'001u));
   return 0;
 }

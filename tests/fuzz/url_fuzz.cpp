@@ -130,8 +130,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   head.url = url;
   std::vector<std::uint8_t> out(size + 512);
   std::size_t written = 0;
-  require(stepback::https::write_request_head(
-              head, stepback::https::MutableBytes{out.data(), out.size()}, &written) == Status::kOk);
+  require(stepback::https::write_request_head(head,
+                                              stepback::https::MutableBytes{out.data(), out.size()},
+                                              &written) == Status::kOk);
   require(written > 0);
   return 0;
 }

@@ -70,7 +70,8 @@ bool decode(std::string_view text, std::uint8_t* out, std::size_t size) {
   for (std::size_t j = 0; k < size; ++j) {
     if (j >= text.size()) return false;
     const char* at = std::strchr(kAlphabet, text[j]);
-    const std::uint32_t v = at != nullptr && text[j] != '\0' ? static_cast<std::uint32_t>(at - kAlphabet) : 0;
+    const std::uint32_t v =
+        at != nullptr && text[j] != '\0' ? static_cast<std::uint32_t>(at - kAlphabet) : 0;
     acc = (acc << 6 | v) & 0xFFFFFFu;
     bits += 6;
     if (bits >= 8) {
@@ -202,8 +203,7 @@ void require_state(const IntegrityCheck& c, const Model& m) {
 }
 
 bool same(const DigestComparison& a, const DigestComparison& b) {
-  return a.checked == b.checked && a.match == b.match && a.expected == b.expected &&
-         a.got == b.got;
+  return a.checked == b.checked && a.match == b.match && a.expected == b.expected && a.got == b.got;
 }
 
 // Requires `b` to answer every probe as `a` does; the probes include what `a` reports as

@@ -24,7 +24,6 @@ using testing::ScriptedTransport;
 constexpr char kOk[] = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
 constexpr char k503[] = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n";
 
-
 struct Harness;
 bool collect(void* context, std::uint64_t offset, ConstBytes data);
 bool restart(void* context);
@@ -86,7 +85,7 @@ struct Harness {
   std::uint8_t io[64];
   std::uint8_t error_body[512];
   std::string body;
-  bool restartable = true;           // Whether the sink can start over.
+  bool restartable = true;  // Whether the sink can start over.
   std::optional<Millis> max_time;
   Credentials credentials;
   std::uint32_t restarts = 0;
@@ -132,7 +131,8 @@ TEST(Client, SendsTheRequestAndDeliversTheBody) {
   EXPECT_EQ(h.client->result().attempts, 1U);
   EXPECT_EQ(h.body, "hello");
   EXPECT_EQ(h.connector.host(), "example.test");
-  EXPECT_EQ(h.connector.connection(0).sent().rfind("GET /x HTTP/1.1\r\nHost: example.test\r\n", 0), 0U);
+  EXPECT_EQ(h.connector.connection(0).sent().rfind("GET /x HTTP/1.1\r\nHost: example.test\r\n", 0),
+            0U);
   EXPECT_EQ(h.connector.exchanges(), 1U);
 }
 
@@ -165,7 +165,8 @@ TEST(Client, WaitsForReadableDataAndTimesOutSilence) {
   EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
   EXPECT_EQ(h.client->result().attempts, 2U);
   bool saw_timeout = false;
-  for (const ClientEvent& e : h.events) saw_timeout |= e.kind == ClientEvent::Kind::kError && e.failure == Failure::kTimeout;
+  for (const ClientEvent& e : h.events)
+    saw_timeout |= e.kind == ClientEvent::Kind::kError && e.failure == Failure::kTimeout;
   EXPECT_TRUE(saw_timeout);
 }
 
@@ -238,7 +239,8 @@ TEST(Client, RetryAfterSetsTheWait) {
   EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
   EXPECT_EQ(h.waits, (std::vector<std::uint64_t>{3000}));
   bool saw = false;
-  for (const ClientEvent& e : h.events) saw |= e.kind == ClientEvent::Kind::kWait && e.wait_reason == WaitReason::kRetryAfter;
+  for (const ClientEvent& e : h.events)
+    saw |= e.kind == ClientEvent::Kind::kWait && e.wait_reason == WaitReason::kRetryAfter;
   EXPECT_TRUE(saw);
 }
 
@@ -247,8 +249,9 @@ TEST(Client, RetryInfoInAJsonErrorBodySetsTheWait) {
   const std::string json =
       R"({"error":{"code":503,"details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"1.5s"}]}})";
   h.connector.add()
-      .recv_data("HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: " +
-                 std::to_string(json.size()) + "\r\n\r\n" + json)
+      .recv_data(
+          "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: " +
+          std::to_string(json.size()) + "\r\n\r\n" + json)
       .recv_would_block()
       .recv_data(kOk);
   h.run(h.start());
@@ -385,15 +388,21 @@ TEST(ClientResume, CutBodyResumesWithRangeAndIfRange) {
 
 TEST(ClientResume, CloudStorageGenerationIsPinnedOnResume) {
   Harness h("https://storage.example.test/storage/v1/b/bkt/o/obj?alt=media");
+  h.connector.add()
+      .recv_data(
+          "HTTP/1.1 200 OK\r\nETag: \"v1\"\r\nx-goog-generation: 1700000000123456\r\n"
+          "Content-Length: 10\r\n\r\n01234")
+      .recv_reset();
   h.connector.add().recv_data(
-      "HTTP/1.1 200 OK\r\nETag: \"v1\"\r\nx-goog-generation: 1700000000123456\r\n"
-      "Content-Length: 10\r\n\r\n01234").recv_reset();
-  h.connector.add().recv_data(
-      "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 5-9/10\r\nContent-Length: 5\r\n\r\n56789");
+      "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 5-9/10\r\nContent-Length: "
+      "5\r\n\r\n56789");
   ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
   EXPECT_EQ(h.body, "0123456789");
   const std::string second = h.connector.connection(1).sent();
-  EXPECT_EQ(second.rfind("GET /storage/v1/b/bkt/o/obj?alt=media&generation=1700000000123456 HTTP/1.1\r\n", 0), 0U)
+  EXPECT_EQ(
+      second.rfind("GET /storage/v1/b/bkt/o/obj?alt=media&generation=1700000000123456 HTTP/1.1\r\n",
+                   0),
+      0U)
       << second;
   EXPECT_NE(second.find("Range: bytes=5-\r\n"), std::string::npos);
 }
@@ -440,9 +449,9 @@ TEST(ClientResume, RangeNotSatisfiableStartsOver) {
   Harness h;
   h.connector.add().recv_data(std::string(kHead10) + "01234").recv_reset();
   h.connector.add().recv_data(
-      "HTTP/1.1 416 Range Not Satisfiable\r\nContent-Range: bytes */4\r\nContent-Length: 0\r\n\r\n");
-  h.connector.add().recv_data(
-      "HTTP/1.1 200 OK\r\nETag: \"v3\"\r\nContent-Length: 4\r\n\r\nnew!");
+      "HTTP/1.1 416 Range Not Satisfiable\r\nContent-Range: bytes */4\r\nContent-Length: "
+      "0\r\n\r\n");
+  h.connector.add().recv_data("HTTP/1.1 200 OK\r\nETag: \"v3\"\r\nContent-Length: 4\r\n\r\nnew!");
   ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
   EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
   EXPECT_EQ(h.body, "new!");
@@ -453,10 +462,7 @@ TEST(ClientResume, RangeNotSatisfiableStartsOver) {
 TEST(ClientLimits, RetryDeadlineDoesNotCutAnAttemptThatIsReceiving) {
   Harness h;
   h.policy.total_deadline = Millis(1000);
-  h.connector.add()
-      .recv_data(std::string(kHead10) + "01234")
-      .recv_would_block()
-      .recv_data("56789");
+  h.connector.add().recv_data(std::string(kHead10) + "01234").recv_would_block().recv_data("56789");
   ClientNext next = h.start();
   ASSERT_EQ(next.kind, ClientNext::Kind::kWaitIo);
   EXPECT_EQ(next.at, h.now + h.timeouts.read);  // The stall limit, not the retry deadline.
@@ -571,7 +577,8 @@ TEST(ClientKeepAlive, DeadKeptConnectionIsReplacedBeforeSending) {
   EXPECT_EQ(h.client->result().attempts, 2U);
   EXPECT_EQ(h.connector.opened(), 2U);
   const std::string first = h.connector.connection(0).sent();
-  EXPECT_EQ(first.find("POST", 1), std::string::npos) << "a request was written on the dead connection";
+  EXPECT_EQ(first.find("POST", 1), std::string::npos)
+      << "a request was written on the dead connection";
 }
 
 // A connection kept after a request serves the next start() to the same origin.
@@ -617,7 +624,8 @@ TEST(ClientKeepAlive, StartingAgainMidExchangeNeverReusesTheBusyConnection) {
   h.connector.add().recv_would_block(IoInterest::kRead);  // The response never comes.
   h.connector.add().recv_data(kOk);
   ClientNext next = h.start();
-  for (int i = 0; i < 5 && next.kind != ClientNext::Kind::kWaitIo; ++i) next = h.client->step(h.now);
+  for (int i = 0; i < 5 && next.kind != ClientNext::Kind::kWaitIo; ++i)
+    next = h.client->step(h.now);
   ASSERT_EQ(next.kind, ClientNext::Kind::kWaitIo);  // Waiting for the response.
   ASSERT_EQ(h.client->start(h.spec), Status::kOk);
   ASSERT_EQ(h.run(h.client->step(h.now)).kind, ClientNext::Kind::kDone);
@@ -641,7 +649,7 @@ TEST(ClientKeepAlive, AResetAfterBodyBytesLeftIsAFailedAttemptNotAStaleConnectio
                            nullptr, body.size()};
   ScriptedTransport& c = h.connector.add();
   c.recv_data(k503).recv_would_block(IoInterest::kRead);  // Alive when probed...
-  c.recv_reset();                                          // ...reset once the body is going.
+  c.recv_reset();                                         // ...reset once the body is going.
   h.connector.add().recv_data(kOk);
   ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
   EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
@@ -662,7 +670,8 @@ TEST(ClientNetwork, AKeptConnectionIsDroppedAndTheBackoffShrinks) {
   ASSERT_EQ(next.kind, ClientNext::Kind::kWaitUntil);
   ASSERT_EQ(next.at, h.now + Millis(4000));  // The backoff after the 503.
   h.client->network_available(h.now);
-  EXPECT_TRUE(h.connector.connection(0).closed()) << "the kept connection belongs to the old network";
+  EXPECT_TRUE(h.connector.connection(0).closed())
+      << "the kept connection belongs to the old network";
   EXPECT_EQ(h.connector.network_changes(), 1);
   next = h.client->step(h.now);
   EXPECT_TRUE(next.kind != ClientNext::Kind::kWaitUntil || next.at < h.now + Millis(4000))
@@ -734,7 +743,8 @@ namespace {
 std::string goog_crc32c(const std::string& body) {
   const std::uint32_t crc =
       crc32c(ConstBytes{reinterpret_cast<const std::uint8_t*>(body.data()), body.size()});
-  const std::uint8_t be[4] = {static_cast<std::uint8_t>(crc >> 24), static_cast<std::uint8_t>(crc >> 16),
+  const std::uint8_t be[4] = {static_cast<std::uint8_t>(crc >> 24),
+                              static_cast<std::uint8_t>(crc >> 16),
                               static_cast<std::uint8_t>(crc >> 8), static_cast<std::uint8_t>(crc)};
   char b64[16] = {};
   const std::size_t n = base64_encode(ConstBytes{be, 4}, b64, sizeof b64);
@@ -752,14 +762,16 @@ TEST(ClientIntegrity, MatchingCrc32cAcrossResumedPartsIsVerified) {
   ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
   EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
   int verified = 0;
-  for (const ClientEvent& e : h.events) verified += e.kind == ClientEvent::Kind::kIntegrity && e.verified;
+  for (const ClientEvent& e : h.events)
+    verified += e.kind == ClientEvent::Kind::kIntegrity && e.verified;
   EXPECT_EQ(verified, 1);
 }
 
 TEST(ClientIntegrity, MismatchFailsWithItsOwnStatusAndNamesBothValues) {
   Harness h;
   const std::string hash = goog_crc32c("0123456789");
-  h.connector.add().recv_data("HTTP/1.1 200 OK\r\n" + hash + "Content-Length: 10\r\n\r\n0123456780");
+  h.connector.add().recv_data("HTTP/1.1 200 OK\r\n" + hash +
+                              "Content-Length: 10\r\n\r\n0123456780");
   ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
   EXPECT_EQ(h.client->result().outcome, Outcome::kTerminalFailure);
   EXPECT_EQ(h.client->result().error, Status::kIntegrity);
@@ -785,7 +797,8 @@ namespace {
 
 std::size_t count(const std::string& text, const std::string& needle) {
   std::size_t n = 0;
-  for (std::size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  for (std::size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1))
+    ++n;
   return n;
 }
 

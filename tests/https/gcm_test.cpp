@@ -65,10 +65,10 @@ Sealed crypt_one_shot(int mode, const Bytes& key, const Bytes& iv, const Bytes& 
   EXPECT_EQ(mbedtls_gcm_setkey(&ctx, MBEDTLS_CIPHER_ID_AES, key.data(),
                                static_cast<unsigned>(key.size() * 8)),
             0);
-  EXPECT_EQ(mbedtls_gcm_crypt_and_tag(&ctx, mode, in.size(), iv.data(), iv.size(), aad.data(),
-                                      aad.size(), in.data(), out.text.data(), tag_len,
-                                      out.tag.data()),
-            0);
+  EXPECT_EQ(
+      mbedtls_gcm_crypt_and_tag(&ctx, mode, in.size(), iv.data(), iv.size(), aad.data(), aad.size(),
+                                in.data(), out.text.data(), tag_len, out.tag.data()),
+      0);
   mbedtls_gcm_free(&ctx);
   return out;
 }
@@ -131,7 +131,8 @@ Sealed openssl_seal(const Bytes& key, const Bytes& iv, const Bytes& aad, const B
   int total = 0;
   const unsigned char dummy = 0;
   EXPECT_EQ(EVP_EncryptInit_ex(c, cipher, nullptr, nullptr, nullptr), 1);
-  EXPECT_EQ(EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_GCM_SET_IVLEN, static_cast<int>(iv.size()), nullptr), 1);
+  EXPECT_EQ(EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_GCM_SET_IVLEN, static_cast<int>(iv.size()), nullptr),
+            1);
   EXPECT_EQ(EVP_EncryptInit_ex(c, nullptr, nullptr, key.data(), iv.data()), 1);
   if (!aad.empty()) {
     EXPECT_EQ(EVP_EncryptUpdate(c, nullptr, &len, aad.data(), static_cast<int>(aad.size())), 1);
@@ -207,11 +208,11 @@ const SpecCase kSpecCases[] = {
      "8ce24998625615b603a033aca13fb894be9112a5c3a211a8ba262a3cca7e2ca701e4a9a4fba43c90ccdcb281d48c"
      "7c6fd62875d2aca417034c34aee5",
      "619cc5aefffe0bfa462af43c1699d050"},
-    {"0000000000000000000000000000000000000000000000000000000000000000",
-     "000000000000000000000000", "", "", "", "530f8afbc74536b9a963b4f1c4cb738b"},
-    {"0000000000000000000000000000000000000000000000000000000000000000",
-     "000000000000000000000000", "", "00000000000000000000000000000000",
-     "cea7403d4d606b6e074ec5d3baf39d18", "d0d1c8a799996bf0265b98b5d48ab919"},
+    {"0000000000000000000000000000000000000000000000000000000000000000", "000000000000000000000000",
+     "", "", "", "530f8afbc74536b9a963b4f1c4cb738b"},
+    {"0000000000000000000000000000000000000000000000000000000000000000", "000000000000000000000000",
+     "", "00000000000000000000000000000000", "cea7403d4d606b6e074ec5d3baf39d18",
+     "d0d1c8a799996bf0265b98b5d48ab919"},
     {kK256, "cafebabefacedbaddecaf888", "", kPt64,
      "522dc1f099567d07f47f37a32a84427d643a8cdcbfe5c0c97598a2bd2555d1aa8cb08e48590dbb3da7b08b105682"
      "8838c5f61e6393ba7a0abcc9f662898015ad",
@@ -255,7 +256,8 @@ std::vector<std::string> quoted_fields(const std::string& line) {
   std::size_t start = line.find(':');
   while (start != std::string::npos) {
     const std::size_t end = line.find(':', start + 1);
-    std::string f = line.substr(start + 1, end == std::string::npos ? std::string::npos : end - start - 1);
+    std::string f =
+        line.substr(start + 1, end == std::string::npos ? std::string::npos : end - start - 1);
     if (f.size() >= 2 && f.front() == '"') f = f.substr(1, f.size() - 2);
     fields.push_back(f);
     start = end;
@@ -266,7 +268,8 @@ std::vector<std::string> quoted_fields(const std::string& line) {
 TEST_P(Gcm, NistCavpVectorsFromMbedtlsTestSuite) {
   std::size_t encrypts = 0, decrypts = 0, rejects = 0;
   Rng rng{2};
-  for (const char* name : {"aes128_en", "aes128_de", "aes192_en", "aes192_de", "aes256_en", "aes256_de"}) {
+  for (const char* name :
+       {"aes128_en", "aes128_de", "aes192_en", "aes192_de", "aes256_en", "aes256_de"}) {
     const std::string path =
         std::string(STEPBACK_MBEDTLS_TEST_SUITES) + "/test_suite_gcm." + name + ".data";
     std::ifstream file(path);
@@ -319,8 +322,8 @@ TEST_P(Gcm, DifferentialEveryLengthTo4KiB) {
     const Bytes aad = rng.bytes(rng.below(4) == 0 ? rng.below(100) : 13);
     const Bytes pt = rng.bytes(len);
     const std::size_t tag_len = 4 + len % 13;
-    SCOPED_TRACE("length " + std::to_string(len) + " key " + std::to_string(key.size()) +
-                 " iv " + std::to_string(iv.size()) + " aad " + std::to_string(aad.size()));
+    SCOPED_TRACE("length " + std::to_string(len) + " key " + std::to_string(key.size()) + " iv " +
+                 std::to_string(iv.size()) + " aad " + std::to_string(aad.size()));
 
     const Sealed one = crypt_one_shot(MBEDTLS_GCM_ENCRYPT, key, iv, aad, pt, tag_len);
     const Sealed streamed = crypt_streaming(MBEDTLS_GCM_ENCRYPT, key, iv, aad, pt, tag_len, rng);
@@ -342,7 +345,8 @@ TEST_P(Gcm, DifferentialEveryLengthTo4KiB) {
       ASSERT_EQ(one.tag, soft.tag);
     }
 
-    const Sealed opened = crypt_streaming(MBEDTLS_GCM_DECRYPT, key, iv, aad, one.text, tag_len, rng);
+    const Sealed opened =
+        crypt_streaming(MBEDTLS_GCM_DECRYPT, key, iv, aad, one.text, tag_len, rng);
     ASSERT_EQ(opened.text, pt);
     ASSERT_EQ(opened.tag, one.tag);
     Bytes out;
@@ -361,7 +365,8 @@ TEST_P(Gcm, DifferentialEveryLengthTo4KiB) {
     if (!aad.empty()) {
       Bytes bad_aad = aad;
       bad_aad[rng.below(aad.size())] ^= 0x80;
-      EXPECT_EQ(auth_decrypt(key, iv, bad_aad, one.tag, one.text, &out), MBEDTLS_ERR_GCM_AUTH_FAILED);
+      EXPECT_EQ(auth_decrypt(key, iv, bad_aad, one.tag, one.text, &out),
+                MBEDTLS_ERR_GCM_AUTH_FAILED);
     }
   }
 }
@@ -387,17 +392,18 @@ TEST_P(Gcm, UnalignedInPlaceAndOverlappingBuffers) {
       unsigned char tag[16];
       // In place, at an odd address.
       std::memcpy(buf.data() + 1 + shift, pt.data(), len);
-      ASSERT_EQ(mbedtls_gcm_crypt_and_tag(&ctx, MBEDTLS_GCM_ENCRYPT, len, iv.data(), 12, aad.data(),
-                                          13, buf.data() + 1 + shift, buf.data() + 1 + shift, 16, tag),
-                0);
+      ASSERT_EQ(
+          mbedtls_gcm_crypt_and_tag(&ctx, MBEDTLS_GCM_ENCRYPT, len, iv.data(), 12, aad.data(), 13,
+                                    buf.data() + 1 + shift, buf.data() + 1 + shift, 16, tag),
+          0);
       EXPECT_EQ(Bytes(buf.begin() + 1 + static_cast<long>(shift),
                       buf.begin() + 1 + static_cast<long>(shift + len)),
                 ref.text);
       EXPECT_EQ(Bytes(tag, tag + 16), ref.tag);
       // Output 1..16 bytes below the input, overlapping it.
       std::memcpy(buf.data() + 20, ref.text.data(), len);
-      ASSERT_EQ(mbedtls_gcm_auth_decrypt(&ctx, len, iv.data(), 12, aad.data(), 13, ref.tag.data(), 16,
-                                         buf.data() + 20, buf.data() + 19 - shift),
+      ASSERT_EQ(mbedtls_gcm_auth_decrypt(&ctx, len, iv.data(), 12, aad.data(), 13, ref.tag.data(),
+                                         16, buf.data() + 20, buf.data() + 19 - shift),
                 0);
       EXPECT_EQ(Bytes(buf.begin() + 19 - static_cast<long>(shift),
                       buf.begin() + 19 - static_cast<long>(shift) + static_cast<long>(len)),
@@ -427,7 +433,8 @@ TEST_P(Gcm, RejectsWhatGcmRejects) {
 TEST(GcmEngine, KeysGetTheDetectedEngineUnlessForcedOrAes192) {
 #if defined(STEPBACK_EXPECT_GCM_ENGINE)
   // Cross runs say which engine the emulated CPU must offer (qemu -cpu max has AES + PMULL).
-  EXPECT_STREQ(stepback::gcm::to_string(stepback::gcm::detected_engine()), STEPBACK_EXPECT_GCM_ENGINE);
+  EXPECT_STREQ(stepback::gcm::to_string(stepback::gcm::detected_engine()),
+               STEPBACK_EXPECT_GCM_ENGINE);
 #endif
   const Bytes key(32, 9);
   mbedtls_gcm_context ctx;

@@ -482,7 +482,8 @@ TEST(Http1ResponseParser, EndlessInterimHeadsAreAProtocolError) {
   }
   Parsed within(many + "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
   EXPECT_EQ(within.progress, kDone);
-  Parsed beyond(many + "HTTP/1.1 103 Early Hints\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+  Parsed beyond(many +
+                "HTTP/1.1 103 Early Hints\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
   EXPECT_EQ(beyond.progress, ParseProgress::kFailed);
   EXPECT_EQ(beyond.parser.error(), Status::kProtocol);
 }

@@ -50,12 +50,12 @@ TEST(MbedtlsGmtime, AgreesWithGlibcOnEveryDayFrom1900To2200) {
 }
 
 TEST(MbedtlsGmtime, AgreesAroundTheEpochAndLeapDays) {
-  for (const std::int64_t t : {std::int64_t{0}, std::int64_t{-1}, std::int64_t{1},
-                               std::int64_t{951782400},   // 2000-02-29
-                               std::int64_t{951868799},   // 2000-02-29T23:59:59Z
-                               std::int64_t{4107456000},  // 2100-02-28 (2100 is no leap year)
-                               std::int64_t{4107542400},  // 2100-03-01
-                               std::int64_t{2147483647}, std::int64_t{2147483648}}) {
+  for (const std::int64_t t :
+       {std::int64_t{0}, std::int64_t{-1}, std::int64_t{1}, std::int64_t{951782400},  // 2000-02-29
+        std::int64_t{951868799},   // 2000-02-29T23:59:59Z
+        std::int64_t{4107456000},  // 2100-02-28 (2100 is no leap year)
+        std::int64_t{4107542400},  // 2100-03-01
+        std::int64_t{2147483647}, std::int64_t{2147483648}}) {
     if (sizeof(std::time_t) < 8 && (t > INT32_MAX || t < INT32_MIN)) continue;
     expect_same(t);
   }

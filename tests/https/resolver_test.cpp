@@ -28,14 +28,15 @@ std::vector<std::uint8_t> response(const std::string& name, int rcode,
                                    const std::vector<std::string>& v4,
                                    const std::vector<std::string>& v6) {
   std::vector<std::uint8_t> m = {0x12, 0x34, 0x81, static_cast<std::uint8_t>(0x80 | rcode),
-                                 0, 1, 0, static_cast<std::uint8_t>(v4.size() + v6.size()),
-                                 0, 0, 0, 0};
+                                 0,    1,    0,    static_cast<std::uint8_t>(v4.size() + v6.size()),
+                                 0,    0,    0,    0};
   std::size_t start = 0;
   while (start <= name.size()) {
     const std::size_t dot = name.find('.', start);
     const std::size_t end = dot == std::string::npos ? name.size() : dot;
     m.push_back(static_cast<std::uint8_t>(end - start));
-    m.insert(m.end(), name.begin() + static_cast<long>(start), name.begin() + static_cast<long>(end));
+    m.insert(m.end(), name.begin() + static_cast<long>(start),
+             name.begin() + static_cast<long>(end));
     start = end + 1;
   }
   m.push_back(0);
@@ -406,7 +407,9 @@ TEST(TcpTlsConnectorNames, TheClientDoesNotRetryANonexistentHost) {
   static std::uint8_t request[1024], head[1024], io[1024], error_body[256];
   ClientOptions options;
   options.timeouts = timeouts(1000);
-  options.buffers = {{request, sizeof request}, {head, sizeof head}, {io, sizeof io},
+  options.buffers = {{request, sizeof request},
+                     {head, sizeof head},
+                     {io, sizeof io},
                      {error_body, sizeof error_body}};
   options.wall_now = [] { return Millis(0); };
   Client client(connector, context, options);
@@ -437,7 +440,9 @@ TEST(TcpTlsConnectorNames, TheClientRetriesAResolverTimeout) {
   static std::uint8_t request[1024], head[1024], io[1024], error_body[256];
   ClientOptions options;
   options.timeouts = timeouts(1000);
-  options.buffers = {{request, sizeof request}, {head, sizeof head}, {io, sizeof io},
+  options.buffers = {{request, sizeof request},
+                     {head, sizeof head},
+                     {io, sizeof io},
                      {error_body, sizeof error_body}};
   options.wall_now = [] { return Millis(0); };
   Client client(connector, context, options);

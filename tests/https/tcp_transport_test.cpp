@@ -569,12 +569,12 @@ TEST(TcpTransport, IPv6GoesFirstAndTheFamiliesAlternate) {
   char words[512];
   EXPECT_EQ(t.describe_failure(words, sizeof words), 4u);
   const auto refused = [](const char* host, std::uint16_t port, bool v6) {
-    return std::string(v6 ? "[" : "") + host + (v6 ? "]" : "") + ":" + std::to_string(port) +
-           " (" + std::strerror(ECONNREFUSED) + ")";
+    return std::string(v6 ? "[" : "") + host + (v6 ? "]" : "") + ":" + std::to_string(port) + " (" +
+           std::strerror(ECONNREFUSED) + ")";
   };
-  EXPECT_EQ(std::string(words), refused("::1", c.port, true) + ", " + refused("127.0.0.1", a.port, false) +
-                                    ", " + refused("::1", d.port, true) + ", " +
-                                    refused("127.0.0.1", b.port, false));
+  EXPECT_EQ(std::string(words),
+            refused("::1", c.port, true) + ", " + refused("127.0.0.1", a.port, false) + ", " +
+                refused("::1", d.port, true) + ", " + refused("127.0.0.1", b.port, false));
 }
 
 TEST(TcpTransport, DualStackListenersTheIPv6OneWins) {

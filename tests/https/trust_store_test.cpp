@@ -53,12 +53,12 @@ constexpr int kRoots = 150;  // Roots in the generated store, the leaf's own inc
 const char* openssl() { return STEPBACK_TEST_OPENSSL; }
 bool have_openssl() { return openssl()[0] != '\0' && ::access(openssl(), X_OK) == 0; }
 
-#define REQUIRE_OPENSSL()                                                         \
-  do {                                                                            \
-    if (!have_openssl()) {                                                        \
+#define REQUIRE_OPENSSL()                                                          \
+  do {                                                                             \
+    if (!have_openssl()) {                                                         \
       if (std::getenv("CI") != nullptr) FAIL() << "openssl not found (CI is set)"; \
-      GTEST_SKIP() << "openssl not found; scripts/setup.sh installs it";         \
-    }                                                                             \
+      GTEST_SKIP() << "openssl not found; scripts/setup.sh installs it";           \
+    }                                                                              \
   } while (false)
 
 // A fresh folder under $TMPDIR, removed with its contents.
@@ -66,8 +66,8 @@ class TempDir {
  public:
   TempDir() {
     const char* base = std::getenv("TMPDIR");
-    std::string pattern = std::string(base != nullptr && base[0] != '\0' ? base : "/tmp") +
-                          "/stepback-trust-XXXXXX";
+    std::string pattern =
+        std::string(base != nullptr && base[0] != '\0' ? base : "/tmp") + "/stepback-trust-XXXXXX";
     std::vector<char> buf(pattern.begin(), pattern.end());
     buf.push_back('\0');
     if (::mkdtemp(buf.data()) != nullptr) path_ = buf.data();
@@ -149,7 +149,9 @@ struct Crt {
   }
   ConstBytes subject() const { return ConstBytes{crt.subject_raw.p, crt.subject_raw.len}; }
   ConstBytes issuer() const { return ConstBytes{crt.issuer_raw.p, crt.issuer_raw.len}; }
-  std::string der() const { return std::string(reinterpret_cast<const char*>(crt.raw.p), crt.raw.len); }
+  std::string der() const {
+    return std::string(reinterpret_cast<const char*>(crt.raw.p), crt.raw.len);
+  }
 };
 
 // One generated certificate.
@@ -284,8 +286,8 @@ std::vector<const Cert*> all_roots(bool with_root = true) {
 std::uint32_t verify(TrustStore& store, mbedtls_x509_crt* leaf) {
   std::uint32_t flags = 0;
   const int ret = mbedtls_x509_crt_verify_with_ca_cb(leaf, &TrustStore::ca_callback, &store,
-                                                     &mbedtls_x509_crt_profile_default,
-                                                     "localhost", &flags, nullptr, nullptr);
+                                                     &mbedtls_x509_crt_profile_default, "localhost",
+                                                     &flags, nullptr, nullptr);
   if (ret != 0 && ret != MBEDTLS_ERR_X509_CERT_VERIFY_FAILED) return ~0U;
   return flags;
 }
@@ -319,9 +321,14 @@ TEST_F(TrustStoreTest, SubjectHashesMatchOpenssl) {
       {"/C=DE/O=  Mixed   CASE\tOrg  /OU=Unit/CN=Host.Example.COM", "", "utf8only"},
       {"/O=b org+OU=A Unit/CN=multi valued", "-multivalue-rdn", "utf8only"},
       {"/CN=zz+CN=a+O=Mid Length/OU=x", "-multivalue-rdn", "utf8only"},
-      {"/CN=Gr\xc3\xbc\xc3\x9f" "e \xc3\x84\xc3\x96\xc3\x9c Stra\xc3\x9f" "e/O=\xc3\x89" "COLE", "-utf8",
-       "utf8only"},
-      {"/CN=Gr\xc3\xbc\xc3\x9f" "e  BIG/O=Org", "-utf8", "nombstr"},
+      {"/CN=Gr\xc3\xbc\xc3\x9f"
+       "e \xc3\x84\xc3\x96\xc3\x9c Stra\xc3\x9f"
+       "e/O=\xc3\x89"
+       "COLE",
+       "-utf8", "utf8only"},
+      {"/CN=Gr\xc3\xbc\xc3\x9f"
+       "e  BIG/O=Org",
+       "-utf8", "nombstr"},
       {"/CN=  BMP  Name  /O=Wide Org", "-utf8", "MASK:0x800"},
       {"/CN=Univ \xc3\x84 Name/O=Wide", "-utf8", "MASK:0x100"},
       {"/emailAddress=Admin@Example.COM/CN=mail", "", "default"},
@@ -331,17 +338,18 @@ TEST_F(TrustStoreTest, SubjectHashesMatchOpenssl) {
   for (const HashCase& c : cases) {
     SCOPED_TRACE(c.subject);
     const std::string cnf = dir.file("req.cnf");
-    write_file(cnf, std::string("[req]\ndistinguished_name = dn\nstring_mask = ") + c.mask +
-                        "\n[dn]\n");
+    write_file(cnf,
+               std::string("[req]\ndistinguished_name = dn\nstring_mask = ") + c.mask + "\n[dn]\n");
     const std::string pem = dir.file("c.pem");
     bool ok = false;
-    (void)shell(std::string(openssl()) + " req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1" +
+    (void)shell(std::string(openssl()) +
+                    " req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1" +
                     " -nodes -keyout " + dir.file("k.pem") + " -out " + pem + " -days 2 -config " +
                     cnf + " " + c.options + " -subj " + quoted(c.subject) + " 2>&1",
                 &ok);
     ASSERT_TRUE(ok) << "openssl req failed";
-    const std::string expected =
-        shell(std::string(openssl()) + " x509 -noout -subject_hash -subject_hash_old -in " + pem, &ok);
+    const std::string expected = shell(
+        std::string(openssl()) + " x509 -noout -subject_hash -subject_hash_old -in " + pem, &ok);
     ASSERT_TRUE(ok);
     Crt crt;
     ASSERT_TRUE(crt.parse(read_file(pem)));
@@ -361,8 +369,8 @@ TEST_F(TrustStoreTest, SubjectHashesOfMbedtlsNamesAndRawTypesMatchOpenssl) {
   // types in names (no NumericString, VisibleString).
   std::vector<std::string> pems = {w().root.pem, w().leaf.pem, w().decoys[0].pem};
   const char* const names[] = {
-      "CN=bits,2.5.4.45=#0303004142",                 // x500UniqueIdentifier BIT STRING.
-      "CN=#1406474f20e92041,O=t61",                  // T61String "GO \xe9 A" (Latin-1).
+      "CN=bits,2.5.4.45=#0303004142",               // x500UniqueIdentifier BIT STRING.
+      "CN=#1406474f20e92041,O=t61",                 // T61String "GO \xe9 A" (Latin-1).
       "CN=#0c0548454c4c4f,OU=#130548656c6c6f,O=x",  // UTF8String / PrintableString.
   };
   for (const char* name : names) {
@@ -385,7 +393,8 @@ TEST_F(TrustStoreTest, SubjectHashesOfMbedtlsNamesAndRawTypesMatchOpenssl) {
     ASSERT_EQ(mbedtls_x509write_crt_set_validity(&crt, "20240101000000", "20991231235959"), 0);
     // mbedTLS writes an empty extension list without one, which its parser refuses.
     ASSERT_EQ(mbedtls_x509write_crt_set_basic_constraints(&crt, 0, -1), 0);
-    ASSERT_EQ(mbedtls_x509write_crt_pem(&crt, pem, sizeof pem, mbedtls_ctr_drbg_random, &w().drbg), 0);
+    ASSERT_EQ(mbedtls_x509write_crt_pem(&crt, pem, sizeof pem, mbedtls_ctr_drbg_random, &w().drbg),
+              0);
     mbedtls_x509write_crt_free(&crt);
     mbedtls_pk_free(&key);
     pems.emplace_back(reinterpret_cast<const char*>(pem));
@@ -394,8 +403,8 @@ TEST_F(TrustStoreTest, SubjectHashesOfMbedtlsNamesAndRawTypesMatchOpenssl) {
     const std::string path = dir.file("c.pem");
     write_file(path, text);
     bool ok = false;
-    const std::string expected =
-        shell(std::string(openssl()) + " x509 -noout -subject_hash -subject_hash_old -in " + path, &ok);
+    const std::string expected = shell(
+        std::string(openssl()) + " x509 -noout -subject_hash -subject_hash_old -in " + path, &ok);
     ASSERT_TRUE(ok);
     Crt crt;
     ASSERT_TRUE(crt.parse(text)) << text;
@@ -421,8 +430,8 @@ TEST_F(TrustStoreTest, CanonicalNameRejectsMalformedAndOversizedNames) {
   EXPECT_EQ(canonical_name({empty, sizeof empty}, {out, sizeof out}, &size), Status::kOk);
   EXPECT_EQ(size, 0U);
   // A UTF8String that is not UTF-8.
-  const std::uint8_t bad_utf8[] = {0x30, 0x0c, 0x31, 0x0a, 0x30, 0x08, 0x06, 0x03,
-                                   0x55, 0x04, 0x03, 0x0c, 0x01, 0xff};
+  const std::uint8_t bad_utf8[] = {0x30, 0x0c, 0x31, 0x0a, 0x30, 0x08, 0x06,
+                                   0x03, 0x55, 0x04, 0x03, 0x0c, 0x01, 0xff};
   EXPECT_EQ(canonical_name({bad_utf8, sizeof bad_utf8}, {out, sizeof out}, &size),
             Status::kInvalidArgument);
   Crt root;
@@ -481,7 +490,8 @@ TEST_F(TrustStoreTest, OpensslRehashedDirectory) {
   REQUIRE_OPENSSL();
   TempDir dir;
   int i = 0;
-  for (const Cert* c : all_roots()) write_file(dir.file("root" + std::to_string(i++) + ".pem"), c->pem);
+  for (const Cert* c : all_roots())
+    write_file(dir.file("root" + std::to_string(i++) + ".pem"), c->pem);
   bool ok = false;
   (void)shell(std::string(openssl()) + " rehash " + dir.path() + " 2>&1", &ok);
   ASSERT_TRUE(ok) << "openssl rehash failed";
@@ -609,13 +619,13 @@ TEST_F(TrustStoreTest, MalformedCertificatesAreSkipped) {
   std::string bad_char = decoy;
   bad_char[body + 10] = '*';
   const std::string cases[] = {
-      decoy.substr(0, decoy.size() / 2) + "\n" + root,            // Cut, no END.
-      bad_char + root,                                            // Not base64.
+      decoy.substr(0, decoy.size() / 2) + "\n" + root,                    // Cut, no END.
+      bad_char + root,                                                    // Not base64.
       "-----BEGIN CERTIFICATE-----\n-----END CERTIFICATE-----\n" + root,  // Empty.
       "-----BEGIN CERTIFICATE-----\nAAAA\n-----BEGIN CERTIFICATE-----\n" + root,
       std::string(300, '\n') + std::string(5000, 'x') + "\n" + root,  // Long lines.
       decoy.substr(0, body) + "MIIB====\nMII\n-----END CERTIFICATE-----\n" + root,
-      root + decoy.substr(0, decoy.size() - 30),                  // Ends mid-certificate.
+      root + decoy.substr(0, decoy.size() - 30),  // Ends mid-certificate.
   };
   int i = 0;
   for (const std::string& text : cases) {
@@ -775,9 +785,8 @@ TEST_F(TrustStoreTest, PinsMatchOkHttpsRecipe) {
   bool ok = false;
   // https://square.github.io/okhttp/ CertificatePinner's documented recipe.
   std::string b64 = shell(std::string(openssl()) + " x509 -in " + dir.file("root.pem") +
-                              " -pubkey -noout | " + openssl() +
-                              " pkey -pubin -outform der | " + openssl() +
-                              " dgst -sha256 -binary | " + openssl() + " enc -base64",
+                              " -pubkey -noout | " + openssl() + " pkey -pubin -outform der | " +
+                              openssl() + " dgst -sha256 -binary | " + openssl() + " enc -base64",
                           &ok);
   ASSERT_TRUE(ok);
   while (!b64.empty() && (b64.back() == '\n' || b64.back() == '\r')) b64.pop_back();
@@ -808,7 +817,8 @@ TEST_F(TrustStoreTest, PinsMatchOkHttpsRecipe) {
 TEST_F(TrustStoreTest, MalformedPinsAreRejected) {
   PublicKeyPin pin;
   EXPECT_EQ(parse_public_key_pin("", &pin), Status::kInvalidArgument);
-  EXPECT_EQ(parse_public_key_pin("sha1/AAAAAAAAAAAAAAAAAAAAAAAAAAA=", &pin), Status::kInvalidArgument);
+  EXPECT_EQ(parse_public_key_pin("sha1/AAAAAAAAAAAAAAAAAAAAAAAAAAA=", &pin),
+            Status::kInvalidArgument);
   EXPECT_EQ(parse_public_key_pin("sha256/short=", &pin), Status::kInvalidArgument);
   EXPECT_EQ(parse_public_key_pin("sha256/!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!=", &pin),
             Status::kInvalidArgument);
@@ -884,19 +894,23 @@ TEST_F(TrustStoreTest, ArenaPeakOfOneVerification) {
   std::uint32_t flags = ~0U;
   auto verify_with = [&](mbedtls_x509_crt* anchors) {
     flags = ~0U;
-    (void)mbedtls_x509_crt_verify(&leaf.crt, anchors, nullptr, "localhost", &flags, nullptr, nullptr);
+    (void)mbedtls_x509_crt_verify(&leaf.crt, anchors, nullptr, "localhost", &flags, nullptr,
+                                  nullptr);
   };
-  const std::size_t one = peak_of([] {}, [&] {
-    Crt anchor;
-    ASSERT_TRUE(anchor.parse(w().root.pem));
-    verify_with(&anchor.crt);
-  });
+  const std::size_t one = peak_of([] {},
+                                  [&] {
+                                    Crt anchor;
+                                    ASSERT_TRUE(anchor.parse(w().root.pem));
+                                    verify_with(&anchor.crt);
+                                  });
   EXPECT_EQ(flags, 0U);
-  const std::size_t all = peak_of([] {}, [&] {
-    Crt anchors;
-    ASSERT_GE(mbedtls_x509_crt_parse_path(&anchors.crt, dir.path().c_str()), 0);
-    verify_with(&anchors.crt);
-  });
+  const std::size_t all =
+      peak_of([] {},
+              [&] {
+                Crt anchors;
+                ASSERT_GE(mbedtls_x509_crt_parse_path(&anchors.crt, dir.path().c_str()), 0);
+                verify_with(&anchors.crt);
+              });
   EXPECT_EQ(flags, 0U);
   TrustStore store;
   ASSERT_EQ(store.add_directory(dir.path().c_str()), Status::kOk);

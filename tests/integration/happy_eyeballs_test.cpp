@@ -29,15 +29,16 @@ namespace {
 class DualStackServer {
  public:
   ::testing::AssertionResult start() {
-    const std::vector<std::string> argv = {python_path(),
-                                           std::string(source_dir()) + "/dual_stack_server.py",
-                                           "--port-file", dir_.file("port"), "--lifetime", "120"};
+    const std::vector<std::string> argv = {
+        python_path(), std::string(source_dir()) + "/dual_stack_server.py",
+        "--port-file", dir_.file("port"),
+        "--lifetime",  "120"};
     if (!process_.start(argv, dir_.file("output.txt"))) {
       return ::testing::AssertionFailure() << "could not start " << python_path();
     }
-    const bool ready = wait_for(
-        [this] { return !read_file(dir_.file("port")).empty() || !process_.running(); },
-        kStartTimeoutMs);
+    const bool ready =
+        wait_for([this] { return !read_file(dir_.file("port")).empty() || !process_.running(); },
+                 kStartTimeoutMs);
     port_ = static_cast<std::uint16_t>(std::atoi(read_file(dir_.file("port")).c_str()));
     if (!ready || port_ == 0) {
       return ::testing::AssertionFailure()
@@ -71,7 +72,8 @@ struct Sink {
 
 bool append(void* context, std::uint64_t /*offset*/, https::ConstBytes data) {
   auto* sink = static_cast<Sink*>(context);
-  if (sink->body.empty() && data.size > 0) sink->first_byte = platform::monotonic_now() - sink->begin;
+  if (sink->body.empty() && data.size > 0)
+    sink->first_byte = platform::monotonic_now() - sink->begin;
   sink->body.append(reinterpret_cast<const char*>(data.data), data.size);
   return true;
 }
@@ -108,7 +110,8 @@ class HappyEyeballsTest : public ::testing::Test {
     ASSERT_EQ(std::system(rule.c_str()), 0) << rule;
   }
 
-  RequestRun run(const std::string& host, const Policy& policy, const profiles::Timeouts& timeouts) {
+  RequestRun run(const std::string& host, const Policy& policy,
+                 const profiles::Timeouts& timeouts) {
     RequestRun out;
     https::Url url;
     const std::string text = "http://" + host + ":" + std::to_string(http_.port()) + "/";
@@ -123,7 +126,9 @@ class HappyEyeballsTest : public ::testing::Test {
     Sink sink;
     https::ClientOptions options;
     options.timeouts = timeouts;
-    options.buffers = {{request, sizeof request}, {head, sizeof head}, {io, sizeof io},
+    options.buffers = {{request, sizeof request},
+                       {head, sizeof head},
+                       {io, sizeof io},
                        {error_body, sizeof error_body}};
     options.body = https::ResponseSink{&append, nullptr, &sink};
     options.wall_now = &platform::wall_now;
@@ -201,9 +206,10 @@ TEST_F(HappyEyeballsTest, BothBlackHoledIsOneRetryableFailureNamingEveryAddress)
   EXPECT_EQ(r.result.attempts, 2U);  // Retried: nothing left.
   EXPECT_EQ(r.result.error, https::Status::kConnectTimeout);
   const std::string port = std::to_string(http_.port());
-  EXPECT_EQ(r.message, "could not connect to 'ok-none.test' within the connect timeout (2 "
-                       "addresses): [::1]:" + port + " (no answer), 127.0.0.1:" + port +
-                       " (no answer)");
+  EXPECT_EQ(r.message,
+            "could not connect to 'ok-none.test' within the connect timeout (2 "
+            "addresses): [::1]:" +
+                port + " (no answer), 127.0.0.1:" + port + " (no answer)");
 }
 
 TEST_F(HappyEyeballsTest, TheLookupTimeCountsAgainstTheConnectTimeout) {

@@ -218,15 +218,18 @@ TEST_F(HeapFreeTest, ResumedDownloadWithIntegrityCheckMakesNoHeapCalls) {
   std::vector<std::uint8_t> object(4096);
   for (std::size_t i = 0; i < object.size(); ++i) object[i] = pattern_byte(i);
   const std::uint32_t crc = https::crc32c(https::ConstBytes{object.data(), object.size()});
-  const std::uint8_t be[4] = {static_cast<std::uint8_t>(crc >> 24), static_cast<std::uint8_t>(crc >> 16),
+  const std::uint8_t be[4] = {static_cast<std::uint8_t>(crc >> 24),
+                              static_cast<std::uint8_t>(crc >> 16),
                               static_cast<std::uint8_t>(crc >> 8), static_cast<std::uint8_t>(crc)};
   char b64[16] = {};
   const std::size_t n = https::base64_encode(https::ConstBytes{be, 4}, b64, sizeof b64);
-  const std::string headers = R"([["ETag", "\"h1\""], ["x-goog-hash", "crc32c=)" +
-                              std::string(b64, n) + R"("]])";
+  const std::string headers =
+      R"([["ETag", "\"h1\""], ["x-goog-hash", "crc32c=)" + std::string(b64, n) + R"("]])";
   run_trapped(R"([{"status": 200, "pattern": 4096, "ranges": true, "reset_after": 1500,
-                   "headers": )" + headers + R"(},
-                  {"status": 200, "pattern": 4096, "ranges": true, "headers": )" + headers + "}]",
+                   "headers": )" +
+                  headers + R"(},
+                  {"status": 200, "pattern": 4096, "ranges": true, "headers": )" +
+                  headers + "}]",
               2, 2);
 }
 

@@ -57,8 +57,8 @@ int count_of(const std::string& text, const std::string& needle) {
 
 TempDir::TempDir() {
   const char* base = std::getenv("TMPDIR");
-  std::string pattern = std::string(base != nullptr && base[0] != '\0' ? base : "/tmp") +
-                        "/stepback-integ-XXXXXX";
+  std::string pattern =
+      std::string(base != nullptr && base[0] != '\0' ? base : "/tmp") + "/stepback-integ-XXXXXX";
   std::vector<char> buf(pattern.begin(), pattern.end());
   buf.push_back('\0');
   if (::mkdtemp(buf.data()) != nullptr) path_ = buf.data();
@@ -228,12 +228,11 @@ std::string loopback_url(bool tls, std::uint16_t port, const std::string& target
   if (options.tls && certs == nullptr) return ::testing::AssertionFailure() << "no PKI";
   tls_ = options.tls;
   write_file(dir_.file("script.json"), options.script);
-  std::vector<std::string> argv = {
-      python_path(),    std::string(source_dir()) + "/scripted_server.py",
-      "--script",       dir_.file("script.json"),
-      "--port-file",    dir_.file("port"),
-      "--log-file",     dir_.file("events.log"),
-      "--lifetime",     "120"};
+  std::vector<std::string> argv = {python_path(), std::string(source_dir()) + "/scripted_server.py",
+                                   "--script",    dir_.file("script.json"),
+                                   "--port-file", dir_.file("port"),
+                                   "--log-file",  dir_.file("events.log"),
+                                   "--lifetime",  "120"};
   if (options.tls) {
     argv.insert(argv.end(), {"--cert", options.cert.empty() ? certs->server_cert : options.cert,
                              "--key", options.key.empty() ? certs->server_key : options.key,
@@ -245,9 +244,9 @@ std::string loopback_url(bool tls, std::uint16_t port, const std::string& target
   if (!process_.start(argv, dir_.file("output.txt"))) {
     return ::testing::AssertionFailure() << "could not start " << python_path();
   }
-  const bool ready = wait_for(
-      [this] { return !read_file(dir_.file("port")).empty() || !process_.running(); },
-      kStartTimeoutMs);
+  const bool ready =
+      wait_for([this] { return !read_file(dir_.file("port")).empty() || !process_.running(); },
+               kStartTimeoutMs);
   port_ = parse_port(read_file(dir_.file("port")));
   if (!ready || port_ == 0) {
     process_.stop();
@@ -265,9 +264,9 @@ std::string ScriptedServer::url(const std::string& target) const {
   const Pki* certs = pki();
   if (certs == nullptr) return ::testing::AssertionFailure() << "no PKI";
   // Port 0: s_server binds an ephemeral port and prints "ACCEPT 127.0.0.1:PORT".
-  std::vector<std::string> argv = {openssl_path(), "s_server", "-accept", "127.0.0.1:0",
-                                   "-cert", certs->server_cert, "-key", certs->server_key,
-                                   "-www"};
+  std::vector<std::string> argv = {openssl_path(), "s_server",        "-accept",
+                                   "127.0.0.1:0",  "-cert",           certs->server_cert,
+                                   "-key",         certs->server_key, "-www"};
   if (!version_flag.empty()) argv.push_back(version_flag);
   argv.insert(argv.end(), extra.begin(), extra.end());
   if (!process_.start(argv, dir_.file("output.txt"))) {
@@ -308,9 +307,10 @@ std::string OpensslServer::url(const std::string& target) const {
   for (int attempt = 0; attempt < 3; ++attempt) {
     port_ = free_port();
     std::string conf = templ;
-    const std::pair<std::string, std::string> vars[] = {
-        {"@DIR@", dir_.path()}, {"@PORT@", std::to_string(port_)},
-        {"@CERT@", certs->server_cert}, {"@KEY@", certs->server_key}};
+    const std::pair<std::string, std::string> vars[] = {{"@DIR@", dir_.path()},
+                                                        {"@PORT@", std::to_string(port_)},
+                                                        {"@CERT@", certs->server_cert},
+                                                        {"@KEY@", certs->server_key}};
     for (const auto& [name, value] : vars) {
       for (std::size_t at = conf.find(name); at != std::string::npos;
            at = conf.find(name, at + value.size())) {
@@ -328,8 +328,8 @@ std::string OpensslServer::url(const std::string& target) const {
     if (ready && process_.running()) return ::testing::AssertionSuccess();
     process_.stop();
   }
-  return ::testing::AssertionFailure() << "nginx did not start: "
-                                       << read_file(dir_.file("output.txt")) << error_log();
+  return ::testing::AssertionFailure()
+         << "nginx did not start: " << read_file(dir_.file("output.txt")) << error_log();
 }
 
 std::string NginxServer::url(const std::string& target) const {
@@ -360,8 +360,8 @@ void ensure_tls_arena() {
   }
 }
 
-std::unique_ptr<https::TlsClientConfig> make_tls(const std::string& ca_file,
-                                                 https::TlsVersion min, https::TlsVersion max) {
+std::unique_ptr<https::TlsClientConfig> make_tls(const std::string& ca_file, https::TlsVersion min,
+                                                 https::TlsVersion max) {
   ensure_tls_arena();
   auto config = std::make_unique<https::TlsClientConfig>();
   if (config->init() != https::Status::kOk) {
@@ -408,14 +408,18 @@ std::vector<Event> RunResult::of(https::ClientEvent::Kind kind) const {
 std::string RunResult::summary() const {
   std::ostringstream s;
   s << "outcome=" << to_string(result.outcome) << " attempts=" << result.attempts
-    << " status=" << result.status << " error=" << https::to_string(result.error)
-    << " message='" << message << "' connections=" << connections << " resumed=" << resumed
+    << " status=" << result.status << " error=" << https::to_string(result.error) << " message='"
+    << message << "' connections=" << connections << " resumed=" << resumed
     << " elapsed_ms=" << elapsed.count() << " body_bytes=" << body.size()
     << (hit_wall_limit ? " HIT-WALL-LIMIT" : "") << " events:";
   for (const Event& e : events) {
     switch (e.kind) {
-      case https::ClientEvent::Kind::kAttempt: s << " [attempt " << e.attempt << "]"; break;
-      case https::ClientEvent::Kind::kResponse: s << " [response " << e.status << "]"; break;
+      case https::ClientEvent::Kind::kAttempt:
+        s << " [attempt " << e.attempt << "]";
+        break;
+      case https::ClientEvent::Kind::kResponse:
+        s << " [response " << e.status << "]";
+        break;
       case https::ClientEvent::Kind::kError:
         s << " [error " << to_string(e.failure) << ": " << e.message << "]";
         break;
@@ -428,7 +432,9 @@ std::string RunResult::summary() const {
       case https::ClientEvent::Kind::kResume:
         s << " [resume at " << e.offset << " if-range " << e.validator << "]";
         break;
-      case https::ClientEvent::Kind::kDone: s << " [done " << to_string(e.outcome) << "]"; break;
+      case https::ClientEvent::Kind::kDone:
+        s << " [done " << to_string(e.outcome) << "]";
+        break;
     }
   }
   return s.str();
@@ -478,10 +484,14 @@ bool restart_body(void* context) {
 
 short poll_events(https::IoInterest interest) {
   switch (interest) {
-    case https::IoInterest::kRead: return POLLIN;
-    case https::IoInterest::kWrite: return POLLOUT;
-    case https::IoInterest::kReadWrite: return POLLIN | POLLOUT;
-    case https::IoInterest::kNone: break;
+    case https::IoInterest::kRead:
+      return POLLIN;
+    case https::IoInterest::kWrite:
+      return POLLOUT;
+    case https::IoInterest::kReadWrite:
+      return POLLIN | POLLOUT;
+    case https::IoInterest::kNone:
+      break;
   }
   return 0;
 }
@@ -504,7 +514,7 @@ RunResult run_client(const ClientSetup& setup) {
   spec.head.headers = headers.data();
   spec.head.header_count = headers.size();
   const https::ConstBytes body{reinterpret_cast<const std::uint8_t*>(setup.body.data()),
-                              setup.body.size()};
+                               setup.body.size()};
   spec.body = https::BodySource::of(&body);
   spec.idempotency = setup.idempotency;
 

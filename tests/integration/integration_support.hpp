@@ -48,12 +48,12 @@ bool executable(const char* path);
 
 // Skips the test when `path` is not executable; fails it instead when CI is set, so a CI
 // machine without the tool cannot pass silently.
-#define STEPBACK_REQUIRE_TOOL(path, what)                                           \
-  do {                                                                              \
-    if (!::stepback::integration::executable(path)) {                               \
+#define STEPBACK_REQUIRE_TOOL(path, what)                                             \
+  do {                                                                                \
+    if (!::stepback::integration::executable(path)) {                                 \
       if (std::getenv("CI") != nullptr) FAIL() << (what) << " not found (CI is set)"; \
-      GTEST_SKIP() << (what) << " not found; scripts/setup.sh installs it";        \
-    }                                                                               \
+      GTEST_SKIP() << (what) << " not found; scripts/setup.sh installs it";           \
+    }                                                                                 \
   } while (false)
 
 // Whole-file helpers; read_file() returns "" for a missing file.
@@ -135,10 +135,10 @@ const Pki* pki();
 class ScriptedServer {
  public:
   struct Options {
-    std::string script;                 // The JSON list of actions.
-    bool tls = true;                    // TLS with the certificate below, else plain HTTP.
-    std::string tls_version = "any";    // "1.2", "1.3" or "any".
-    std::string cert;                   // Defaults to the PKI's server certificate.
+    std::string script;               // The JSON list of actions.
+    bool tls = true;                  // TLS with the certificate below, else plain HTTP.
+    std::string tls_version = "any";  // "1.2", "1.3" or "any".
+    std::string cert;                 // Defaults to the PKI's server certificate.
     std::string key;
     // > 0: the listener's accept queue is full for this many seconds after start, so a
     // client's SYN is dropped and the kernel sends it again after about a second: a connect
@@ -169,7 +169,7 @@ class OpensslServer {
  public:
   // `version_flag` is "-tls1_2", "-tls1_3" or "" for both.
   ::testing::AssertionResult start(const std::string& version_flag,
-                                           const std::vector<std::string>& extra = {});
+                                   const std::vector<std::string>& extra = {});
   std::uint16_t port() const { return port_; }
   std::string output() const { return read_file(dir_.file("output.txt")); }
   std::string url(const std::string& target) const;
@@ -204,8 +204,7 @@ inline std::uint8_t pattern_byte(std::uint64_t i) {
   return static_cast<std::uint8_t>((i * 7 + i / 251) & 0xFF);
 }
 // 32-bit FNV-1a, continued from `hash`.
-std::uint32_t fnv1a(const std::uint8_t* data, std::size_t size,
-                    std::uint32_t hash = 2166136261U);
+std::uint32_t fnv1a(const std::uint8_t* data, std::size_t size, std::uint32_t hash = 2166136261U);
 // FNV-1a of the first `size` bytes of the pattern.
 std::uint32_t pattern_fnv1a(std::size_t size);
 
@@ -214,9 +213,9 @@ void ensure_tls_arena();
 
 // A TLS client configuration that trusts `ca_file`, limited to [min, max]; fails the
 // calling test (and returns null) when set-up fails.
-std::unique_ptr<https::TlsClientConfig> make_tls(
-    const std::string& ca_file, https::TlsVersion min = https::TlsVersion::kTls12,
-    https::TlsVersion max = https::TlsVersion::kTls13);
+std::unique_ptr<https::TlsClientConfig> make_tls(const std::string& ca_file,
+                                                 https::TlsVersion min = https::TlsVersion::kTls12,
+                                                 https::TlsVersion max = https::TlsVersion::kTls13);
 
 // The tests' own short policy: 100 ms initial delay, cap 500 ms, kSeed jitter of at most
 // 50 ms, 4 retries, 20 s total deadline.
@@ -244,28 +243,28 @@ struct Event {
 struct ClientSetup {
   std::string url;
   std::string method = "GET";
-  std::string body;                                // Request body.
+  std::string body;  // Request body.
   std::vector<std::pair<std::string, std::string>> headers;
   https::RequestSpec::Idempotency idempotency = https::RequestSpec::Idempotency::kByMethod;
   Policy policy = test_policy();
   profiles::Timeouts timeouts = test_timeouts();
-  std::size_t head_buffer = 8192;                  // Response head buffer.
+  std::size_t head_buffer = 8192;  // Response head buffer.
   std::uint64_t body_limit = 1 << 20;
-  https::TlsClientConfig* tls = nullptr;           // Required for https:// URLs.
-  std::function<void(const Event&)> on_event;      // Called after each event is recorded.
-  bool sink_restartable = true;                    // false: the sink refuses to start over.
-  std::optional<Millis> max_time;                  // ClientOptions::max_time.
+  https::TlsClientConfig* tls = nullptr;       // Required for https:// URLs.
+  std::function<void(const Event&)> on_event;  // Called after each event is recorded.
+  bool sink_restartable = true;                // false: the sink refuses to start over.
+  std::optional<Millis> max_time;              // ClientOptions::max_time.
 };
 
 // How a run went.
 struct RunResult {
   https::ClientResult result;
-  std::string message;          // result.message, copied.
+  std::string message;  // result.message, copied.
   std::uint32_t connections = 0;
   bool resumed = false;
   bool hit_wall_limit = false;  // The loop gave up after kRunWallLimitMs and cancelled.
   std::vector<Event> events;
-  std::string body;             // Every byte the sink received.
+  std::string body;  // Every byte the sink received.
   Millis elapsed{};
   // How many kWaitIo answers named no descriptor (fd < 0) or no interest: the loop could only
   // sleep through them. Must stay 0 (the main-loop contract).

@@ -72,8 +72,8 @@ TEST_F(NginxTest, RetryAfterIsHonouredAndTheRetryReusesTheConnection) {
   EXPECT_GE(waits[0].wait.count(), 1000U);
   EXPECT_EQ(run.connections, 1U) << run.summary();
   // nginx logs a request after answering it, so the second line may lag the client a little.
-  EXPECT_TRUE(wait_for(
-      [&] { return count_of(server_.access_log(), "GET /appears/late.txt") == 2; }, 2000))
+  EXPECT_TRUE(
+      wait_for([&] { return count_of(server_.access_log(), "GET /appears/late.txt") == 2; }, 2000))
       << server_.access_log();
 }
 

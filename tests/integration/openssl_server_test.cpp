@@ -87,12 +87,12 @@ TEST_F(OpensslServerTest, AChainBeyondTheTlsInputBufferFailsOnceSayingWhy) {
     names += "DNS:padding-name-" + std::to_string(1000 + i) + ".example.test,";
   }
   names.pop_back();
-  ASSERT_EQ(run_command({openssl_path(), "req", "-x509", "-newkey", "ec", "-pkeyopt",
-                         "ec_paramgen_curve:prime256v1", "-nodes", "-subj", "/CN=padding",
-                         "-days", "2", "-addext", names, "-keyout", dir.file("pad.key"), "-out",
-                         dir.file("pad.pem")},
-                        dir.file("req.txt"), 30000),
-            0)
+  ASSERT_EQ(
+      run_command({openssl_path(), "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                   "ec_paramgen_curve:prime256v1", "-nodes", "-subj", "/CN=padding", "-days", "2",
+                   "-addext", names, "-keyout", dir.file("pad.key"), "-out", dir.file("pad.pem")},
+                  dir.file("req.txt"), 30000),
+      0)
       << read_file(dir.file("req.txt"));
   ASSERT_TRUE(server_.start("-tls1_3", {"-cert_chain", dir.file("pad.pem")}));
   auto tls = make_tls(pki()->ca, TlsVersion::kTls12, TlsVersion::kTls13);
@@ -136,8 +136,9 @@ bool wait_io(const https::Transport& t, https::IoInterest interest, Millis deadl
 // Connects, handshakes offering `offer` (may be null), saves the session right after the
 // handshake into `after_handshake` and after the whole response into `after_response`
 // (either may be null), and reads the page until the server closes.
-Exchange exchange(https::TlsClientConfig& config, std::uint16_t port, const https::TlsSession* offer,
-                  https::TlsSession* after_handshake, https::TlsSession* after_response) {
+Exchange exchange(https::TlsClientConfig& config, std::uint16_t port,
+                  const https::TlsSession* offer, https::TlsSession* after_handshake,
+                  https::TlsSession* after_response) {
   Exchange x;
   const Millis deadline = platform::monotonic_now() + Millis(5000);
   https::TcpTransport tcp;
@@ -170,9 +171,8 @@ Exchange exchange(https::TlsClientConfig& config, std::uint16_t port, const http
   std::size_t sent = 0;
   while (sent < request.size()) {
     std::size_t n = 0;
-    s = tls.send({reinterpret_cast<const std::uint8_t*>(request.data()) + sent,
-                  request.size() - sent},
-                 &n);
+    s = tls.send(
+        {reinterpret_cast<const std::uint8_t*>(request.data()) + sent, request.size() - sent}, &n);
     if (s == Status::kOk) {
       sent += n;
     } else if (s != Status::kWouldBlock || !wait_io(tls, tls.wants(), deadline)) {

@@ -46,7 +46,8 @@ bool tally(void* context, std::uint64_t /*offset*/, https::ConstBytes data) {
 class ResolverHeapTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!testing::heap_trap_available()) GTEST_SKIP() << "the heap trap needs glibc and no sanitizer";
+    if (!testing::heap_trap_available())
+      GTEST_SKIP() << "the heap trap needs glibc and no sanitizer";
     STEPBACK_REQUIRE_TOOL(python_path(), "python3");
     ensure_pool();
     ASSERT_TRUE(dns_.start());
@@ -78,7 +79,9 @@ TEST_F(ResolverHeapTest, ALookupAndARequestMakeNoHeapCalls) {
   https::TcpTlsConnector connector(nullptr, &resolver);
   https::ClientOptions options;
   options.timeouts = test_timeouts();
-  options.buffers = {{request, sizeof request}, {head, sizeof head}, {io, sizeof io},
+  options.buffers = {{request, sizeof request},
+                     {head, sizeof head},
+                     {io, sizeof io},
                      {error_body, sizeof error_body}};
   options.body = https::ResponseSink{&tally, nullptr, &body};
   options.wall_now = &platform::wall_now;

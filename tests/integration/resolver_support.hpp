@@ -32,15 +32,15 @@ class DnsServer {
     const std::vector<std::string> argv = {
         python_path(), std::string(source_dir()) + "/dns_server.py",
         "--port-file", dir_.file("port"),
-        "--log-file", dir_.file("queries.log"),
-        "--delay", std::to_string(delay_seconds),
-        "--lifetime", "120"};
+        "--log-file",  dir_.file("queries.log"),
+        "--delay",     std::to_string(delay_seconds),
+        "--lifetime",  "120"};
     if (!process_.start(argv, dir_.file("output.txt"))) {
       return ::testing::AssertionFailure() << "could not start " << python_path();
     }
-    const bool ready = wait_for(
-        [this] { return !read_file(dir_.file("port")).empty() || !process_.running(); },
-        kStartTimeoutMs);
+    const bool ready =
+        wait_for([this] { return !read_file(dir_.file("port")).empty() || !process_.running(); },
+                 kStartTimeoutMs);
     port_ = static_cast<std::uint16_t>(std::atoi(read_file(dir_.file("port")).c_str()));
     if (!ready || port_ == 0) {
       process_.stop();
@@ -77,10 +77,14 @@ inline https::CaresOptions test_resolver_options(const std::string& servers) {
 // The poll() events for `interest`.
 inline short poll_events(https::IoInterest interest) {
   switch (interest) {
-    case https::IoInterest::kRead: return POLLIN;
-    case https::IoInterest::kWrite: return POLLOUT;
-    case https::IoInterest::kReadWrite: return POLLIN | POLLOUT;
-    case https::IoInterest::kNone: return 0;
+    case https::IoInterest::kRead:
+      return POLLIN;
+    case https::IoInterest::kWrite:
+      return POLLOUT;
+    case https::IoInterest::kReadWrite:
+      return POLLIN | POLLOUT;
+    case https::IoInterest::kNone:
+      return 0;
   }
   return 0;
 }
@@ -105,7 +109,7 @@ struct ResolveRun {
   Millis elapsed{};
   Millis longest_step{};
   std::uint32_t steps = 0;
-  std::uint32_t io_waits = 0;          // kWaitIo answers (each with fd >= 0).
+  std::uint32_t io_waits = 0;  // kWaitIo answers (each with fd >= 0).
   std::uint32_t io_waits_without_fd = 0;
   bool hit_wall_limit = false;
 };
@@ -148,8 +152,7 @@ inline ResolveRun resolve(https::Resolver& resolver, const char* host, std::uint
       ++run.io_waits;
       if (next.fd < 0 || next.interest == https::IoInterest::kNone) ++run.io_waits_without_fd;
     }
-    wait_io(next.kind == https::ResolverNext::Kind::kWaitIo ? next.fd : -1, next.interest,
-            next.at);
+    wait_io(next.kind == https::ResolverNext::Kind::kWaitIo ? next.fd : -1, next.interest, next.at);
   }
   run.elapsed = platform::monotonic_now() - begin;
   const https::ResolveResult& r = resolver.result();

@@ -190,7 +190,7 @@ TEST_F(ResolverTest, StepNeverBlocksWhileTheServerDelaysItsAnswer) {
   ASSERT_EQ(run.error, ResolveError::kNone) << run.message;
   EXPECT_GE(run.elapsed, Millis(1900));
   EXPECT_LT(run.longest_step, kMaxStep) << "a step() call took " << run.longest_step.count()
-                                          << " ms: something blocked inside step()";
+                                        << " ms: something blocked inside step()";
   EXPECT_EQ(run.io_waits_without_fd, 0U);
   EXPECT_GE(run.io_waits, 1U);
 }
@@ -265,7 +265,9 @@ class ResolvingClientTest : public ResolverTest {
     https::TcpTlsConnector connector(nullptr, &resolver);
     https::ClientOptions options;
     options.timeouts = timeouts;
-    options.buffers = {{request, sizeof request}, {head, sizeof head}, {io, sizeof io},
+    options.buffers = {{request, sizeof request},
+                       {head, sizeof head},
+                       {io, sizeof io},
                        {error_body, sizeof error_body}};
     options.body = https::ResponseSink{&append, nullptr, &out.body};
     options.wall_now = &platform::wall_now;
@@ -287,8 +289,7 @@ class ResolvingClientTest : public ResolverTest {
         if (next.fd < 0 || next.interest == https::IoInterest::kNone) ++out.io_waits_without_fd;
         if (next.fd >= 0 && is_dns_socket(next.fd)) ++out.dns_socket_waits;
       }
-      wait_io(next.kind == https::ClientNext::Kind::kWaitIo ? next.fd : -1, next.interest,
-              next.at);
+      wait_io(next.kind == https::ClientNext::Kind::kWaitIo ? next.fd : -1, next.interest, next.at);
     }
     out.elapsed = platform::monotonic_now() - begin;
     out.result = client.result();
@@ -337,7 +338,8 @@ TEST_F(ResolvingClientTest, TheConnectorsOwnResolverNeverCallsGetaddrinfo) {
   const Millis begin = platform::monotonic_now();
   while (s == https::Status::kWouldBlock && platform::monotonic_now() - begin < Millis(5000)) {
     s = connector.step(platform::monotonic_now());
-    if (s == https::Status::kWouldBlock) wait_io(connector.fd(), connector.wants(), connector.deadline());
+    if (s == https::Status::kWouldBlock)
+      wait_io(connector.fd(), connector.wants(), connector.deadline());
   }
   EXPECT_EQ(s, https::Status::kOk) << connector.failure_message();
   connector.close();
@@ -356,8 +358,8 @@ TEST_F(ResolvingClientTest, StepNeverBlocksAndTheLoopWaitsOnTheResolverSocket) {
   // The server answered after 2 s; the client spent them in the loop's poll(), not in step().
   EXPECT_GE(r.elapsed, Millis(1900));
   RecordProperty("longest_step_ms", std::to_string(r.longest_step.count()));
-  EXPECT_LT(r.longest_step, kMaxStep) << "a step() call took " << r.longest_step.count()
-                                        << " ms: something blocked inside step()";
+  EXPECT_LT(r.longest_step, kMaxStep)
+      << "a step() call took " << r.longest_step.count() << " ms: something blocked inside step()";
   EXPECT_GE(r.dns_socket_waits, 1U) << "no ClientNext named the resolver's socket";
   EXPECT_EQ(r.io_waits_without_fd, 0U);
 }
@@ -458,7 +460,9 @@ TEST_F(ResolvingClientTest, ANetworkChangeRestartsAPendingLookupOnTheNewServers)
   https::ClientOptions client_options;
   client_options.timeouts = test_timeouts();
   client_options.timeouts.connect = Millis(25000);
-  client_options.buffers = {{request, sizeof request}, {head, sizeof head}, {io, sizeof io},
+  client_options.buffers = {{request, sizeof request},
+                            {head, sizeof head},
+                            {io, sizeof io},
                             {error_body, sizeof error_body}};
   client_options.body = https::ResponseSink{&append, nullptr, &body};
   client_options.wall_now = &platform::wall_now;

@@ -86,8 +86,8 @@ TEST_F(ScriptedServerTest, ConnectionCloseMakesEachRetryReconnect) {
 // A reconnect offers the session saved on the previous connection; the server confirms
 // resumption in its log (SSLSocket.session_reused) and the client in resumed().
 TEST_F(ScriptedServerTest, ReconnectResumesTheTls12Session) {
-  const RunResult run = run_client(serve(
-      R"([{"status": 503, "close": true}, {"status": 200, "body": "ok"}])", "/", "1.2"));
+  const RunResult run = run_client(
+      serve(R"([{"status": 503, "close": true}, {"status": 200, "body": "ok"}])", "/", "1.2"));
   ASSERT_EQ(run.result.outcome, Outcome::kSuccess) << run.summary();
   ASSERT_EQ(run.connections, 2U);
   EXPECT_EQ(count_of(server_.log(), "version=TLSv1.2"), 2) << server_.log();
@@ -97,8 +97,8 @@ TEST_F(ScriptedServerTest, ReconnectResumesTheTls12Session) {
 }
 
 TEST_F(ScriptedServerTest, ReconnectResumesTheTls13Session) {
-  const RunResult run = run_client(serve(
-      R"([{"status": 503, "close": true}, {"status": 200, "body": "ok"}])", "/", "1.3"));
+  const RunResult run = run_client(
+      serve(R"([{"status": 503, "close": true}, {"status": 200, "body": "ok"}])", "/", "1.3"));
   ASSERT_EQ(run.result.outcome, Outcome::kSuccess) << run.summary();
   ASSERT_EQ(run.connections, 2U);
   EXPECT_EQ(count_of(server_.log(), "version=TLSv1.3"), 2) << server_.log();
@@ -124,8 +124,8 @@ TEST_F(ScriptedServerTest, RetryAfterSecondsIsHonoured) {
 
 TEST_F(ScriptedServerTest, RetryInfoInAProtobufStatusIsHonoured) {
   // 0.8 s: longer than any backoff of the test policy (at most 500 ms), so it must win.
-  const RunResult run = run_client(serve(
-      R"([{"status": 503, "retry_info_proto": 0.8}, {"status": 200, "body": "ok"}])"));
+  const RunResult run = run_client(
+      serve(R"([{"status": 503, "retry_info_proto": 0.8}, {"status": 200, "body": "ok"}])"));
   EXPECT_EQ(run.result.outcome, Outcome::kSuccess) << run.summary();
   EXPECT_EQ(run.result.attempts, 2U);
   const auto waits = run.of(Kind::kWait);
@@ -135,8 +135,8 @@ TEST_F(ScriptedServerTest, RetryInfoInAProtobufStatusIsHonoured) {
 }
 
 TEST_F(ScriptedServerTest, RetryInfoInAJsonStatusIsHonoured) {
-  const RunResult run = run_client(serve(
-      R"([{"status": 503, "retry_info_json": 0.8}, {"status": 200, "body": "ok"}])"));
+  const RunResult run = run_client(
+      serve(R"([{"status": 503, "retry_info_json": 0.8}, {"status": 200, "body": "ok"}])"));
   EXPECT_EQ(run.result.outcome, Outcome::kSuccess) << run.summary();
   EXPECT_EQ(run.result.attempts, 2U);
   const auto waits = run.of(Kind::kWait);
@@ -266,8 +266,8 @@ TEST_F(ScriptedServerTest, AnEarly413BeforeAnUnreadBodyIsTheAnswer) {
 // The same with an early 503: the server has not processed the POST, so it is retried, on a
 // new connection (the old one is unusable, its body half sent).
 TEST_F(ScriptedServerTest, AnEarly503BeforeAnUnreadBodyIsRetried) {
-  ClientSetup setup = serve(
-      R"([{"status": 503, "early": 0.3}, {"status": 201, "body": "created"}])");
+  ClientSetup setup =
+      serve(R"([{"status": 503, "early": 0.3}, {"status": 201, "body": "created"}])");
   setup.method = "POST";
   setup.body.assign(8u << 20, 'x');
   const RunResult run = run_client(setup);
@@ -281,8 +281,8 @@ TEST_F(ScriptedServerTest, AnEarly503BeforeAnUnreadBodyIsRetried) {
 }
 
 TEST_F(ScriptedServerTest, GarbageResponseIsATerminalProtocolFailure) {
-  const RunResult run = run_client(
-      serve(R"([{"raw": "SSH-2.0-OpenSSH_9.2\r\n\r\n"}, {"status": 200}])"));
+  const RunResult run =
+      run_client(serve(R"([{"raw": "SSH-2.0-OpenSSH_9.2\r\n\r\n"}, {"status": 200}])"));
   EXPECT_EQ(run.result.outcome, Outcome::kTerminalFailure) << run.summary();
   EXPECT_EQ(run.result.attempts, 1U);
   EXPECT_EQ(run.result.error, https::Status::kProtocol);
@@ -300,7 +300,8 @@ TEST_F(ScriptedServerTest, OversizedHeadersAreTerminal) {
 }
 
 TEST_F(ScriptedServerTest, NotFoundIsATerminalStatus) {
-  const RunResult run = run_client(serve(R"([{"status": 404, "body": "no such thing"}])", "/missing"));
+  const RunResult run =
+      run_client(serve(R"([{"status": 404, "body": "no such thing"}])", "/missing"));
   EXPECT_EQ(run.result.outcome, Outcome::kTerminalStatus) << run.summary();
   EXPECT_EQ(run.result.attempts, 1U);
   EXPECT_EQ(run.result.status, 404);
@@ -418,8 +419,9 @@ TEST_F(ScriptedServerTest, CutDownloadResumesByteExactAtEveryCut) {
     ASSERT_EQ(resumes.size(), 1U) << run.summary();
     EXPECT_EQ(resumes[0].validator, "\"g1\"");
     // The server saw the same offset in the Range of the second request.
-    EXPECT_EQ(count_of(server.log(), "range=" + std::to_string(resumes[0].offset) +
-                                         " if_range=\"g1\""), 1)
+    EXPECT_EQ(
+        count_of(server.log(), "range=" + std::to_string(resumes[0].offset) + " if_range=\"g1\""),
+        1)
         << server.log();
   }
 }

@@ -49,7 +49,7 @@ constexpr const char* kSystemCerts = "/etc/ssl/certs";
 // The store made once per process: a hashed directory and a bundle holding the system roots
 // (or generated ones) and the test CA.
 struct Store {
-  TempDir dir;       // dir.path(): hashed directory (openssl rehash); bundle.pem beside.
+  TempDir dir;  // dir.path(): hashed directory (openssl rehash); bundle.pem beside.
   TempDir bundle_dir;
   TempDir without_ca;  // The same roots without the test CA.
   std::string bundle;
@@ -88,8 +88,8 @@ const Store* store() {
       }
       for (int i = 0; i < 150; ++i) {
         const std::string out = st->bundle_dir.file("decoy" + std::to_string(i) + ".pem");
-        if (run_command({openssl_path(), "req", "-x509", "-new", "-key", key, "-days", "3",
-                         "-subj", "/CN=stepback decoy root " + std::to_string(i), "-out", out},
+        if (run_command({openssl_path(), "req", "-x509", "-new", "-key", key, "-days", "3", "-subj",
+                         "/CN=stepback decoy root " + std::to_string(i), "-out", out},
                         st->bundle_dir.file("req.txt"), 30000) != 0) {
           return st;
         }
@@ -365,7 +365,8 @@ TEST_F(TrustStoreGetTest, ArenaPeakOfOneGet) {
     const https::TlsArenaUsage after = https::tls_arena_usage();
     peak[static_cast<int>(mode)] = after.peak_footprint_bytes() - before.current_bytes -
                                    before.current_blocks * https::kTlsArenaBlockOverheadBytes;
-    RecordProperty(std::string("arena_peak_footprint_") + name(mode), std::to_string(peak[static_cast<int>(mode)]));
+    RecordProperty(std::string("arena_peak_footprint_") + name(mode),
+                   std::to_string(peak[static_cast<int>(mode)]));
   }
   std::printf(
       "TLS arena peak of set-up + one GET (footprint with block headers, above the arena's "
@@ -403,14 +404,17 @@ double handshake_cpu_ms(https::TlsClientConfig& config, std::uint16_t port, std:
     s = tls.handshake();
     if (s != Status::kWouldBlock) break;
     ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);
-    cpu_ns += static_cast<double>(b.tv_sec - a.tv_sec) * 1e9 + static_cast<double>(b.tv_nsec - a.tv_nsec);
-    pollfd p{tls.fd(), static_cast<short>(tls.wants() == https::IoInterest::kWrite ? POLLOUT : POLLIN), 0};
+    cpu_ns +=
+        static_cast<double>(b.tv_sec - a.tv_sec) * 1e9 + static_cast<double>(b.tv_nsec - a.tv_nsec);
+    pollfd p{tls.fd(),
+             static_cast<short>(tls.wants() == https::IoInterest::kWrite ? POLLOUT : POLLIN), 0};
     (void)::poll(&p, 1, 1000);
     if (platform::monotonic_now() >= deadline) return -1;
     ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
   }
   ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);
-  cpu_ns += static_cast<double>(b.tv_sec - a.tv_sec) * 1e9 + static_cast<double>(b.tv_nsec - a.tv_nsec);
+  cpu_ns +=
+      static_cast<double>(b.tv_sec - a.tv_sec) * 1e9 + static_cast<double>(b.tv_nsec - a.tv_nsec);
   if (s != Status::kOk) *error = std::string(https::to_string(s)) + ": " + tls.failure_message();
   tls.close();
   return s == Status::kOk ? cpu_ns / 1e6 : -1;

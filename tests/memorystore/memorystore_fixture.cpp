@@ -19,13 +19,22 @@ const char* server_dir() { return STEPBACK_MEMORYSTORE_DIR; }
   if (certs == nullptr) return ::testing::AssertionFailure() << "no PKI";
   std::vector<std::string> argv = {integration::python_path(),
                                    std::string(server_dir()) + "/memorystore_server.py",
-                                   "--cert", certs->server_cert, "--key", certs->server_key,
-                                   "--port-file", dir_.file("port"),
-                                   "--log-file", dir_.file("requests.log"),
-                                   "--lifetime", "120",
-                                   "--op-polls", std::to_string(options.op_polls),
-                                   "--op-seconds", std::to_string(options.op_seconds),
-                                   "--faults-json", options.faults};
+                                   "--cert",
+                                   certs->server_cert,
+                                   "--key",
+                                   certs->server_key,
+                                   "--port-file",
+                                   dir_.file("port"),
+                                   "--log-file",
+                                   dir_.file("requests.log"),
+                                   "--lifetime",
+                                   "120",
+                                   "--op-polls",
+                                   std::to_string(options.op_polls),
+                                   "--op-seconds",
+                                   std::to_string(options.op_seconds),
+                                   "--faults-json",
+                                   options.faults};
   for (const std::string& t : options.tokens) argv.insert(argv.end(), {"--token", t});
   if (!options.token_file.empty()) argv.insert(argv.end(), {"--token-file", options.token_file});
   if (!process_.start(argv, dir_.file("output.txt"))) {
@@ -67,8 +76,8 @@ std::size_t OperationRun::count(transfer::OperationEvent::Kind kind) const {
 std::string OperationRun::summary() const {
   std::ostringstream s;
   s << "outcome=" << transfer::to_string(result.outcome)
-    << " phase=" << transfer::to_string(result.phase) << " polls=" << result.polls
-    << " message='" << message << "' request: outcome=" << to_string(result.request.outcome)
+    << " phase=" << transfer::to_string(result.phase) << " polls=" << result.polls << " message='"
+    << message << "' request: outcome=" << to_string(result.request.outcome)
     << " status=" << result.request.status << " attempts=" << result.request.attempts
     << " error=" << https::to_string(result.request.error) << " error.status=" << error_status
     << " error.message='" << error_message << "' elapsed_ms=" << elapsed.count()
@@ -76,20 +85,37 @@ std::string OperationRun::summary() const {
   for (const SeenEvent& e : events) {
     using Kind = transfer::OperationEvent::Kind;
     switch (e.kind) {
-      case Kind::kOperation: s << " [operation " << e.name << (e.done ? " done" : "") << "]"; break;
-      case Kind::kPoll: s << " [poll " << e.poll << "]"; break;
-      case Kind::kPolled: s << " [polled " << e.poll << (e.done ? " done" : "") << "]"; break;
-      case Kind::kWait: s << " [wait " << e.wait.count() << " ms]"; break;
-      case Kind::kDone: s << " [done]"; break;
+      case Kind::kOperation:
+        s << " [operation " << e.name << (e.done ? " done" : "") << "]";
+        break;
+      case Kind::kPoll:
+        s << " [poll " << e.poll << "]";
+        break;
+      case Kind::kPolled:
+        s << " [polled " << e.poll << (e.done ? " done" : "") << "]";
+        break;
+      case Kind::kWait:
+        s << " [wait " << e.wait.count() << " ms]";
+        break;
+      case Kind::kDone:
+        s << " [done]";
+        break;
     }
   }
   s << " client events:";
   for (const integration::Event& e : client_events) {
     switch (e.kind) {
-      case https::ClientEvent::Kind::kResponse: s << " [response " << e.status << "]"; break;
-      case https::ClientEvent::Kind::kError: s << " [error " << e.message << "]"; break;
-      case https::ClientEvent::Kind::kWait: s << " [wait " << e.wait.count() << "]"; break;
-      default: break;
+      case https::ClientEvent::Kind::kResponse:
+        s << " [response " << e.status << "]";
+        break;
+      case https::ClientEvent::Kind::kError:
+        s << " [error " << e.message << "]";
+        break;
+      case https::ClientEvent::Kind::kWait:
+        s << " [wait " << e.wait.count() << "]";
+        break;
+      default:
+        break;
     }
   }
   return s.str();
@@ -104,9 +130,8 @@ struct RunContext {
 
 void on_operation_event(void* context, const transfer::OperationEvent& e) {
   auto* c = static_cast<RunContext*>(context);
-  c->run->events.push_back(SeenEvent{e.kind, e.at, e.poll, std::string(e.name),
-                                     std::string(e.verb), std::string(e.status_detail), e.done,
-                                     e.wait});
+  c->run->events.push_back(SeenEvent{e.kind, e.at, e.poll, std::string(e.name), std::string(e.verb),
+                                     std::string(e.status_detail), e.done, e.wait});
 }
 
 void on_client_event(void* context, const https::ClientEvent& e) {
@@ -141,10 +166,14 @@ std::size_t authorization(void* context, bool refresh, https::MutableBytes out) 
 
 short poll_events(https::IoInterest interest) {
   switch (interest) {
-    case https::IoInterest::kRead: return POLLIN;
-    case https::IoInterest::kWrite: return POLLOUT;
-    case https::IoInterest::kReadWrite: return POLLIN | POLLOUT;
-    case https::IoInterest::kNone: break;
+    case https::IoInterest::kRead:
+      return POLLIN;
+    case https::IoInterest::kWrite:
+      return POLLOUT;
+    case https::IoInterest::kReadWrite:
+      return POLLIN | POLLOUT;
+    case https::IoInterest::kNone:
+      break;
   }
   return 0;
 }
@@ -181,7 +210,8 @@ OperationRun run_operation(const OperationSetup& setup) {
                                                 {error_body.data(), error_body.size()}};
   options.client.events = https::EventSink{&on_client_event, &events};
   options.client.wall_now = &platform::wall_now;
-  if (setup.tokens != nullptr) options.client.credentials = https::Credentials{&authorization, setup.tokens};
+  if (setup.tokens != nullptr)
+    options.client.credentials = https::Credentials{&authorization, setup.tokens};
   options.operation_buffer = https::MutableBytes{answer.data(), answer.size()};
   options.response = https::ResponseSink{&keep_response, nullptr, &events};
   options.polling = setup.polling;

@@ -92,7 +92,7 @@ struct OperationRun {
   transfer::OperationResult result;  // Its views are dead; use the copies below.
   std::string message, error_message, error_status, error_details, code_name;
   std::string name;
-  std::string response;              // What the response sink received.
+  std::string response;  // What the response sink received.
   std::vector<SeenEvent> events;
   std::vector<integration::Event> client_events;
   std::uint32_t connections = 0;

@@ -57,7 +57,8 @@ void on_client_event(void* context, const https::ClientEvent& e) {
 }
 
 TEST(MemorystoreHeap, ACreateAndItsPollsMakeNoHeapCalls) {
-  if (!stepback::testing::heap_trap_available()) GTEST_SKIP() << "the heap trap needs glibc and no sanitizer";
+  if (!stepback::testing::heap_trap_available())
+    GTEST_SKIP() << "the heap trap needs glibc and no sanitizer";
   STEPBACK_REQUIRE_TOOL(integration::python_path(), "python3");
   STEPBACK_REQUIRE_TOOL(integration::openssl_path(), "openssl");
   STEPBACK_REQUIRE_TOOL(integration::bash_path(), "bash");
@@ -93,8 +94,10 @@ TEST(MemorystoreHeap, ACreateAndItsPollsMakeNoHeapCalls) {
   https::TcpTlsConnector connector(tls.get());
   transfer::OperationOptions op_options;
   op_options.client.timeouts = integration::test_timeouts();
-  op_options.client.buffers = https::ClientBuffers{{request, sizeof request}, {head, sizeof head},
-                                                   {io, sizeof io}, {error_body, sizeof error_body}};
+  op_options.client.buffers = https::ClientBuffers{{request, sizeof request},
+                                                   {head, sizeof head},
+                                                   {io, sizeof io},
+                                                   {error_body, sizeof error_body}};
   op_options.client.wall_now = &platform::wall_now;
   op_options.client.credentials = https::Credentials{&authorization, &asked};
   op_options.client.events = https::EventSink{&on_client_event, &tally};

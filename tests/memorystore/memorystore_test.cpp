@@ -63,7 +63,8 @@ class MemorystoreTest : public ::testing::Test {
 TEST_F(MemorystoreTest, CreatesWaitsForReadsAndDeletesAnInstance) {
   ASSERT_TRUE(start({}));
   const OperationRun created = run_operation(create());
-  ASSERT_EQ(created.result.outcome, OperationOutcome::kSucceeded) << created.summary() << server_.output();
+  ASSERT_EQ(created.result.outcome, OperationOutcome::kSucceeded)
+      << created.summary() << server_.output();
   EXPECT_EQ(created.result.polls, 2U);
   EXPECT_NE(created.response.find("\"state\": \"READY\""), std::string::npos) << created.response;
   EXPECT_NE(created.response.find("google.cloud.redis.v1.Instance"), std::string::npos);
@@ -120,7 +121,8 @@ TEST_P(FaultTest, TheOperationEndsWellThroughIt) {
   OperationSetup setup = create();
   setup.timeouts.read = Millis(700);  // The stall outlasts it.
   const OperationRun run = run_operation(setup);
-  ASSERT_EQ(run.result.outcome, OperationOutcome::kSucceeded) << run.summary() << "\n" << server_.log();
+  ASSERT_EQ(run.result.outcome, OperationOutcome::kSucceeded) << run.summary() << "\n"
+                                                              << server_.log();
   EXPECT_NE(run.response.find("\"state\": \"READY\""), std::string::npos);
   const std::string log = server_.log();
   EXPECT_EQ(count_of(log, std::string("kind=") + f.kind + " auth=ok action=" + f.action), 1) << log;
@@ -170,7 +172,9 @@ const Fault kFaults[] = {
 };
 
 INSTANTIATE_TEST_SUITE_P(EveryFault, FaultTest, ::testing::ValuesIn(kFaults),
-                         [](const ::testing::TestParamInfo<Fault>& param) { return name_of(param.param); });
+                         [](const ::testing::TestParamInfo<Fault>& param) {
+                           return name_of(param.param);
+                         });
 
 TEST_F(MemorystoreTest, ACreateWhoseAnswerWasLostIsMetBy409AlreadyExists) {
   MemorystoreServer::Options options;

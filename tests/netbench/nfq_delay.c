@@ -25,9 +25,10 @@
  *                    installs the NFQUEUE rule)
  * Must run as root (CAP_NET_ADMIN) in the network namespace whose rule feeds the queue.
  *
- * Build: cc -O2 -Wall -Wextra -o nfq_delay nfq_delay.c $(pkg-config --cflags --libs libnetfilter_queue)
- *        or, without pkg-config, ... -lnetfilter_queue -lnfnetlink
- *        (Debian: libnetfilter-queue-dev)
+ * Build (Debian: libnetfilter-queue-dev):
+ *   cc -O2 -Wall -Wextra -o nfq_delay nfq_delay.c \
+ *     $(pkg-config --cflags --libs libnetfilter_queue)
+ * or, without pkg-config, ... -lnetfilter_queue -lnfnetlink
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -59,8 +60,8 @@ struct held {
 };
 
 struct state {
-  struct nfq_q_handle *qh;
-  struct held *fifo;
+  struct nfq_q_handle* qh;
+  struct held* fifo;
   size_t cap, head, count;
   int64_t delay_ns;
   unsigned long long received, accepted, dropped_full, verdict_errors;
@@ -80,16 +81,16 @@ static int64_t now_ns(void) {
   return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-static void verdict(struct state *st, uint32_t id, unsigned int v) {
+static void verdict(struct state* st, uint32_t id, unsigned int v) {
   if (nfq_set_verdict(st->qh, id, v, 0, NULL) < 0) st->verdict_errors++;
 }
 
-static int on_packet(struct nfq_q_handle *qh, struct nfgenmsg *msg, struct nfq_data *nfa,
-                     void *data) {
+static int on_packet(struct nfq_q_handle* qh, struct nfgenmsg* msg, struct nfq_data* nfa,
+                     void* data) {
   (void)qh;
   (void)msg;
-  struct state *st = data;
-  struct nfqnl_msg_packet_hdr *ph = nfq_get_msg_packet_hdr(nfa);
+  struct state* st = data;
+  struct nfqnl_msg_packet_hdr* ph = nfq_get_msg_packet_hdr(nfa);
   if (ph == NULL) return 0;
   uint32_t id = ntohl(ph->packet_id);
   st->received++;
@@ -111,7 +112,7 @@ static int on_packet(struct nfq_q_handle *qh, struct nfgenmsg *msg, struct nfq_d
 }
 
 /* Accepts every held packet whose time has come (all of them when flush is set). */
-static void release_due(struct state *st, int flush) {
+static void release_due(struct state* st, int flush) {
   int64_t now = now_ns();
   while (st->count > 0 && (flush || st->fifo[st->head].release_ns <= now)) {
     int64_t late = now - st->fifo[st->head].release_ns;
@@ -132,8 +133,8 @@ static void usage(void) {
           " [--ready-file PATH] [--quiet]\n");
 }
 
-static int parse_long(const char *s, long lo, long hi, long *out) {
-  char *end;
+static int parse_long(const char* s, long lo, long hi, long* out) {
+  char* end;
   errno = 0;
   long v = strtol(s, &end, 10);
   if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi) return -1;
@@ -141,15 +142,15 @@ static int parse_long(const char *s, long lo, long hi, long *out) {
   return 0;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   long queue = -1, lifetime_s = 3600, max_packets = 20000;
   double delay_ms = -1;
-  const char *ready_file = NULL;
+  const char* ready_file = NULL;
   int quiet = 0;
 
   for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    const char *v = (i + 1 < argc) ? argv[i + 1] : NULL;
+    const char* a = argv[i];
+    const char* v = (i + 1 < argc) ? argv[i + 1] : NULL;
     if (strcmp(a, "--quiet") == 0) {
       quiet = 1;
       continue;
@@ -161,7 +162,7 @@ int main(int argc, char **argv) {
     if (strcmp(a, "--queue") == 0) {
       if (parse_long(v, 0, 65535, &queue) != 0) goto bad;
     } else if (strcmp(a, "--delay-ms") == 0) {
-      char *end;
+      char* end;
       delay_ms = strtod(v, &end);
       if (end == v || *end != '\0' || !(delay_ms >= 0 && delay_ms <= 60000)) goto bad;
     } else if (strcmp(a, "--lifetime") == 0) {
@@ -216,7 +217,7 @@ int main(int argc, char **argv) {
     return 1;
   }
 
-  struct nfq_handle *h = nfq_open();
+  struct nfq_handle* h = nfq_open();
   if (h == NULL) {
     fprintf(stderr, "nfq_delay: nfq_open: %s (root? nfnetlink_queue?)\n", strerror(errno));
     return 1;
@@ -254,7 +255,7 @@ int main(int argc, char **argv) {
   if (fl >= 0) fcntl(fd, F_SETFL, fl | O_NONBLOCK);
 
   if (ready_file != NULL) {
-    FILE *f = fopen(ready_file, "w");
+    FILE* f = fopen(ready_file, "w");
     if (f == NULL) {
       fprintf(stderr, "nfq_delay: cannot create %s: %s\n", ready_file, strerror(errno));
       nfq_destroy_queue(st.qh);

@@ -18,8 +18,8 @@ JsonRead op(std::string_view s, OperationView* out) { return read_operation(byte
 
 std::string decode(std::string_view raw, std::size_t room = 256) {
   std::string out(room, '\0');
-  const std::size_t n =
-      json_decode_string(raw, https::MutableBytes{reinterpret_cast<std::uint8_t*>(out.data()), room});
+  const std::size_t n = json_decode_string(
+      raw, https::MutableBytes{reinterpret_cast<std::uint8_t*>(out.data()), room});
   out.resize(n);
   return out;
 }
@@ -38,7 +38,9 @@ TEST(OperationJson, ReadsARunningOperation) {
       "apiVersion": "v1"
     },
     "done": false
-  })", &v), JsonRead::kOk);
+  })",
+               &v),
+            JsonRead::kOk);
   EXPECT_EQ(v.name, "projects/p/locations/us-central1/operations/operation-1700000000000-abc");
   EXPECT_FALSE(v.done);
   EXPECT_EQ(v.verb, "create");
@@ -64,8 +66,9 @@ TEST(OperationJson, ReadsADoneOperationWithItsResponseAsSent) {
   ASSERT_EQ(op(text, &v), JsonRead::kOk);
   EXPECT_TRUE(v.done);
   ASSERT_TRUE(v.has_response);
-  EXPECT_EQ(v.response,
-            R"({"@type":"type.googleapis.com/google.cloud.redis.v1.Instance","name":"projects/p/locations/l/instances/cache","state":"READY","tags":[1,2,{"a":"}"}]})");
+  EXPECT_EQ(
+      v.response,
+      R"({"@type":"type.googleapis.com/google.cloud.redis.v1.Instance","name":"projects/p/locations/l/instances/cache","state":"READY","tags":[1,2,{"a":"}"}]})");
   EXPECT_TRUE(json_valid(bytes(v.response)));
   // Fields of the response are not the Operation's.
   EXPECT_EQ(v.name, "operations/x");
@@ -75,14 +78,16 @@ TEST(OperationJson, ReadsADoneOperationWithAnError) {
   OperationView v;
   ASSERT_EQ(op(R"({"name":"operations/x","done":true,"error":{"code":9,
       "message":"Instance \"cache\" is in state \u0022UPDATING\u0022",
-      "details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"BUSY"}]}})", &v),
+      "details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"BUSY"}]}})",
+               &v),
             JsonRead::kOk);
   ASSERT_TRUE(v.error.present);
   EXPECT_TRUE(v.error.has_code);
   EXPECT_EQ(v.error.code, 9);
   EXPECT_EQ(rpc_code_name(v.error.code), std::string_view("FAILED_PRECONDITION"));
   EXPECT_EQ(decode(v.error.message), "Instance \"cache\" is in state \"UPDATING\"");
-  EXPECT_EQ(v.error.details, R"([{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"BUSY"}])");
+  EXPECT_EQ(v.error.details,
+            R"([{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"BUSY"}])");
   EXPECT_EQ(v.error.raw.front(), '{');
   EXPECT_FALSE(v.has_response);
 }
@@ -144,7 +149,8 @@ TEST(OperationJson, ResponseAndErrorTogetherAreRefused) {
 
 TEST(OperationJson, NestedNamesAreNotTheOperations) {
   OperationView v;
-  ASSERT_EQ(op(R"({"metadata":{"name":"inner","done":true,"error":{"code":3}}})", &v), JsonRead::kOk);
+  ASSERT_EQ(op(R"({"metadata":{"name":"inner","done":true,"error":{"code":3}}})", &v),
+            JsonRead::kOk);
   EXPECT_EQ(v.name, "");
   EXPECT_FALSE(v.done);
   EXPECT_FALSE(v.error.present);
@@ -152,11 +158,26 @@ TEST(OperationJson, NestedNamesAreNotTheOperations) {
 
 TEST(OperationJson, RefusesInvalidJson) {
   OperationView v;
-  for (const std::string_view bad :
-       {"", " ", "{", "{\"name\":}", "{\"name\":\"x\",}", "{\"name\" \"x\"}", "{'name':'x'}",
-        "{\"name\":\"x\"} {}", "{\"name\":\"x\x01\"}", "{\"name\":\"\\x\"}",
-        "{\"name\":\"\\ud800\"}", "{\"name\":\"\\udc00\"}", "{\"done\":tru}", "{\"a\":01}",
-        "{\"a\":-}", "{\"a\":1.}", "{\"a\":1e}", "[1,]", "{\"a\":[}", "{\"a\":{]}"}) {
+  for (const std::string_view bad : {"",
+                                     " ",
+                                     "{",
+                                     "{\"name\":}",
+                                     "{\"name\":\"x\",}",
+                                     "{\"name\" \"x\"}",
+                                     "{'name':'x'}",
+                                     "{\"name\":\"x\"} {}",
+                                     "{\"name\":\"x\x01\"}",
+                                     "{\"name\":\"\\x\"}",
+                                     "{\"name\":\"\\ud800\"}",
+                                     "{\"name\":\"\\udc00\"}",
+                                     "{\"done\":tru}",
+                                     "{\"a\":01}",
+                                     "{\"a\":-}",
+                                     "{\"a\":1.}",
+                                     "{\"a\":1e}",
+                                     "[1,]",
+                                     "{\"a\":[}",
+                                     "{\"a\":{]}"}) {
     EXPECT_EQ(op(bad, &v), JsonRead::kSyntax) << bad;
     EXPECT_FALSE(json_valid(bytes(bad))) << bad;
   }
@@ -184,7 +205,9 @@ TEST(OperationJson, ReadsAnHttpErrorBody) {
   RpcStatusView s;
   ASSERT_EQ(read_error_body(bytes(R"({"error":{"code":409,
       "message":"Resource 'projects/p/locations/l/instances/cache' already exists",
-      "status":"ALREADY_EXISTS","details":[]}})"), &s), JsonRead::kOk);
+      "status":"ALREADY_EXISTS","details":[]}})"),
+                            &s),
+            JsonRead::kOk);
   EXPECT_TRUE(s.present);
   EXPECT_EQ(s.code, 409);
   EXPECT_EQ(s.status, "ALREADY_EXISTS");
@@ -194,8 +217,10 @@ TEST(OperationJson, ReadsAnHttpErrorBody) {
 
 TEST(OperationJson, ReadsAnErrorBodyWrappedInAnArray) {
   RpcStatusView s;
-  ASSERT_EQ(read_error_body(bytes(R"([{"error":{"code":503,"status":"UNAVAILABLE"}},{"error":{"code":1}}])"), &s),
-            JsonRead::kOk);
+  ASSERT_EQ(
+      read_error_body(
+          bytes(R"([{"error":{"code":503,"status":"UNAVAILABLE"}},{"error":{"code":1}}])"), &s),
+      JsonRead::kOk);
   EXPECT_EQ(s.code, 503);
   EXPECT_EQ(s.status, "UNAVAILABLE");
 }

@@ -48,8 +48,8 @@ std::string done_with_instance() {
                            "\",\"done\":true,\"response\":{\"name\":\"projects/p/locations/l/"
                            "instances/cache\",\"state\":\"READY\"}}");
 }
-const std::string k503 = response(
-    503, R"({"error":{"code":503,"message":"try later","status":"UNAVAILABLE"}})");
+const std::string k503 =
+    response(503, R"({"error":{"code":503,"message":"try later","status":"UNAVAILABLE"}})");
 
 // A recorded operation event (its views copied).
 struct Seen {
@@ -97,8 +97,9 @@ struct Tokens {
 
 // One operation with its buffers, a short retry policy and a fake clock.
 struct Harness {
-  explicit Harness(const char* url = "https://redis.test/v1/projects/p/locations/l/instances?instanceId=cache",
-                   const char* method = "POST") {
+  explicit Harness(
+      const char* url = "https://redis.test/v1/projects/p/locations/l/instances?instanceId=cache",
+      const char* method = "POST") {
     policy.jitter = Jitter::kNone;
     policy.initial_delay = Millis(100);
     policy.max_backoff = Millis(400);
@@ -113,8 +114,10 @@ struct Harness {
   ClientNext start() {
     OperationOptions options;
     options.client.timeouts.read = Millis(5000);
-    options.client.buffers = https::ClientBuffers{{request, sizeof request}, {head, sizeof head},
-                                                  {io, sizeof io}, {error_body, sizeof error_body}};
+    options.client.buffers = https::ClientBuffers{{request, sizeof request},
+                                                  {head, sizeof head},
+                                                  {io, sizeof io},
+                                                  {error_body, sizeof error_body}};
     options.client.wall_now = [] { return Millis(1'700'000'000'000); };
     options.client.credentials = credentials;
     options.client.events = https::EventSink{&record_client, &client_waits};
@@ -167,7 +170,8 @@ struct Harness {
 
 std::size_t count(const std::string& text, const std::string& needle) {
   std::size_t n = 0;
-  for (std::size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  for (std::size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1))
+    ++n;
   return n;
 }
 
@@ -184,7 +188,8 @@ TEST(Operation, SendsTheMutationAndPollsUntilDone) {
   EXPECT_EQ(h.op->name(), kName);
   EXPECT_EQ(h.instance, R"({"name":"projects/p/locations/l/instances/cache","state":"READY"})");
   const std::string sent = all_sent(h.connector);
-  EXPECT_EQ(sent.rfind("POST /v1/projects/p/locations/l/instances?instanceId=cache HTTP/1.1\r\n", 0), 0U)
+  EXPECT_EQ(
+      sent.rfind("POST /v1/projects/p/locations/l/instances?instanceId=cache HTTP/1.1\r\n", 0), 0U)
       << sent;
   EXPECT_EQ(count(sent, std::string("GET /v1/") + kName + " HTTP/1.1\r\n"), 2U) << sent;
   EXPECT_EQ(count(sent, "User-Agent: stepback-test\r\n"), 3U);
@@ -214,7 +219,8 @@ TEST(Operation, AMutationDoneAtOnceIsNotPolled) {
 TEST(Operation, DoneWithoutResponseOrErrorSucceedsWithNothingToDeliver) {
   Harness h("https://redis.test/v1/projects/p/locations/l/instances/cache", "DELETE");
   h.connector.add().recv_data(running());
-  h.connector.add().recv_data(response(200, std::string("{\"name\":\"") + kName + "\",\"done\":true}"));
+  h.connector.add().recv_data(
+      response(200, std::string("{\"name\":\"") + kName + "\",\"done\":true}"));
   ASSERT_EQ(h.run().kind, ClientNext::Kind::kDone);
   EXPECT_EQ(h.op->result().outcome, OperationOutcome::kSucceeded);
   EXPECT_EQ(h.instance, "");
@@ -310,13 +316,15 @@ TEST(Operation, PollingEndsAtTheMobilePollingDeadline) {
 TEST(Operation, TheFirstPollWaitsAtLeastTheFloor) {
   Harness h;
   h.polling.jitter = Jitter::kFull;  // Could draw 0: the floor holds it at 0.5 s.
-  testing::ScriptedRandom zero{1};  // uniform() answers 0.
+  testing::ScriptedRandom zero{1};   // uniform() answers 0.
   const RetryContext context{h.policy, zero, nullptr};
   h.connector.add().recv_data(running());
   h.connector.add().recv_data(done_with_instance());
   OperationOptions options;
-  options.client.buffers = https::ClientBuffers{{h.request, sizeof h.request}, {h.head, sizeof h.head},
-                                                {h.io, sizeof h.io}, {h.error_body, sizeof h.error_body}};
+  options.client.buffers = https::ClientBuffers{{h.request, sizeof h.request},
+                                                {h.head, sizeof h.head},
+                                                {h.io, sizeof h.io},
+                                                {h.error_body, sizeof h.error_body}};
   options.client.wall_now = [] { return Millis(1'700'000'000'000); };
   options.operation_buffer = https::MutableBytes{h.answer, sizeof h.answer};
   options.polling = h.polling;
@@ -358,7 +366,8 @@ TEST(Operation, A429RetryInfoOnAPollLengthensItsRetry) {
   Harness h;
   h.connector.add().recv_data(running());
   h.connector.add().recv_data(response(
-      429, R"({"error":{"code":429,"status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"3s"}]}})"));
+      429,
+      R"({"error":{"code":429,"status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"3s"}]}})"));
   h.connector.add().recv_data(done_with_instance());
   ASSERT_EQ(h.run().kind, ClientNext::Kind::kDone);
   EXPECT_EQ(h.op->result().outcome, OperationOutcome::kSucceeded);
@@ -396,8 +405,9 @@ TEST(Operation, AnOperationThatEndsInErrorIsItsOwnOutcome) {
   Harness h;
   h.connector.add().recv_data(running());
   h.connector.add().recv_data(response(
-      200, std::string("{\"name\":\"") + kName +
-               R"(","done":true,"error":{"code":9,"message":"Instance \u0022cache\u0022 is busy","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"BUSY"}]}})"));
+      200,
+      std::string("{\"name\":\"") + kName +
+          R"(","done":true,"error":{"code":9,"message":"Instance \u0022cache\u0022 is busy","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"BUSY"}]}})"));
   ASSERT_EQ(h.run().kind, ClientNext::Kind::kDone);
   const OperationResult& r = h.op->result();
   EXPECT_EQ(r.outcome, OperationOutcome::kFailed);
@@ -411,7 +421,8 @@ TEST(Operation, AnOperationThatEndsInErrorIsItsOwnOutcome) {
 }
 
 const std::string k409 = response(
-    409, R"({"error":{"code":409,"message":"Resource 'projects/p/locations/l/instances/cache' already exists","status":"ALREADY_EXISTS"}})");
+    409,
+    R"({"error":{"code":409,"message":"Resource 'projects/p/locations/l/instances/cache' already exists","status":"ALREADY_EXISTS"}})");
 
 TEST(Operation, AResentCreateMetBy409IsAlreadyExists) {
   Harness h;
@@ -479,8 +490,8 @@ TEST(Operation, GivesUpPollingAtThePollingDeadlineAfterOneLastLook) {
 TEST(Operation, APollAnswered404IsAFailedRequest) {
   Harness h;
   h.connector.add().recv_data(running());
-  h.connector.add().recv_data(
-      response(404, R"({"error":{"code":404,"message":"operation not found","status":"NOT_FOUND"}})"));
+  h.connector.add().recv_data(response(
+      404, R"({"error":{"code":404,"message":"operation not found","status":"NOT_FOUND"}})"));
   ASSERT_EQ(h.run().kind, ClientNext::Kind::kDone);
   const OperationResult& r = h.op->result();
   EXPECT_EQ(r.outcome, OperationOutcome::kRequestFailed);
@@ -492,13 +503,14 @@ TEST(Operation, APollAnswered404IsAFailedRequest) {
 TEST(Operation, AnswersThatAreNotOperationsAreMalformed) {
   const std::string cases[] = {
       response(200, "<html>ok</html>"),
-      response(200, R"({"done":false})"),                         // Nothing to poll.
+      response(200, R"({"done":false})"),                          // Nothing to poll.
       response(200, R"({"name":"operations/a b","done":false})"),  // Not a path.
       response(200, R"({"name":"operations/a?x=1","done":false})"),
       response(200, R"({"name":"/operations/a","done":false})"),
       response(200, R"({"name":"operations/a","done":"no"})"),
       response(200, std::string("{\"name\":\"") + std::string(1500, 'a') + "\"}"),  // Too long.
-      response(200, std::string("{\"name\":\"x\",\"metadata\":\"") + std::string(3000, 'a') + "\"}"),
+      response(200,
+               std::string("{\"name\":\"x\",\"metadata\":\"") + std::string(3000, 'a') + "\"}"),
   };
   for (const std::string& answer : cases) {
     Harness h;
@@ -514,7 +526,8 @@ TEST(Operation, EveryRequestAsksForTheTokenAndAnExpiredOneIsRefreshedOnce) {
   Tokens tokens;
   h.credentials = https::Credentials{&Tokens::get, &tokens};
   const std::string expired =
-      "HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Bearer realm=\"x\", error=\"invalid_token\"\r\n"
+      "HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Bearer realm=\"x\", "
+      "error=\"invalid_token\"\r\n"
       "Connection: close\r\nContent-Length: 0\r\n\r\n";
   h.connector.add().recv_data(running());
   h.connector.add().recv_data(expired);
@@ -566,8 +579,10 @@ TEST(Operation, StartRefusesWhatCannotWork) {
   h.spec.poll_prefix = "v1";
   h.connector.add().recv_data(running());
   OperationOptions options;
-  options.client.buffers = https::ClientBuffers{{h.request, sizeof h.request}, {h.head, sizeof h.head},
-                                                {h.io, sizeof h.io}, {h.error_body, sizeof h.error_body}};
+  options.client.buffers = https::ClientBuffers{{h.request, sizeof h.request},
+                                                {h.head, sizeof h.head},
+                                                {h.io, sizeof h.io},
+                                                {h.error_body, sizeof h.error_body}};
   options.client.wall_now = [] { return Millis(1); };
   Operation no_buffer(h.connector, h.context, options);
   EXPECT_EQ(no_buffer.start(h.spec), Status::kInvalidArgument);
@@ -582,7 +597,8 @@ TEST(Operation, CancelEndsIt) {
   Harness h;
   h.connector.add().recv_data(running());
   ClientNext next = h.start();
-  for (int i = 0; i < 100 && h.op->phase() != OperationPhase::kWaiting; ++i) next = h.op->step(h.now);
+  for (int i = 0; i < 100 && h.op->phase() != OperationPhase::kWaiting; ++i)
+    next = h.op->step(h.now);
   ASSERT_EQ(h.op->phase(), OperationPhase::kWaiting);
   h.op->cancel();
   EXPECT_EQ(h.op->result().outcome, OperationOutcome::kCancelled);

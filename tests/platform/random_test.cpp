@@ -17,9 +17,7 @@ TEST(OsSeed, SucceedsAndDiffers) {
   EXPECT_NE(a, b);
 }
 
-TEST(OsSeed, NullIsAnError) {
-  EXPECT_EQ(os_seed(nullptr), Status::kEntropyUnavailable);
-}
+TEST(OsSeed, NullIsAnError) { EXPECT_EQ(os_seed(nullptr), Status::kEntropyUnavailable); }
 
 TEST(MakeOsRandom, ReportsOkAndSeedsDistinctGenerators) {
   Status s1 = Status::kEntropyUnavailable;

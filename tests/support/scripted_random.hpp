@@ -16,7 +16,8 @@ class ScriptedRandom final : public RandomSource {
  public:
   ScriptedRandom(std::initializer_list<std::uint32_t> values) : values_(values) {}
   std::uint32_t next_u32() override {
-    const std::uint32_t v = values_.empty() ? 0 : values_[next_ < values_.size() ? next_ : values_.size() - 1];
+    const std::uint32_t v =
+        values_.empty() ? 0 : values_[next_ < values_.size() ? next_ : values_.size() - 1];
     ++next_;
     return v;
   }

@@ -74,7 +74,6 @@ struct UploadSetup {
   // upload waits for more (extend()), the size final with the last of them.
   std::uint64_t reveal = 0;
   const std::uint8_t* md5 = nullptr;  // UploadSpec::md5 (16 bytes).
-
 };
 
 // Called around the step loop (after every set-up, before the first step; after the last).

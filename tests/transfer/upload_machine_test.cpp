@@ -1,7 +1,7 @@
 // The Upload's transitions against scripted connections: each test scripts what every
 // exchange's connection receives (the scripted answers say "Connection: close", so each
-// exchange has its own connection; KeptConnectionsCarryTheWholeSession checks reuse) and checks the requests
-// sent, the waits, what was committed and sent, and the outcome, on a fake clock.
+// exchange has its own connection; KeptConnectionsCarryTheWholeSession checks reuse) and checks the
+// requests sent, the waits, what was committed and sent, and the outcome, on a fake clock.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -39,7 +39,8 @@ std::size_t read_pattern(void*, std::uint64_t offset, https::MutableBytes out) {
 }
 
 std::string session_created(const std::string& location = "https://upload.test/s?upload_id=u1") {
-  return "HTTP/1.1 200 OK\r\nLocation: " + location + "\r\nConnection: close\r\nContent-Length: 0\r\n\r\n";
+  return "HTTP/1.1 200 OK\r\nLocation: " + location +
+         "\r\nConnection: close\r\nContent-Length: 0\r\n\r\n";
 }
 std::string resume_incomplete(std::uint64_t held) {
   if (held == 0) {
@@ -753,8 +754,8 @@ std::string crc32c_item(std::uint64_t size, std::uint32_t* crc_out = nullptr) {
 }
 
 std::string finished_with(const std::string& json, const std::string& extra_head = "") {
-  return "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Type: application/json\r\n" +
-         extra_head + "Content-Length: " + std::to_string(json.size()) + "\r\n\r\n" + json;
+  return "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Type: application/json\r\n" + extra_head +
+         "Content-Length: " + std::to_string(json.size()) + "\r\n\r\n" + json;
 }
 
 TEST(Upload, OnlyTheLastChunkCarriesTheBodysCrc32c) {

@@ -114,7 +114,8 @@ TEST_F(UploadLoopbackTest, TheLastChunkCarriesTheBodysCrc32cAndTheStoredObjectIs
   EXPECT_EQ(log.find(sent, at + 1), std::string::npos) << "sent more than once\n" << log;
   // On the request that completed the object, and only there.
   const std::size_t line = log.rfind('\n', at) + 1;
-  EXPECT_NE(log.substr(line, log.find('\n', at) - line).find("\"range\": \"bytes 1048576-1049809/1049810\""),
+  EXPECT_NE(log.substr(line, log.find('\n', at) - line)
+                .find("\"range\": \"bytes 1048576-1049809/1049810\""),
             std::string::npos)
       << log;
   EXPECT_EQ(run.result.integrity.status, https::IntegrityStatus::kMatch) << run.summary();
@@ -163,9 +164,9 @@ TEST_F(UploadLoopbackTest, AStoredObjectWhoseDigestDiffersEndsWithAnIntegrityFai
 TEST_F(UploadLoopbackTest, ABodyOfUnknownSizeGoesAsItIsProduced) {
   UploadSetup setup;
   setup.reveal = 300 * 1024;  // Not a chunk multiple: the upload waits for whole chunks.
-  const UploadRun run = upload(
-      R"([{"on": "chunk", "nth": 2, "do": "reset", "after": 100000, "commit": 60000}])", true,
-      kSize, setup);
+  const UploadRun run =
+      upload(R"([{"on": "chunk", "nth": 2, "do": "reset", "after": 100000, "commit": 60000}])",
+             true, kSize, setup);
   expect_complete(run, kSize, 1);
   EXPECT_GE(run.extensions, 3U);
   const std::string log = server_.log();

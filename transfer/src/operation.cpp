@@ -126,7 +126,9 @@ https::ClientOptions Operation::client_options(const OperationOptions& options, 
 
 Operation::Operation(https::Connector& connector, const RetryContext& context,
                      const OperationOptions& options)
-    : context_(context), options_(options), client_(connector, context, client_options(options, this)) {}
+    : context_(context),
+      options_(options),
+      client_(connector, context, client_options(options, this)) {}
 
 https::Status Operation::start(const OperationSpec& spec) {
   const https::MutableBytes buffer = options_.operation_buffer;
@@ -285,8 +287,7 @@ https::ClientNext Operation::read_operation_answer(Millis now) {
                     "the Operation is not done and has no name to poll");
     }
     if (!is_path(name()) || (name_size_ > 0 && name_[0] == '/')) {
-      return finish(now, OperationOutcome::kMalformed,
-                    "the operation's name cannot be a URL path");
+      return finish(now, OperationOutcome::kMalformed, "the operation's name cannot be a URL path");
     }
     std::memcpy(target_ + target_size_, name_, name_size_);
     poll_.head.url.target = std::string_view(target_, target_size_ + name_size_);

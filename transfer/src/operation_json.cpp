@@ -119,14 +119,21 @@ struct Document {
 struct Level {
   bool is_object = false;
   Role role = Role::kOther;
-  Field field = Field::kNone;  // Objects: the kept field the value being read belongs to.
-  bool has_items = false;      // Arrays: a value has been read.
-  std::uint16_t seen = 0;      // Objects: the kept fields met so far, one bit each.
+  Field field = Field::kNone;   // Objects: the kept field the value being read belongs to.
+  bool has_items = false;       // Arrays: a value has been read.
+  std::uint16_t seen = 0;       // Objects: the kept fields met so far, one bit each.
   std::size_t value_start = 0;  // Where the container value being read began.
 };
 
 // What the scanner expects next.
-enum class Expect : std::uint8_t { kValue, kValueOrClose, kKeyOrClose, kKey, kColon, kCommaOrClose };
+enum class Expect : std::uint8_t {
+  kValue,
+  kValueOrClose,
+  kKeyOrClose,
+  kKey,
+  kColon,
+  kCommaOrClose
+};
 
 // Which message the document is read as.
 enum class Mode : std::uint8_t { kValidate, kOperation, kErrorBody };
@@ -689,11 +696,23 @@ std::size_t json_decode_string(std::string_view raw, https::MutableBytes out) {
 }
 
 const char* rpc_code_name(std::int32_t code) {
-  static constexpr const char* kNames[] = {
-      "OK",        "CANCELLED",          "UNKNOWN",        "INVALID_ARGUMENT", "DEADLINE_EXCEEDED",
-      "NOT_FOUND", "ALREADY_EXISTS",     "PERMISSION_DENIED", "RESOURCE_EXHAUSTED",
-      "FAILED_PRECONDITION", "ABORTED",  "OUT_OF_RANGE",   "UNIMPLEMENTED",    "INTERNAL",
-      "UNAVAILABLE", "DATA_LOSS",        "UNAUTHENTICATED"};
+  static constexpr const char* kNames[] = {"OK",
+                                           "CANCELLED",
+                                           "UNKNOWN",
+                                           "INVALID_ARGUMENT",
+                                           "DEADLINE_EXCEEDED",
+                                           "NOT_FOUND",
+                                           "ALREADY_EXISTS",
+                                           "PERMISSION_DENIED",
+                                           "RESOURCE_EXHAUSTED",
+                                           "FAILED_PRECONDITION",
+                                           "ABORTED",
+                                           "OUT_OF_RANGE",
+                                           "UNIMPLEMENTED",
+                                           "INTERNAL",
+                                           "UNAVAILABLE",
+                                           "DATA_LOSS",
+                                           "UNAUTHENTICATED"};
   if (code < 0 || code >= static_cast<std::int32_t>(sizeof kNames / sizeof kNames[0])) return "";
   return kNames[code];
 }

@@ -219,7 +219,8 @@ UploadNext Upload::begin_exchange(Millis now) {
     exchange_ = Exchange::kOpen;
     request.head.method = "POST";
     request.head.url = spec_.url;
-    if (spec_.size_final) headers_[count++] = https::Header{"X-Upload-Content-Length", upload_length_};
+    if (spec_.size_final)
+      headers_[count++] = https::Header{"X-Upload-Content-Length", upload_length_};
     if (!spec_.content_type.empty()) {
       headers_[count++] = https::Header{"X-Upload-Content-Type", spec_.content_type};
     }

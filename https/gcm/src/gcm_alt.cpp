@@ -87,9 +87,12 @@ void mask_partial(stepback_gcm_accel_state* s, std::size_t off, const unsigned c
 
 const char* to_string(Engine engine) {
   switch (engine) {
-    case Engine::kSoftware: return "software";
-    case Engine::kX86AesniClmul: return "x86-aesni-clmul";
-    case Engine::kArmv8AesPmull: return "armv8-aes-pmull";
+    case Engine::kSoftware:
+      return "software";
+    case Engine::kX86AesniClmul:
+      return "x86-aesni-clmul";
+    case Engine::kArmv8AesPmull:
+      return "armv8-aes-pmull";
   }
   return "?";
 }
@@ -146,14 +149,14 @@ int mbedtls_gcm_setkey(mbedtls_gcm_context* ctx, mbedtls_cipher_id_t cipher,
   return stepback_gcm_soft_setkey(soft(ctx), cipher, key, keybits);
 }
 
-int mbedtls_gcm_starts(mbedtls_gcm_context* ctx, int mode, const unsigned char* iv,
-                       size_t iv_len) {
+int mbedtls_gcm_starts(mbedtls_gcm_context* ctx, int mode, const unsigned char* iv, size_t iv_len) {
   const stepback::gcm::detail::Kernel* k = accel(ctx);
   if (k == nullptr) {
     if (ctx->engine != stepback::gcm::kSoft) return MBEDTLS_ERR_GCM_BAD_INPUT;
     return stepback_gcm_soft_starts(soft(ctx), mode, iv, iv_len);
   }
-  if (iv_len == 0 || static_cast<std::uint64_t>(iv_len) >> 61 != 0) return MBEDTLS_ERR_GCM_BAD_INPUT;
+  if (iv_len == 0 || static_cast<std::uint64_t>(iv_len) >> 61 != 0)
+    return MBEDTLS_ERR_GCM_BAD_INPUT;
   stepback_gcm_accel_state* s = &ctx->state.accel;
   s->mode = static_cast<unsigned char>(mode);
   s->len = 0;
@@ -283,7 +286,8 @@ int mbedtls_gcm_finish(mbedtls_gcm_context* ctx, unsigned char* output, size_t o
   unsigned char x[16];
   std::memcpy(x, s->x, 16);
   k->ghash(s, x, lengths, 1);
-  for (std::size_t i = 0; i < tag_len; ++i) tag[i] = static_cast<unsigned char>(x[i] ^ s->base_ectr[i]);
+  for (std::size_t i = 0; i < tag_len; ++i)
+    tag[i] = static_cast<unsigned char>(x[i] ^ s->base_ectr[i]);
   mbedtls_platform_zeroize(x, sizeof x);
   return 0;
 }

@@ -53,15 +53,17 @@ STEPBACK_GCM_TARGET inline uint8x16_t bswap(uint8x16_t v) {
 STEPBACK_GCM_TARGET inline uint8x16_t pmull(uint8x16_t a, unsigned ai, uint8x16_t b, unsigned bi) {
   const uint64x2_t a64 = vreinterpretq_u64_u8(a);
   const uint64x2_t b64 = vreinterpretq_u64_u8(b);
-  const poly64_t pa = static_cast<poly64_t>(ai != 0 ? vgetq_lane_u64(a64, 1) : vgetq_lane_u64(a64, 0));
-  const poly64_t pb = static_cast<poly64_t>(bi != 0 ? vgetq_lane_u64(b64, 1) : vgetq_lane_u64(b64, 0));
+  const poly64_t pa =
+      static_cast<poly64_t>(ai != 0 ? vgetq_lane_u64(a64, 1) : vgetq_lane_u64(a64, 0));
+  const poly64_t pb =
+      static_cast<poly64_t>(bi != 0 ? vgetq_lane_u64(b64, 1) : vgetq_lane_u64(b64, 0));
   return vreinterpretq_u8_p128(vmull_p64(pa, pb));
 }
 
 STEPBACK_GCM_TARGET inline void mul_acc(Wide& w, uint8x16_t a, uint8x16_t h) {
   w.lo = veorq_u8(w.lo, pmull(a, 0, h, 0));
-  w.hi = veorq_u8(w.hi, vreinterpretq_u8_p128(vmull_high_p64(vreinterpretq_p64_u8(a),
-                                                               vreinterpretq_p64_u8(h))));
+  w.hi = veorq_u8(w.hi, vreinterpretq_u8_p128(
+                            vmull_high_p64(vreinterpretq_p64_u8(a), vreinterpretq_p64_u8(h))));
   w.mid = veorq_u8(w.mid, veorq_u8(pmull(a, 0, h, 1), pmull(a, 1, h, 0)));
 }
 
@@ -150,7 +152,7 @@ STEPBACK_GCM_TARGET void arm_setup(stepback_gcm_accel_state* s, const unsigned c
 STEPBACK_GCM_TARGET void arm_ghash(const stepback_gcm_accel_state* s, unsigned char x[16],
                                    const unsigned char* data, std::size_t n) {
   uint8x16_t h[8];
-  #pragma GCC unroll 8
+#pragma GCC unroll 8
   for (unsigned i = 0; i < 8; ++i) h[i] = vld1q_u8(s->htab + 16 * i);
   uint8x16_t acc = bswap(vld1q_u8(x));
   while (n > 0) {
@@ -174,7 +176,7 @@ STEPBACK_GCM_TARGET void arm_crypt(stepback_gcm_accel_state* s, const unsigned c
   load_keys(s, rk);
   const unsigned rounds = s->rounds;
   uint8x16_t h[8];
-  #pragma GCC unroll 8
+#pragma GCC unroll 8
   for (unsigned i = 0; i < 8; ++i) h[i] = vld1q_u8(s->htab + 16 * i);
   const uint8x16_t y = vld1q_u8(s->y);
   std::uint32_t ctr = __builtin_bswap32(vgetq_lane_u32(vreinterpretq_u32_u8(y), 3));
@@ -185,40 +187,39 @@ STEPBACK_GCM_TARGET void arm_crypt(stepback_gcm_accel_state* s, const unsigned c
   while (n >= 8) {
     uint8x16_t b[8];
     uint8x16_t text[8];
-    #pragma GCC unroll 8
+#pragma GCC unroll 8
     for (unsigned j = 0; j < 8; ++j) {
       text[j] = vld1q_u8(in + 16 * j);
       b[j] = counter_block(y, ctr + 1 + j);
     }
     if (!encrypt_mode) {
-      #pragma GCC unroll 8
+#pragma GCC unroll 8
       for (unsigned j = 0; j < 8; ++j) pending[j] = bswap(text[j]);
       have_pending = true;
     }
     if (have_pending) {
       Wide w{zero(), zero(), zero()};
       pending[0] = veorq_u8(pending[0], acc);
-      #pragma GCC unroll 8
+#pragma GCC unroll 8
       for (unsigned r = 0; r < 8; ++r) {
-        #pragma GCC unroll 8
+#pragma GCC unroll 8
         for (unsigned j = 0; j < 8; ++j) STEPBACK_AES_ROUND(b[j], rk[r]);
         mul_acc(w, pending[r], h[7 - r]);
       }
       for (unsigned r = 8; r + 1 < rounds; ++r) {
-        #pragma GCC unroll 8
+#pragma GCC unroll 8
         for (unsigned j = 0; j < 8; ++j) STEPBACK_AES_ROUND(b[j], rk[r]);
       }
       acc = reduce(w);
     } else {
       for (unsigned r = 0; r + 1 < rounds; ++r) {
-        #pragma GCC unroll 8
+#pragma GCC unroll 8
         for (unsigned j = 0; j < 8; ++j) STEPBACK_AES_ROUND(b[j], rk[r]);
       }
     }
-    #pragma GCC unroll 8
+#pragma GCC unroll 8
     for (unsigned j = 0; j < 8; ++j) {
-      const uint8x16_t c =
-          veorq_u8(veorq_u8(vaeseq_u8(b[j], rk[rounds - 1]), rk[rounds]), text[j]);
+      const uint8x16_t c = veorq_u8(veorq_u8(vaeseq_u8(b[j], rk[rounds - 1]), rk[rounds]), text[j]);
       vst1q_u8(out + 16 * j, c);
       if (encrypt_mode) pending[j] = bswap(c);
     }
@@ -242,8 +243,7 @@ STEPBACK_GCM_TARGET void arm_crypt(stepback_gcm_accel_state* s, const unsigned c
       for (unsigned j = 0; j < group; ++j) STEPBACK_AES_ROUND(b[j], rk[r]);
     }
     for (unsigned j = 0; j < group; ++j) {
-      const uint8x16_t c =
-          veorq_u8(veorq_u8(vaeseq_u8(b[j], rk[rounds - 1]), rk[rounds]), text[j]);
+      const uint8x16_t c = veorq_u8(veorq_u8(vaeseq_u8(b[j], rk[rounds - 1]), rk[rounds]), text[j]);
       vst1q_u8(out + 16 * j, c);
       pending[j] = bswap(encrypt_mode ? c : text[j]);
     }

@@ -27,7 +27,4 @@ _Static_assert(sizeof(stepback_gcm_soft_context) <= STEPBACK_GCM_SOFT_CONTEXT_SI
 _Static_assert(_Alignof(stepback_gcm_soft_context) <= _Alignof(mbedtls_gcm_context),
                "mbedTLS's GCM context needs more alignment than gcm_alt.h gives it");
 
-size_t stepback_gcm_soft_context_size(void)
-{
-    return sizeof(stepback_gcm_soft_context);
-}
+size_t stepback_gcm_soft_context_size(void) { return sizeof(stepback_gcm_soft_context); }

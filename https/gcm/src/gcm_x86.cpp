@@ -38,8 +38,8 @@ STEPBACK_GCM_TARGET inline void store(unsigned char* p, __m128i v) {
 STEPBACK_GCM_TARGET inline void mul_acc(Wide& w, __m128i a, __m128i h) {
   w.lo = _mm_xor_si128(w.lo, _mm_clmulepi64_si128(a, h, 0x00));
   w.hi = _mm_xor_si128(w.hi, _mm_clmulepi64_si128(a, h, 0x11));
-  w.mid = _mm_xor_si128(w.mid, _mm_xor_si128(_mm_clmulepi64_si128(a, h, 0x10),
-                                             _mm_clmulepi64_si128(a, h, 0x01)));
+  w.mid = _mm_xor_si128(
+      w.mid, _mm_xor_si128(_mm_clmulepi64_si128(a, h, 0x10), _mm_clmulepi64_si128(a, h, 0x01)));
 }
 
 // Folds the middle terms, shifts the 256-bit product left by one (GCM's reflected bit order)
@@ -86,7 +86,8 @@ STEPBACK_GCM_TARGET inline __m128i ghash_group(__m128i x, const __m128i* b, unsi
 
 STEPBACK_GCM_TARGET std::uint32_t sub_word(std::uint32_t word) {
   // All four columns equal, so ShiftRows is the identity and lane 0 is SubBytes(word).
-  const __m128i v = _mm_aesenclast_si128(_mm_set1_epi32(static_cast<int>(word)), _mm_setzero_si128());
+  const __m128i v =
+      _mm_aesenclast_si128(_mm_set1_epi32(static_cast<int>(word)), _mm_setzero_si128());
   return static_cast<std::uint32_t>(_mm_cvtsi128_si32(v));
 }
 
@@ -124,7 +125,7 @@ STEPBACK_GCM_TARGET void x86_setup(stepback_gcm_accel_state* s, const unsigned c
 STEPBACK_GCM_TARGET void x86_ghash(const stepback_gcm_accel_state* s, unsigned char x[16],
                                    const unsigned char* data, std::size_t n) {
   __m128i h[8];
-  #pragma GCC unroll 8
+#pragma GCC unroll 8
   for (unsigned i = 0; i < 8; ++i) h[i] = load(s->htab + 16 * i);
   __m128i acc = bswap(load(x));
   while (n > 0) {
@@ -148,7 +149,7 @@ STEPBACK_GCM_TARGET void x86_crypt(stepback_gcm_accel_state* s, const unsigned c
   load_keys(s, rk);
   const unsigned rounds = s->rounds;
   __m128i h[8];
-  #pragma GCC unroll 8
+#pragma GCC unroll 8
   for (unsigned i = 0; i < 8; ++i) h[i] = load(s->htab + 16 * i);
   const __m128i y = load(s->y);
   std::uint32_t ctr = __builtin_bswap32(static_cast<std::uint32_t>(_mm_extract_epi32(y, 3)));
@@ -161,37 +162,37 @@ STEPBACK_GCM_TARGET void x86_crypt(stepback_gcm_accel_state* s, const unsigned c
   while (n >= 8) {
     __m128i b[8];
     __m128i text[8];
-    #pragma GCC unroll 8
+#pragma GCC unroll 8
     for (unsigned j = 0; j < 8; ++j) {
       text[j] = load(in + 16 * j);
       b[j] = _mm_xor_si128(counter_block(y, ctr + 1 + j), rk[0]);
     }
     if (!encrypt_mode) {
-      #pragma GCC unroll 8
+#pragma GCC unroll 8
       for (unsigned j = 0; j < 8; ++j) pending[j] = bswap(text[j]);
       have_pending = true;
     }
     if (have_pending) {
       Wide w{_mm_setzero_si128(), _mm_setzero_si128(), _mm_setzero_si128()};
       pending[0] = _mm_xor_si128(pending[0], acc);
-      #pragma GCC unroll 8
+#pragma GCC unroll 8
       for (unsigned r = 1; r <= 8; ++r) {
-        #pragma GCC unroll 8
+#pragma GCC unroll 8
         for (unsigned j = 0; j < 8; ++j) b[j] = _mm_aesenc_si128(b[j], rk[r]);
         mul_acc(w, pending[r - 1], h[8 - r]);
       }
       for (unsigned r = 9; r < rounds; ++r) {
-        #pragma GCC unroll 8
+#pragma GCC unroll 8
         for (unsigned j = 0; j < 8; ++j) b[j] = _mm_aesenc_si128(b[j], rk[r]);
       }
       acc = reduce(w);
     } else {
       for (unsigned r = 1; r < rounds; ++r) {
-        #pragma GCC unroll 8
+#pragma GCC unroll 8
         for (unsigned j = 0; j < 8; ++j) b[j] = _mm_aesenc_si128(b[j], rk[r]);
       }
     }
-    #pragma GCC unroll 8
+#pragma GCC unroll 8
     for (unsigned j = 0; j < 8; ++j) {
       const __m128i c = _mm_xor_si128(_mm_aesenclast_si128(b[j], rk[rounds]), text[j]);
       store(out + 16 * j, c);

@@ -41,7 +41,8 @@ inline void expand_key(unsigned char* rk, const unsigned char* key, unsigned key
   const unsigned words = 4 * (nk + 7);
   std::uint32_t w[60];
   for (unsigned i = 0; i < nk; ++i) {
-    w[i] = static_cast<std::uint32_t>(key[4 * i]) | static_cast<std::uint32_t>(key[4 * i + 1]) << 8 |
+    w[i] = static_cast<std::uint32_t>(key[4 * i]) |
+           static_cast<std::uint32_t>(key[4 * i + 1]) << 8 |
            static_cast<std::uint32_t>(key[4 * i + 2]) << 16 |
            static_cast<std::uint32_t>(key[4 * i + 3]) << 24;
   }

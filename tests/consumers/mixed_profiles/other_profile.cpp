@@ -2,4 +2,6 @@
 // that profile's link-check symbol.
 #include "stepback/profiles/active.hpp"
 
-int other_profile_max_retries() { return static_cast<int>(stepback::profiles::active.retry.max_retries); }
+int other_profile_max_retries() {
+  return static_cast<int>(stepback::profiles::active.retry.max_retries);
+}

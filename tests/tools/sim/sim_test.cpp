@@ -119,8 +119,8 @@ TEST(FleetSim, NoOutageEveryFirstAttemptSucceeds) {
   EXPECT_LT(r.last_done, Millis(1000));
 }
 
-// docs/architecture.md, "The algorithm": once 2^n reaches the cap the literal formula retries in lockstep,
-// so its load after recovery peaks far above equal jitter's (24x against 1.6x at 100000
+// docs/architecture.md, "The algorithm": once 2^n reaches the cap the literal formula retries in
+// lockstep, so its load after recovery peaks far above equal jitter's (24x against 1.6x at 100000
 // clients, the `stepback sim` defaults).
 TEST(FleetSim, LiteralFormulaPeaksAboveEqualJitterOnMobile) {
   const FleetScenario seed = scaled_default(profiles::mobile.retry, Jitter::kSeed, 5000);
@@ -168,8 +168,8 @@ TEST(SimCommand, JsonHasOneLinePerStrategyAndRepeats) {
 TEST(SimCommand, OneStrategyTable) {
   std::string out;
   std::string err;
-  ASSERT_EQ(run({"--profile=desktop", "--strategy", "seed", "--clients", "500", "--outage",
-                 "2.5", "--capacity", "10", "--seed", "7"},
+  ASSERT_EQ(run({"--profile=desktop", "--strategy", "seed", "--clients", "500", "--outage", "2.5",
+                 "--capacity", "10", "--seed", "7"},
                 &out, &err),
             0)
       << err;

@@ -28,11 +28,11 @@ enum class DelaySource : std::uint8_t { kNone, kRetryAfter, kRetryInfo };
 
 // The result of one attempt, as the transport reports it to RetryMachine::report().
 struct AttemptResult {
-  std::uint16_t status = 0;                   // HTTP status; 0 when failure != kNone.
+  std::uint16_t status = 0;  // HTTP status; 0 when failure != kNone.
   Failure failure = Failure::kNone;
-  bool may_have_been_processed = true;        // False only when provably not processed.
+  bool may_have_been_processed = true;  // False only when provably not processed.
   DelaySource delay_source = DelaySource::kNone;
-  Millis server_delay{};                      // Meaningful when delay_source != kNone.
+  Millis server_delay{};  // Meaningful when delay_source != kNone.
 
   // A response with `status`; 429 and 503 count as not processed (RFC 9110 15.5.20, 15.6.4).
   static constexpr AttemptResult http(std::uint16_t status) {
@@ -51,9 +51,9 @@ struct AttemptResult {
   // A transport failure; failures before the request could be sent (DNS, connect,
   // handshake) count as not processed unless `may_have_been_processed` says otherwise.
   static constexpr AttemptResult transport(Failure f) {
-    return transport(f, !(f == Failure::kDns || f == Failure::kConnect ||
-                          f == Failure::kConnectTimeout || f == Failure::kTlsHandshake ||
-                          f == Failure::kTlsVerify));
+    return transport(
+        f, !(f == Failure::kDns || f == Failure::kConnect || f == Failure::kConnectTimeout ||
+             f == Failure::kTlsHandshake || f == Failure::kTlsVerify));
   }
   // A transport failure with an explicit statement of whether the server may have acted.
   static constexpr AttemptResult transport(Failure f, bool may_have_been_processed) {

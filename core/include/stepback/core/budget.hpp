@@ -9,8 +9,8 @@ namespace stepback {
 
 // Size of a retry budget: failures cost one token, successes refund a fraction of one.
 struct BudgetConfig {
-  std::uint32_t max_tokens = 10;        // Bucket size in tokens, 1..1000000.
-  std::uint32_t refund_milli = 100;     // Thousandths of a token a success refunds, 1..1000.
+  std::uint32_t max_tokens = 10;     // Bucket size in tokens, 1..1000000.
+  std::uint32_t refund_milli = 100;  // Thousandths of a token a success refunds, 1..1000.
 };
 
 // Whether `c` is usable.
@@ -25,14 +25,18 @@ class RetryBudget {
  public:
   // A full bucket sized by `config` (which must be valid).
   explicit constexpr RetryBudget(const BudgetConfig& config)
-      : max_milli_(config.max_tokens * 1000), refund_milli_(config.refund_milli),
+      : max_milli_(config.max_tokens * 1000),
+        refund_milli_(config.refund_milli),
         milli_tokens_(max_milli_) {}
 
   // Takes one token for a retryable failure (not below zero).
-  constexpr void record_failure() { milli_tokens_ = milli_tokens_ > 1000 ? milli_tokens_ - 1000 : 0; }
+  constexpr void record_failure() {
+    milli_tokens_ = milli_tokens_ > 1000 ? milli_tokens_ - 1000 : 0;
+  }
   // Refunds part of a token for a success (not above the bucket size).
   constexpr void record_success() {
-    milli_tokens_ = max_milli_ - milli_tokens_ > refund_milli_ ? milli_tokens_ + refund_milli_ : max_milli_;
+    milli_tokens_ =
+        max_milli_ - milli_tokens_ > refund_milli_ ? milli_tokens_ + refund_milli_ : max_milli_;
   }
   // Whether a request whose own failures took `own_milli` thousandths may retry: the bucket,
   // those tokens given back, holds more than half its size. The budget is a safety valve for

@@ -10,24 +10,26 @@ namespace stepback {
 
 // How a retry's wait is drawn from t = min(initial_delay * multiplier^n, max_backoff).
 enum class Jitter : std::uint8_t {
-  kSeed,          // min(initial * multiplier^n + U[0, jitter_range], max_backoff): the documented formula.
-  kFull,          // U[0, t].
-  kEqual,         // t/2 + U[0, t - t/2].
+  kSeed,   // min(initial * multiplier^n + U[0, jitter_range], max_backoff): the documented formula.
+  kFull,   // U[0, t].
+  kEqual,  // t/2 + U[0, t - t/2].
   kDecorrelated,  // min(max_backoff, U[initial_delay, 3 * previous wait]).
   kNone,          // t.
 };
 
 // Whether requests that may already have been processed by the server are re-sent.
 enum class IdempotencyRule : std::uint8_t {
-  kSafeOnly,   // Only idempotent requests; others only when provably not processed.
-  kRetryAll,   // The caller opts in: every retryable failure is retried.
+  kSafeOnly,  // Only idempotent requests; others only when provably not processed.
+  kRetryAll,  // The caller opts in: every retryable failure is retried.
 };
 
 // A set of HTTP status codes in [400, 655]; codes outside that range are never members.
 class StatusSet {
  public:
   // The documented retryable set: 408, 429 and 500-599.
-  static constexpr StatusSet defaults() { return StatusSet().add(408).add(429).add_range(500, 599); }
+  static constexpr StatusSet defaults() {
+    return StatusSet().add(408).add(429).add_range(500, 599);
+  }
 
   // This set plus `code` (ignored outside [400, 655]).
   constexpr StatusSet add(std::uint16_t code) const { return add_range(code, code); }
@@ -55,17 +57,17 @@ class StatusSet {
 // Everything the retry machine needs to decide; build one with a constexpr lambda and
 // check it with static_assert(valid(p)).
 struct Policy {
-  Millis initial_delay{1000};           // t for retry 0.
-  std::uint32_t multiplier = 2;         // Growth of t per retry, 2..16.
-  Jitter jitter = Jitter::kSeed;        // How each wait is drawn from t.
-  Millis jitter_range{1000};            // Upper bound of the additive draw of kSeed, and
-                                        // of the delay after network_available().
-  Millis max_backoff{32000};            // The cap on any backoff wait ("maximum_backoff").
-  std::uint32_t max_retries = 6;        // Retries after the first attempt.
-  Millis total_deadline{0};             // From the first step; 0 means no deadline.
-  bool honor_server_delay = true;       // Whether Retry-After / RetryInfo can lengthen a wait.
-  Millis max_server_delay{300000};      // A longer server delay ends the retries.
-  StatusSet retryable = StatusSet::defaults();    // HTTP statuses that are retried.
+  Millis initial_delay{1000};       // t for retry 0.
+  std::uint32_t multiplier = 2;     // Growth of t per retry, 2..16.
+  Jitter jitter = Jitter::kSeed;    // How each wait is drawn from t.
+  Millis jitter_range{1000};        // Upper bound of the additive draw of kSeed, and
+                                    // of the delay after network_available().
+  Millis max_backoff{32000};        // The cap on any backoff wait ("maximum_backoff").
+  std::uint32_t max_retries = 6;    // Retries after the first attempt.
+  Millis total_deadline{0};         // From the first step; 0 means no deadline.
+  bool honor_server_delay = true;   // Whether Retry-After / RetryInfo can lengthen a wait.
+  Millis max_server_delay{300000};  // A longer server delay ends the retries.
+  StatusSet retryable = StatusSet::defaults();  // HTTP statuses that are retried.
   IdempotencyRule idempotency = IdempotencyRule::kSafeOnly;
 };
 

@@ -17,10 +17,10 @@ namespace stepback {
 // sooner than half its schedule, so a fleet that started together spreads out without anyone
 // polling faster than the schedule's floor. The device profiles hold one per device class.
 struct PollingPolicy {
-  Millis min_delay{500};        // The floor of every wait (the first poll: 0.5 s at least).
-  Millis initial_delay{1000};   // t for the first poll.
+  Millis min_delay{500};       // The floor of every wait (the first poll: 0.5 s at least).
+  Millis initial_delay{1000};  // t for the first poll.
   std::uint32_t multiplier = 2;
-  Millis max_delay{60000};      // The cap on t.
+  Millis max_delay{60000};  // The cap on t.
   Jitter jitter = Jitter::kEqual;
   // From the mutation's answer: no poll starts after it, and the last wait is cut to end at it
   // (one last look); 0: none. Each poll's own retries are bounded by the retry policy.

@@ -15,9 +15,9 @@ namespace stepback {
 
 // What the requests of one client share; must outlive every machine that uses it.
 struct RetryContext {
-  const Policy& policy;    // Must be valid().
-  RandomSource& random;    // Draws every jitter.
-  RetryBudget* budget;     // Optional: nullptr retries without a budget.
+  const Policy& policy;  // Must be valid().
+  RandomSource& random;  // Draws every jitter.
+  RetryBudget* budget;   // Optional: nullptr retries without a budget.
 };
 
 // What the machine needs next.
@@ -32,7 +32,9 @@ struct Next {
   Millis at{};                            // Meaningful for kWaitUntil.
 
   static constexpr Next send() { return Next{Kind::kSend, Outcome::kSuccess, Millis{}}; }
-  static constexpr Next wait_until(Millis t) { return Next{Kind::kWaitUntil, Outcome::kSuccess, t}; }
+  static constexpr Next wait_until(Millis t) {
+    return Next{Kind::kWaitUntil, Outcome::kSuccess, t};
+  }
   static constexpr Next done(Outcome o) { return Next{Kind::kDone, o, Millis{}}; }
 };
 

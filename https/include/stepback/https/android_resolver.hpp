@@ -57,8 +57,8 @@ class AndroidResolver final : public Resolver {
   struct Query {
     int fd = -1;
     ResolveError error = ResolveError::kNone;
-    int os_error = 0;   // The negative errno android_res_* returned, or 0.
-    int rcode = -1;     // The answer's rcode, or -1.
+    int os_error = 0;  // The negative errno android_res_* returned, or 0.
+    int rcode = -1;    // The answer's rcode, or -1.
   };
 
   void finish();

@@ -137,8 +137,8 @@ class CaresResolver final : public Resolver {
   Millis deadline_ = Millis::max();
   char host_[256] = {};  // The name being looked up, for messages.
   std::uint16_t port_ = 0;
-  bool pending_ = false;    // A lookup was started and has not finished.
-  bool timed_out_ = false;  // The lookup is being cancelled because `limit` passed.
+  bool pending_ = false;        // A lookup was started and has not finished.
+  bool timed_out_ = false;      // The lookup is being cancelled because `limit` passed.
   bool out_of_memory_ = false;  // The lookup is being cancelled because the pool ran out.
   char init_message_[160] = {};
   char message_[384] = {};

@@ -47,19 +47,19 @@ struct ClientResult {
 struct ClientEvent {
   enum class Kind : std::uint8_t { kAttempt, kResponse, kError, kWait, kResume, kIntegrity, kDone };
   Kind kind = Kind::kAttempt;
-  Millis at{};                     // Monotonic time of the event.
-  std::uint32_t attempt = 0;       // 1-based attempt number.
-  std::uint16_t status = 0;        // kResponse, kDone: the HTTP status.
-  std::string_view reason;         // kResponse: the reason phrase.
-  Failure failure = Failure::kNone;  // kError: the failure kind.
-  const char* message = "";        // kError: what failed, in words.
-  Millis wait{};                   // kWait: its length.
+  Millis at{};                                    // Monotonic time of the event.
+  std::uint32_t attempt = 0;                      // 1-based attempt number.
+  std::uint16_t status = 0;                       // kResponse, kDone: the HTTP status.
+  std::string_view reason;                        // kResponse: the reason phrase.
+  Failure failure = Failure::kNone;               // kError: the failure kind.
+  const char* message = "";                       // kError: what failed, in words.
+  Millis wait{};                                  // kWait: its length.
   WaitReason wait_reason = WaitReason::kBackoff;  // kWait: why that long.
   Outcome outcome = Outcome::kSuccess;            // kDone.
-  std::uint64_t offset = 0;        // kResume: the byte the next attempt asks for.
-  std::string_view validator;      // kResume: the If-Range value ("" when none).
-  bool verified = false;           // kIntegrity: whether the stated digests matched; message
-                                   // names algorithm, expected and got.
+  std::uint64_t offset = 0;                       // kResume: the byte the next attempt asks for.
+  std::string_view validator;                     // kResume: the If-Range value ("" when none).
+  bool verified = false;  // kIntegrity: whether the stated digests matched; message
+                          // names algorithm, expected and got.
 };
 
 // Receives events; called synchronously from step().
@@ -208,7 +208,9 @@ class Client {
   // The body of the last response the retry rules handled as retryable (a 503 the client
   // gave up after, say), as much of it as ClientBuffers::error_body holds; empty when the
   // last attempt had none.
-  ConstBytes error_body() const { return ConstBytes{options_.buffers.error_body.data, error_body_size_}; }
+  ConstBytes error_body() const {
+    return ConstBytes{options_.buffers.error_body.data, error_body_size_};
+  }
   // Whether the last handshake resumed a saved TLS session.
   bool resumed() const { return resumed_; }
   // Connections opened so far (reused keep-alive connections are not counted again).
@@ -273,42 +275,42 @@ class Client {
   ClientOptions options_;
   ResponseParser parser_;
   RequestSpec spec_;
-  char host_z_[256] = {};       // NUL-terminated host for the resolver and SNI.
-  char validator_[160] = {};    // The strong ETag or Last-Modified of the representation.
+  char host_z_[256] = {};     // NUL-terminated host for the resolver and SNI.
+  char validator_[160] = {};  // The strong ETag or Last-Modified of the representation.
   std::size_t validator_size_ = 0;
-  char generation_[20] = {};    // Cloud Storage's x-goog-generation of the representation.
+  char generation_[20] = {};  // Cloud Storage's x-goog-generation of the representation.
   std::size_t generation_size_ = 0;
   std::size_t head_size_ = 0;   // Bytes of the request head in buffers.request.
   std::uint64_t sent_ = 0;      // Request bytes (head + body) sent this attempt.
   std::size_t chunk_size_ = 0;  // Body bytes read from the source into buffers.io.
   std::size_t chunk_sent_ = 0;  // Of those, sent.
   std::size_t error_body_size_ = 0;
-  std::uint64_t delivered_ = 0;    // Representation bytes the sink has.
+  std::uint64_t delivered_ = 0;  // Representation bytes the sink has.
   std::uint64_t refetched_ = 0;
-  std::uint64_t range_from_ = 0;   // The Range this attempt asked for (0: none).
-  std::uint64_t skip_ = 0;         // Body bytes of this response to drop (already delivered).
+  std::uint64_t range_from_ = 0;        // The Range this attempt asked for (0: none).
+  std::uint64_t skip_ = 0;              // Body bytes of this response to drop (already delivered).
   std::optional<std::uint64_t> total_;  // The representation's length, when known.
-  Millis io_deadline_{};        // When the current attempt has been silent too long.
-  Millis time_limit_ = Millis::max();  // options.max_time from the first step.
-  Millis now_{};                // The `now` of the step() under way, for events.
+  Millis io_deadline_{};                // When the current attempt has been silent too long.
+  Millis time_limit_ = Millis::max();   // options.max_time from the first step.
+  Millis now_{};                        // The `now` of the step() under way, for events.
   ClientResult result_;
   Phase phase_ = Phase::kIdle;
   BodyUse body_use_ = BodyUse::kUndecided;
-  bool started_ = false;          // The first step() has run (time_limit_ is set).
+  bool started_ = false;  // The first step() has run (time_limit_ is set).
   AttemptResult last_attempt_;
   char head_limit_message_[112] = {};
   bool connection_open_ = false;  // A connected, handshaken stream kept for reuse.
   // The origin the open connection goes to (host in host_z_).
   std::uint16_t connection_port_ = 0;
   bool connection_tls_ = false;
-  bool reused_ = false;           // This attempt runs on a kept connection.
+  bool reused_ = false;  // This attempt runs on a kept connection.
   bool idempotent_ = true;
-  bool strict_ = false;           // 429/503 count as possibly processed (kStrict, kNo).
-  bool resumable_ = false;        // GET: a cut 2xx body may be resumed with Range.
+  bool strict_ = false;     // 429/503 count as possibly processed (kStrict, kNo).
+  bool resumable_ = false;  // GET: a cut 2xx body may be resumed with Range.
   bool validator_is_etag_ = false;
   bool resumed_ = false;
-  bool sink_failed_ = false;      // The sink refused a restart.
-  bool refetch_ = false;          // This response's range was unusable; fetch the body whole.
+  bool sink_failed_ = false;  // The sink refused a restart.
+  bool refetch_ = false;      // This response's range was unusable; fetch the body whole.
   // Sending stopped (failed, or stalled for the read timeout) after the request head had
   // left: the server may have answered early (413 before reading the body) and closed.
   // The answer already received is read; without one, the attempt fails with the send's

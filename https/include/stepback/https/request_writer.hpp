@@ -41,9 +41,9 @@ struct Header {
 
 // What write_request_head() formats; every view is caller-owned.
 struct RequestHead {
-  std::string_view method{"GET"};   // A token, sent as is (methods are case-sensitive).
-  Url url;                          // Host, port and target.
-  std::string_view user_agent;      // The User-Agent value; omitted when empty.
+  std::string_view method{"GET"};  // A token, sent as is (methods are case-sensitive).
+  Url url;                         // Host, port and target.
+  std::string_view user_agent;     // The User-Agent value; omitted when empty.
   // The Host value; empty: the URL's host (and port unless it is the default). The
   // connection and TLS (SNI, certificate name) still go by the URL.
   std::string_view host;

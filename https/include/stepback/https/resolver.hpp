@@ -27,9 +27,9 @@ namespace stepback::https {
 enum class ResolveError : std::uint8_t {
   kNone,
   // Definite answers.
-  kNxDomain,       // The name does not exist (NXDOMAIN).
-  kNoData,         // The name exists but has neither an A nor an AAAA record.
-  kInvalidName,    // The name is not a valid host name (empty, too long, a bad label).
+  kNxDomain,     // The name does not exist (NXDOMAIN).
+  kNoData,       // The name exists but has neither an A nor an AAAA record.
+  kInvalidName,  // The name is not a valid host name (empty, too long, a bad label).
   // Transient.
   kTimeout,        // No server answered within the resolver's timeouts and tries.
   kServerFailure,  // The servers answered SERVFAIL or REFUSED.

@@ -152,11 +152,11 @@ class TcpTransport final : public Transport {
   std::size_t address_count_ = 0;
   std::size_t next_address_ = 0;
   Millis connect_timeout_{};
-  Millis deadline_ = Millis::max();   // The end of the whole race.
+  Millis deadline_ = Millis::max();  // The end of the whole race.
   Millis next_attempt_at_ = Millis::max();
-  Millis wake_ = Millis::max();       // What deadline() answers while connecting.
+  Millis wake_ = Millis::max();  // What deadline() answers while connecting.
   int fd_ = -1;
-  int poll_fd_ = -1;                  // The epoll instance over the attempts (Linux).
+  int poll_fd_ = -1;  // The epoll instance over the attempts (Linux).
   int last_error_ = 0;
   Status failure_ = Status::kError;
   State state_ = State::kIdle;

@@ -158,7 +158,7 @@ class TlsTransport final : public Transport {
   bool resumed_ = false;
   bool handshake_done_ = false;
   bool offered_session_ = false;
-  bool cert_seen_ = false;  // Set by the verify callback: a full handshake presents one.
+  bool cert_seen_ = false;     // Set by the verify callback: a full handshake presents one.
   bool pin_matched_ = false;   // Some certificate of the verified chain has a pinned key.
   bool pin_mismatch_ = false;  // None had: the verify callback failed the chain.
   char message_[256] = {};

@@ -127,8 +127,7 @@ bool matches_pin(const mbedtls_x509_crt& cert, const PublicKeyPin* pins, std::si
 // Whether any certificate of the linked chain starting at `chain` matches one of the pins
 // (for a check after the handshake, e.g. on mbedtls_ssl_get_peer_cert(): note that the peer's
 // chain as sent need not contain the trust anchor).
-bool chain_matches_pins(const mbedtls_x509_crt* chain, const PublicKeyPin* pins,
-                        std::size_t count);
+bool chain_matches_pins(const mbedtls_x509_crt* chain, const PublicKeyPin* pins, std::size_t count);
 
 // The trust anchors of a client, found on demand. See the top of this file.
 class TrustStore {
@@ -193,8 +192,7 @@ class TrustStore {
   // mbedTLS's CA callback (mbedtls_x509_crt_ca_cb_t) with a TrustStore* as context: the
   // candidates for the issuer of `child`. Returns 0 (with *candidates null when nothing
   // matched: mbedTLS reports "not trusted"), or non-zero when the arena ran out.
-  static int ca_callback(void* store, const mbedtls_x509_crt* child,
-                         mbedtls_x509_crt** candidates);
+  static int ca_callback(void* store, const mbedtls_x509_crt* child, mbedtls_x509_crt** candidates);
 
   const Stats& stats() const { return stats_; }
   void reset_stats() { stats_ = Stats{}; }

@@ -10,28 +10,28 @@ namespace stepback::https {
 // The HTTPS layer's status. The first value is a failure so a default-initialized
 // Status never reads as success.
 enum class Status : std::uint8_t {
-  kError,             // An unclassified failure.
+  kError,  // An unclassified failure.
   kOk,
-  kWouldBlock,        // Nothing can happen now; wait for the transport's fd (see wants()).
-  kClosed,            // The peer closed the connection in an orderly way.
-  kInvalidArgument,   // A caller-supplied value is malformed (URL, header, method).
-  kBufferTooSmall,    // The caller's buffer cannot hold what has to be written.
-  kDnsFailed,         // getaddrinfo found no address.
-  kConnectFailed,     // Refused or unreachable on every address.
+  kWouldBlock,       // Nothing can happen now; wait for the transport's fd (see wants()).
+  kClosed,           // The peer closed the connection in an orderly way.
+  kInvalidArgument,  // A caller-supplied value is malformed (URL, header, method).
+  kBufferTooSmall,   // The caller's buffer cannot hold what has to be written.
+  kDnsFailed,        // getaddrinfo found no address.
+  kConnectFailed,    // Refused or unreachable on every address.
   kConnectTimeout,
-  kTlsHandshake,      // The handshake failed for a reason other than verification.
-  kTlsVerify,         // The certificate chain, validity or host name did not verify.
-  kReset,             // The connection was reset or closed mid-response.
-  kTimeout,           // No progress within the read timeout.
-  kProtocol,          // The response is not valid HTTP/1.1.
-  kHeadersTooLarge,   // The response head does not fit the caller's header buffer.
-  kBodyTooLarge,      // The body exceeds the caller's limit.
-  kRestartRefused,    // The body had to start over and the sink cannot (nothing was spliced).
-  kTimeLimit,         // The request's overall limit (ClientOptions::max_time) passed.
-  kBodySource,        // The request body source ended before its stated size.
-  kTlsRefused,        // The handshake failed in a way a retry cannot heal (a fatal alert,
-                      // no common version or cipher, a reply that is not TLS).
-  kIntegrity,         // The body's CRC32C or MD5 differs from what the server stated.
+  kTlsHandshake,     // The handshake failed for a reason other than verification.
+  kTlsVerify,        // The certificate chain, validity or host name did not verify.
+  kReset,            // The connection was reset or closed mid-response.
+  kTimeout,          // No progress within the read timeout.
+  kProtocol,         // The response is not valid HTTP/1.1.
+  kHeadersTooLarge,  // The response head does not fit the caller's header buffer.
+  kBodyTooLarge,     // The body exceeds the caller's limit.
+  kRestartRefused,   // The body had to start over and the sink cannot (nothing was spliced).
+  kTimeLimit,        // The request's overall limit (ClientOptions::max_time) passed.
+  kBodySource,       // The request body source ended before its stated size.
+  kTlsRefused,       // The handshake failed in a way a retry cannot heal (a fatal alert,
+                     // no common version or cipher, a reply that is not TLS).
+  kIntegrity,        // The body's CRC32C or MD5 differs from what the server stated.
 };
 
 // The lower-case name of `s` ("would_block", "tls_verify", ...).

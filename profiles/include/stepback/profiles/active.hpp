@@ -9,9 +9,11 @@
 #include "stepback/profiles/mobile.hpp"
 
 #if defined(STEPBACK_PROFILE_DESKTOP) && defined(STEPBACK_PROFILE_MOBILE)
-#error "stepback: both STEPBACK_PROFILE_DESKTOP and STEPBACK_PROFILE_MOBILE are defined; select one profile (-DSTEPBACK_PROFILE=desktop|mobile)"
+#error \
+    "stepback: both STEPBACK_PROFILE_DESKTOP and STEPBACK_PROFILE_MOBILE are defined; select one profile (-DSTEPBACK_PROFILE=desktop|mobile)"
 #elif !defined(STEPBACK_PROFILE_DESKTOP) && !defined(STEPBACK_PROFILE_MOBILE)
-#error "stepback: no profile selected; link stepback::profiles or define STEPBACK_PROFILE_DESKTOP or STEPBACK_PROFILE_MOBILE (-DSTEPBACK_PROFILE=desktop|mobile)"
+#error \
+    "stepback: no profile selected; link stepback::profiles or define STEPBACK_PROFILE_DESKTOP or STEPBACK_PROFILE_MOBILE (-DSTEPBACK_PROFILE=desktop|mobile)"
 #endif
 
 #if defined(__GNUC__) || defined(__clang__)

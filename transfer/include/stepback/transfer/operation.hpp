@@ -78,19 +78,20 @@ inline constexpr std::size_t kMaxStatusMessage = 512;
 // A google.rpc.Status: the operation's error, or the error body of a failed HTTP request.
 struct OperationError {
   bool present = false;
-  std::int32_t code = 0;         // google.rpc.Code (the HTTP status in an HTTP error body).
-  const char* code_name = "";    // rpc_code_name(code) for an operation's error: "FAILED_PRECONDITION".
-  std::string_view status;       // An HTTP error body's "status" ("ALREADY_EXISTS"), raw.
-  std::string_view message;      // Decoded, at most kMaxStatusMessage bytes; owned by the Operation.
-  std::string_view details;      // The "details" array's JSON as sent, in the operation buffer.
+  std::int32_t code = 0;  // google.rpc.Code (the HTTP status in an HTTP error body).
+  const char* code_name =
+      "";                    // rpc_code_name(code) for an operation's error: "FAILED_PRECONDITION".
+  std::string_view status;   // An HTTP error body's "status" ("ALREADY_EXISTS"), raw.
+  std::string_view message;  // Decoded, at most kMaxStatusMessage bytes; owned by the Operation.
+  std::string_view details;  // The "details" array's JSON as sent, in the operation buffer.
 };
 
 // How an operation ended; views stay valid until the next start() or the Operation's end.
 struct OperationResult {
   OperationOutcome outcome = OperationOutcome::kCancelled;
   OperationPhase phase = OperationPhase::kIdle;  // The request that ended it (mutation or poll).
-  std::uint32_t polls = 0;                        // Polls sent.
-  https::ClientResult request;                    // The last request's result.
+  std::uint32_t polls = 0;                       // Polls sent.
+  https::ClientResult request;                   // The last request's result.
   OperationError error;  // kFailed: the operation's error. kAlreadyExists, kRequestFailed: the
                          // HTTP error body's, when it was a google.rpc.Status.
   bool resent = false;   // The mutation was sent more than once (kAlreadyExists: the 409 may
@@ -110,10 +111,10 @@ struct OperationEvent {
   };
   Kind kind = Kind::kOperation;
   Millis at{};
-  std::uint32_t poll = 0;           // 1-based poll number (kPoll, kPolled, kWait: the next one).
-  std::string_view name;            // The operation's name (decoded).
-  std::string_view verb;            // metadata.verb, raw ("" when absent).
-  std::string_view status_detail;   // metadata.statusDetail, raw ("" when absent).
+  std::uint32_t poll = 0;          // 1-based poll number (kPoll, kPolled, kWait: the next one).
+  std::string_view name;           // The operation's name (decoded).
+  std::string_view verb;           // metadata.verb, raw ("" when absent).
+  std::string_view status_detail;  // metadata.statusDetail, raw ("" when absent).
   bool done = false;
   Millis wait{};
   OperationOutcome outcome = OperationOutcome::kSucceeded;
@@ -216,16 +217,16 @@ class Operation {
   https::Client client_;
   OperationSpec spec_;
   https::RequestSpec poll_;
-  std::size_t answer_size_ = 0;     // Bytes of the latest answer in operation_buffer.
-  bool answer_overflow_ = false;    // The latest answer did not fit.
+  std::size_t answer_size_ = 0;   // Bytes of the latest answer in operation_buffer.
+  bool answer_overflow_ = false;  // The latest answer did not fit.
   char name_[kMaxOperationName] = {};
   std::size_t name_size_ = 0;
   char target_[kMaxPollPrefix + kMaxOperationName] = {};
   std::size_t target_size_ = 0;
   char message_[kMaxStatusMessage] = {};
-  Millis answered_{};               // When the mutation's answer was read.
-  Millis deadline_ = Millis::max(); // The polling deadline.
-  Millis wake_{};                   // When the next poll is due.
+  Millis answered_{};                // When the mutation's answer was read.
+  Millis deadline_ = Millis::max();  // The polling deadline.
+  Millis wake_{};                    // When the next poll is due.
   Millis previous_wait_{};
   std::uint32_t polls_ = 0;
   OperationResult result_;

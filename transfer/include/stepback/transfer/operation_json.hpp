@@ -36,14 +36,14 @@ inline constexpr std::size_t kOperationJsonMaxDepth = 32;
 // A google.rpc.Status as JSON: Operation.error, or the "error" object of an HTTP error body.
 // Strings are raw views (between the quotes, escapes not decoded: see json_decode_string).
 struct RpcStatusView {
-  bool present = false;        // The document has a non-null "error" object.
-  bool has_code = false;       // "code" was there (a number, or a string of digits).
-  std::int32_t code = 0;       // google.rpc.Code in Operation.error; the HTTP status in an
-                               // HTTP error body.
-  std::string_view message;    // "message", raw.
-  std::string_view status;     // "status" of an HTTP error body ("ALREADY_EXISTS"), raw.
-  std::string_view details;    // The "details" array as sent (raw JSON), "" when absent.
-  std::string_view raw;        // The whole "error" object as sent.
+  bool present = false;      // The document has a non-null "error" object.
+  bool has_code = false;     // "code" was there (a number, or a string of digits).
+  std::int32_t code = 0;     // google.rpc.Code in Operation.error; the HTTP status in an
+                             // HTTP error body.
+  std::string_view message;  // "message", raw.
+  std::string_view status;   // "status" of an HTTP error body ("ALREADY_EXISTS"), raw.
+  std::string_view details;  // The "details" array as sent (raw JSON), "" when absent.
+  std::string_view raw;      // The whole "error" object as sent.
 };
 
 // A google.longrunning.Operation as JSON, as views into the caller's buffer.

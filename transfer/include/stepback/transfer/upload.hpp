@@ -233,7 +233,14 @@ class Upload {
   // kHash: read the body's unhashed bytes before the last chunk (its x-goog-hash).
   // kStarved: a body of unknown size has less than a chunk ready; extend() goes on.
   enum class Phase : std::uint8_t {
-    kIdle, kResumeWait, kMachine, kNext, kHash, kStarved, kExchange, kDone
+    kIdle,
+    kResumeWait,
+    kMachine,
+    kNext,
+    kHash,
+    kStarved,
+    kExchange,
+    kDone
   };
   enum class Exchange : std::uint8_t { kNone, kOpen, kChunk, kQuery };
 

@@ -9,9 +9,9 @@ namespace stepback::gcm {
 
 // An implementation of AES-GCM: mbedTLS's own (one block at a time), or a pipelined engine.
 enum class Engine : std::uint8_t {
-  kSoftware,         // mbedTLS's gcm.c (its AES-NI / Armv8 single-block paths where present)
-  kX86AesniClmul,    // x86-64 AES-NI + PCLMULQDQ, eight blocks in flight
-  kArmv8AesPmull,    // ARMv8 AES + PMULL, eight blocks in flight
+  kSoftware,       // mbedTLS's gcm.c (its AES-NI / Armv8 single-block paths where present)
+  kX86AesniClmul,  // x86-64 AES-NI + PCLMULQDQ, eight blocks in flight
+  kArmv8AesPmull,  // ARMv8 AES + PMULL, eight blocks in flight
 };
 
 // A short name for logs and benchmarks ("software", "x86-aesni-clmul", "armv8-aes-pmull").
