@@ -262,7 +262,7 @@ void Client::reset_exchange(Millis now) {
   skip_ = 0;
   body_use_ = BodyUse::kUndecided;
   refetch_ = false;
-  send_stopped_ = false;
+  send_failure_ = Status::kOk;
   parser_.reset(spec_.head.method == "HEAD");
   io_deadline_ = now + options_.timeouts.read;
 }
@@ -366,7 +366,6 @@ Client::Step Client::on_send(Millis now) {
 // since a server answers only a request it has seen; never on to a kept connection after.
 Client::Step Client::send_stopped(Millis now, Status status, const char* message) {
   if (sent_ < head_size_) return fail_attempt(now, status, message);
-  send_stopped_ = true;
   send_failure_ = status;
   send_failure_message_ = message;
   return go(Phase::kReceiving);
@@ -397,10 +396,11 @@ Client::Step Client::on_receive(Millis now) {
                             : e == Status::kError      ? "the body sink refused the body"
                                                        : "the response is not valid HTTP/1.1");
       }
-      if (p == ParseProgress::kDone) return end_response(now, consumed == n && !send_stopped_);
+      if (p == ParseProgress::kDone)
+        return end_response(now, consumed == n && send_failure_ == Status::kOk);
       continue;
     }
-    if (send_stopped_ && s != Status::kWouldBlock) {
+    if (send_failure_ != Status::kOk && s != Status::kWouldBlock) {
       // An early answer was cut, or there was none: the send's failure is the attempt's.
       if (s == Status::kClosed && parser_.finish() == ParseProgress::kDone) {
         return end_response(now, false);
@@ -409,7 +409,8 @@ Client::Step Client::on_receive(Millis now) {
     }
     if (s == Status::kWouldBlock) {
       if (now >= attempt_limit()) {
-        if (send_stopped_) return fail_attempt(now, send_failure_, send_failure_message_);
+        if (send_failure_ != Status::kOk)
+          return fail_attempt(now, send_failure_, send_failure_message_);
         return fail_attempt(now, Status::kTimeout,
                             parser_.started() ? "the response stalled: no byte for the read timeout"
                                               : "timed out waiting for the response");

@@ -315,8 +315,7 @@ class Client {
   // left: the server may have answered early (413 before reading the body) and closed.
   // The answer already received is read; without one, the attempt fails with the send's
   // failure.
-  bool send_stopped_ = false;
-  Status send_failure_ = Status::kOk;
+  Status send_failure_ = Status::kOk;  // kOk while sending has not stopped.
   const char* send_failure_message_ = "";
   bool refresh_token_ = false;    // The next attempt asks the app for a fresh token.
   bool reconnect_ = false;        // network_available() cut the connect under way: open again.
