@@ -9,8 +9,9 @@
 # inputs go to BUILD_DIR/scratch/NAME, never into the checked-in corpus; a crash, leak or
 # timeout input goes to BUILD_DIR/artifacts/NAME, and the whole output of a run to
 # BUILD_DIR/logs/NAME.log. Prints per target the executions (libFuzzer's
-# stat::number_of_executed_units), the coverage and feature counts at the end, and whether
-# it found anything; exits 1 if any target did.
+# stat::number_of_executed_units), the CPU seconds the run got, the coverage and feature
+# counts at the end, and whether it found anything; exits 1 if any target did. Several
+# scripts/fuzz.sh -n -t ... may run at once (one per core): each target has its own files.
 #
 #   -t NAME  run only this target (repeatable); -l lists the names
 #   -b DIR   build folder (default build/fuzz)
@@ -115,8 +116,13 @@ for t in "${selected[@]}"; do
     continue
   fi
   status=0
-  "$build/$exe" -max_total_time="$seconds" -print_final_stats=1 -max_len=4096 -timeout=10 \
-    -artifact_prefix="$artifacts/" "$scratch" "$corpus" > "$log" 2>&1 || status=$?
+  # CPU seconds of the run (user + system), shown beside the executions: with other work on
+  # the machine a run of SECONDS gets less than SECONDS of CPU, and the figure says how much.
+  cpu_file=$build/logs/$name.cpu
+  TIMEFORMAT='%U %S'
+  { time "$build/$exe" -max_total_time="$seconds" -print_final_stats=1 -max_len=4096 -timeout=10 \
+    -artifact_prefix="$artifacts/" "$scratch" "$corpus" > "$log" 2>&1; } 2> "$cpu_file" || status=$?
+  cpu=$(awk '{ printf "%d", $1 + $2 }' "$cpu_file" 2> /dev/null || true)
   execs=$(sed -nE 's/^stat::number_of_executed_units: *([0-9]+).*/\1/p' "$log" | tail -n 1)
   cov=$(grep -oE 'cov: [0-9]+ ft: [0-9]+' "$log" | tail -n 1 || true)
   if [ $status -ne 0 ] || grep -qE '^==[0-9]+== ?ERROR|^SUMMARY: ' "$log"; then
@@ -125,7 +131,8 @@ for t in "${selected[@]}"; do
   else
     verdict="nothing"
   fi
-  rows+=("$(printf '%-22s %12s execs  %-22s %s' "$name" "${execs:-?}" "${cov:-cov: ?}" "$verdict")")
+  rows+=("$(printf '%-22s %12s execs %6s s cpu  %-22s %s' "$name" "${execs:-?}" "${cpu:-?}" \
+    "${cov:-cov: ?}" "$verdict")")
   echo "${rows[-1]}"
 done
 
