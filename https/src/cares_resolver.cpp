@@ -25,8 +25,8 @@ constexpr Millis kOtherSocketsPoll{10};
 // The whole milliseconds of `tv`, rounded up so that the loop never wakes a moment early
 // and spins.
 Millis ceil_millis(const timeval& tv) {
-  const long long us =
-      static_cast<long long>(tv.tv_sec) * 1000000LL + static_cast<long long>(tv.tv_usec);
+  const std::int64_t us =
+      static_cast<std::int64_t>(tv.tv_sec) * 1000000 + static_cast<std::int64_t>(tv.tv_usec);
   return Millis(us <= 0 ? 0 : static_cast<std::uint64_t>((us + 999) / 1000));
 }
 
@@ -66,8 +66,7 @@ Status CaresResolver::init(const CaresOptions& options) {
   }
   const bool given_servers = options.servers != nullptr && options.servers[0] != '\0';
 
-  ares_options o;
-  std::memset(&o, 0, sizeof o);
+  ares_options o{};
   int mask = 0;
   // Names as given only (no search domains, not even the one gethostname() implies, no
   // HOSTALIASES); without given servers, no silent fallback to 127.0.0.1.
@@ -161,8 +160,7 @@ void CaresResolver::start(const char* host, std::uint16_t port, Millis now) {
     result_.message = message_;
     return;
   }
-  ares_addrinfo_hints hints;
-  std::memset(&hints, 0, sizeof hints);
+  ares_addrinfo_hints hints{};
   hints.ai_family = AF_UNSPEC;  // AAAA and A, asked together.
   hints.ai_socktype = SOCK_STREAM;
   hints.ai_protocol = IPPROTO_TCP;
@@ -184,7 +182,7 @@ ResolverNext CaresResolver::step(Millis now) {
   for (const Socket& s : sockets_) {
     if (s.fd < 0) continue;
     fds[n].fd = s.fd;
-    fds[n].events = static_cast<short>(
+    fds[n].events = static_cast<decltype(pollfd::events)>(
         ((static_cast<unsigned>(s.interest) & static_cast<unsigned>(IoInterest::kRead)) != 0
              ? POLLIN
              : 0) |

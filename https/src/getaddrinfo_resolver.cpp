@@ -10,8 +10,7 @@ namespace stepback::https {
 
 void GetaddrinfoResolver::start(const char* host, std::uint16_t port, Millis /*now*/) {
   result_ = ResolveResult{};
-  addrinfo hints;
-  std::memset(&hints, 0, sizeof hints);
+  addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
   hints.ai_flags = AI_ADDRCONFIG;

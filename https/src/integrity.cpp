@@ -88,7 +88,7 @@ constexpr std::uint32_t x_pow_mod_p(std::uint64_t bits) {
 
 // A little-endian 64-bit load from any alignment.
 inline std::uint64_t load_le64(const std::uint8_t* p) {
-  std::uint64_t v;
+  std::uint64_t v = 0;
   std::memcpy(&v, p, sizeof v);
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
   v = __builtin_bswap64(v);

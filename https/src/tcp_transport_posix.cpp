@@ -218,7 +218,7 @@ Status parse_numeric_address(const char* host, std::uint16_t port, SocketAddress
     if (zone != nullptr) {
       *zone++ = '\0';
       char* end = nullptr;
-      const unsigned long index = std::strtoul(zone, &end, 10);
+      const auto index = std::strtoul(zone, &end, 10);
       sin6.sin6_scope_id = (*zone != '\0' && *end == '\0') ? static_cast<std::uint32_t>(index)
                                                            : ::if_nametoindex(zone);
       if (sin6.sin6_scope_id == 0) return Status::kInvalidArgument;

@@ -17,6 +17,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <type_traits>
 
 #ifndef O_CLOEXEC
 #define O_CLOEXEC 0
@@ -204,8 +205,8 @@ bool read_attribute(std::uint8_t** p, const std::uint8_t* end, Attribute* a) {
 // Backward writer over [start, p): mbedTLS's ASN.1 writer plus a memmove-based raw write (the
 // canonical text is staged at the front of the same buffer, which may overlap).
 struct Writer {
-  std::uint8_t* start;
-  std::uint8_t* p;
+  std::uint8_t* start = nullptr;
+  std::uint8_t* p = nullptr;
   bool ok = true;
 
   std::size_t free_bytes() const { return static_cast<std::size_t>(p - start); }
@@ -459,10 +460,10 @@ bool has_hash_names(const char* path, std::uint8_t* buffer, std::size_t size) {
   if (fd < 0) return false;
   bool found = false;
   for (;;) {
-    const long n = ::syscall(SYS_getdents64, fd, buffer, size);
+    const auto n = ::syscall(SYS_getdents64, fd, buffer, size);
     if (n <= 0) break;
     // struct linux_dirent64: u64 d_ino, s64 d_off, u16 d_reclen, u8 d_type, char d_name[].
-    for (long at = 0; at < n && !found;) {
+    for (std::remove_cv_t<decltype(n)> at = 0; at < n && !found;) {
       std::uint16_t reclen = 0;
       std::memcpy(&reclen, buffer + at + 16, sizeof reclen);
       if (reclen == 0) break;
@@ -595,9 +596,9 @@ bool chain_matches_pins(const mbedtls_x509_crt* chain, const PublicKeyPin* pins,
 
 // Where an indexing scan records each certificate: its offset and its subject's index key.
 struct IndexBuild {
-  std::uint32_t* offset;
-  std::uint32_t* key;
-  std::size_t capacity;
+  std::uint32_t* offset = nullptr;
+  std::uint32_t* key = nullptr;
+  std::size_t capacity = 0;
   std::size_t count = 0;
   bool overflow = false;
 };

@@ -24,7 +24,7 @@ using Message = stepback_pb_transfer_TransferState;
 constexpr std::uint8_t kMagic[4] = {'S', 'B', 'T', 'S'};
 constexpr std::size_t kHeaderBytes = 12;
 constexpr std::size_t kCrcBytes = 4;
-constexpr std::uint64_t kGranularity = 256 * 1024;
+constexpr std::uint64_t kGranularity = std::uint64_t{256} * 1024;
 
 static_assert(kMaxStateBytes == kHeaderBytes + stepback_pb_transfer_TransferState_size + kCrcBytes,
               "kMaxStateBytes must follow the generated message's bound");

@@ -568,7 +568,7 @@ bool Upload::save(TransferState* state, Millis now, Millis wall_now) const {
 // Reads the body's bytes from hashed_ on, a bounded amount per step, until the CRC-32C
 // covers the whole body; then the exchange that needed it begins.
 UploadNext Upload::hash_ahead(Millis now) {
-  constexpr std::uint64_t kPerStep = 256 * 1024;
+  constexpr std::uint64_t kPerStep = std::uint64_t{256} * 1024;
   std::uint8_t block[4096];
   const std::uint64_t size = spec_.body.size;
   const std::uint64_t stop = size - hashed_ > kPerStep ? hashed_ + kPerStep : size;

@@ -123,7 +123,7 @@ STEPBACK_GCM_TARGET inline uint8x16_t encrypt(uint8x16_t b, const uint8x16_t* rk
 }
 
 STEPBACK_GCM_TARGET void load_keys(const stepback_gcm_accel_state* s, uint8x16_t* rk) {
-  for (unsigned r = 0; r <= s->rounds; ++r) rk[r] = vld1q_u8(s->rk + 16 * r);
+  for (unsigned r = 0; r <= s->rounds; ++r) rk[r] = vld1q_u8(s->rk + kBlock * r);
 }
 
 STEPBACK_GCM_TARGET void arm_encrypt_block(const stepback_gcm_accel_state* s,
@@ -142,7 +142,7 @@ STEPBACK_GCM_TARGET void arm_setup(stepback_gcm_accel_state* s, const unsigned c
   const uint8x16_t h = bswap(encrypt(zero(), rk, s->rounds));
   uint8x16_t p = h;
   for (unsigned i = 0; i < 8; ++i) {
-    vst1q_u8(s->htab + 16 * i, p);
+    vst1q_u8(s->htab + kBlock * i, p);
     Wide w{zero(), zero(), zero()};
     mul_acc(w, p, h);
     p = reduce(w);
@@ -153,14 +153,14 @@ STEPBACK_GCM_TARGET void arm_ghash(const stepback_gcm_accel_state* s, unsigned c
                                    const unsigned char* data, std::size_t n) {
   uint8x16_t h[8];
 #pragma GCC unroll 8
-  for (unsigned i = 0; i < 8; ++i) h[i] = vld1q_u8(s->htab + 16 * i);
+  for (unsigned i = 0; i < 8; ++i) h[i] = vld1q_u8(s->htab + kBlock * i);
   uint8x16_t acc = bswap(vld1q_u8(x));
   while (n > 0) {
     const unsigned group = n >= 8 ? 8u : static_cast<unsigned>(n);
     uint8x16_t b[8];
-    for (unsigned j = 0; j < group; ++j) b[j] = bswap(vld1q_u8(data + 16 * j));
+    for (unsigned j = 0; j < group; ++j) b[j] = bswap(vld1q_u8(data + kBlock * j));
     acc = ghash_group(acc, b, group, h);
-    data += 16 * group;
+    data += kBlock * group;
     n -= group;
   }
   vst1q_u8(x, bswap(acc));
@@ -177,7 +177,7 @@ STEPBACK_GCM_TARGET void arm_crypt(stepback_gcm_accel_state* s, const unsigned c
   const unsigned rounds = s->rounds;
   uint8x16_t h[8];
 #pragma GCC unroll 8
-  for (unsigned i = 0; i < 8; ++i) h[i] = vld1q_u8(s->htab + 16 * i);
+  for (unsigned i = 0; i < 8; ++i) h[i] = vld1q_u8(s->htab + kBlock * i);
   const uint8x16_t y = vld1q_u8(s->y);
   std::uint32_t ctr = __builtin_bswap32(vgetq_lane_u32(vreinterpretq_u32_u8(y), 3));
   uint8x16_t acc = bswap(vld1q_u8(s->x));
@@ -189,7 +189,7 @@ STEPBACK_GCM_TARGET void arm_crypt(stepback_gcm_accel_state* s, const unsigned c
     uint8x16_t text[8];
 #pragma GCC unroll 8
     for (unsigned j = 0; j < 8; ++j) {
-      text[j] = vld1q_u8(in + 16 * j);
+      text[j] = vld1q_u8(in + kBlock * j);
       b[j] = counter_block(y, ctr + 1 + j);
     }
     if (!encrypt_mode) {
@@ -220,13 +220,13 @@ STEPBACK_GCM_TARGET void arm_crypt(stepback_gcm_accel_state* s, const unsigned c
 #pragma GCC unroll 8
     for (unsigned j = 0; j < 8; ++j) {
       const uint8x16_t c = veorq_u8(veorq_u8(vaeseq_u8(b[j], rk[rounds - 1]), rk[rounds]), text[j]);
-      vst1q_u8(out + 16 * j, c);
+      vst1q_u8(out + kBlock * j, c);
       if (encrypt_mode) pending[j] = bswap(c);
     }
     have_pending = encrypt_mode;
     ctr += 8;
-    in += 16 * 8;
-    out += 16 * 8;
+    in += kBlock * 8;
+    out += kBlock * 8;
     n -= 8;
   }
   if (have_pending) acc = ghash_group(acc, pending, 8, h);
@@ -236,7 +236,7 @@ STEPBACK_GCM_TARGET void arm_crypt(stepback_gcm_accel_state* s, const unsigned c
     uint8x16_t b[8];
     uint8x16_t text[8];
     for (unsigned j = 0; j < group; ++j) {
-      text[j] = vld1q_u8(in + 16 * j);
+      text[j] = vld1q_u8(in + kBlock * j);
       b[j] = counter_block(y, ctr + 1 + j);
     }
     for (unsigned r = 0; r + 1 < rounds; ++r) {
@@ -244,7 +244,7 @@ STEPBACK_GCM_TARGET void arm_crypt(stepback_gcm_accel_state* s, const unsigned c
     }
     for (unsigned j = 0; j < group; ++j) {
       const uint8x16_t c = veorq_u8(veorq_u8(vaeseq_u8(b[j], rk[rounds - 1]), rk[rounds]), text[j]);
-      vst1q_u8(out + 16 * j, c);
+      vst1q_u8(out + kBlock * j, c);
       pending[j] = bswap(encrypt_mode ? c : text[j]);
     }
     acc = ghash_group(acc, pending, group, h);

@@ -98,7 +98,7 @@ STEPBACK_GCM_TARGET inline __m128i encrypt(__m128i b, const __m128i* rk, unsigne
 }
 
 STEPBACK_GCM_TARGET void load_keys(const stepback_gcm_accel_state* s, __m128i* rk) {
-  for (unsigned r = 0; r <= s->rounds; ++r) rk[r] = load(s->rk + 16 * r);
+  for (unsigned r = 0; r <= s->rounds; ++r) rk[r] = load(s->rk + kBlock * r);
 }
 
 STEPBACK_GCM_TARGET void x86_encrypt_block(const stepback_gcm_accel_state* s,
@@ -117,7 +117,7 @@ STEPBACK_GCM_TARGET void x86_setup(stepback_gcm_accel_state* s, const unsigned c
   const __m128i h = bswap(encrypt(_mm_setzero_si128(), rk, s->rounds));
   __m128i p = h;
   for (unsigned i = 0; i < 8; ++i) {
-    store(s->htab + 16 * i, p);
+    store(s->htab + kBlock * i, p);
     p = gfmul(p, h);
   }
 }
@@ -126,14 +126,14 @@ STEPBACK_GCM_TARGET void x86_ghash(const stepback_gcm_accel_state* s, unsigned c
                                    const unsigned char* data, std::size_t n) {
   __m128i h[8];
 #pragma GCC unroll 8
-  for (unsigned i = 0; i < 8; ++i) h[i] = load(s->htab + 16 * i);
+  for (unsigned i = 0; i < 8; ++i) h[i] = load(s->htab + kBlock * i);
   __m128i acc = bswap(load(x));
   while (n > 0) {
     const unsigned group = n >= 8 ? 8u : static_cast<unsigned>(n);
     __m128i b[8];
-    for (unsigned j = 0; j < group; ++j) b[j] = bswap(load(data + 16 * j));
+    for (unsigned j = 0; j < group; ++j) b[j] = bswap(load(data + kBlock * j));
     acc = ghash_group(acc, b, group, h);
-    data += 16 * group;
+    data += kBlock * group;
     n -= group;
   }
   store(x, bswap(acc));
@@ -150,7 +150,7 @@ STEPBACK_GCM_TARGET void x86_crypt(stepback_gcm_accel_state* s, const unsigned c
   const unsigned rounds = s->rounds;
   __m128i h[8];
 #pragma GCC unroll 8
-  for (unsigned i = 0; i < 8; ++i) h[i] = load(s->htab + 16 * i);
+  for (unsigned i = 0; i < 8; ++i) h[i] = load(s->htab + kBlock * i);
   const __m128i y = load(s->y);
   std::uint32_t ctr = __builtin_bswap32(static_cast<std::uint32_t>(_mm_extract_epi32(y, 3)));
   __m128i acc = bswap(load(s->x));
@@ -164,7 +164,7 @@ STEPBACK_GCM_TARGET void x86_crypt(stepback_gcm_accel_state* s, const unsigned c
     __m128i text[8];
 #pragma GCC unroll 8
     for (unsigned j = 0; j < 8; ++j) {
-      text[j] = load(in + 16 * j);
+      text[j] = load(in + kBlock * j);
       b[j] = _mm_xor_si128(counter_block(y, ctr + 1 + j), rk[0]);
     }
     if (!encrypt_mode) {
@@ -195,13 +195,13 @@ STEPBACK_GCM_TARGET void x86_crypt(stepback_gcm_accel_state* s, const unsigned c
 #pragma GCC unroll 8
     for (unsigned j = 0; j < 8; ++j) {
       const __m128i c = _mm_xor_si128(_mm_aesenclast_si128(b[j], rk[rounds]), text[j]);
-      store(out + 16 * j, c);
+      store(out + kBlock * j, c);
       if (encrypt_mode) pending[j] = bswap(c);
     }
     have_pending = encrypt_mode;
     ctr += 8;
-    in += 16 * 8;
-    out += 16 * 8;
+    in += kBlock * 8;
+    out += kBlock * 8;
     n -= 8;
   }
   if (have_pending) acc = ghash_group(acc, pending, 8, h);
@@ -211,7 +211,7 @@ STEPBACK_GCM_TARGET void x86_crypt(stepback_gcm_accel_state* s, const unsigned c
     __m128i b[8];
     __m128i text[8];
     for (unsigned j = 0; j < group; ++j) {
-      text[j] = load(in + 16 * j);
+      text[j] = load(in + kBlock * j);
       b[j] = _mm_xor_si128(counter_block(y, ctr + 1 + j), rk[0]);
     }
     for (unsigned r = 1; r < rounds; ++r) {
@@ -219,7 +219,7 @@ STEPBACK_GCM_TARGET void x86_crypt(stepback_gcm_accel_state* s, const unsigned c
     }
     for (unsigned j = 0; j < group; ++j) {
       const __m128i c = _mm_xor_si128(_mm_aesenclast_si128(b[j], rk[rounds]), text[j]);
-      store(out + 16 * j, c);
+      store(out + kBlock * j, c);
       pending[j] = bswap(encrypt_mode ? c : text[j]);
     }
     acc = ghash_group(acc, pending, group, h);

@@ -11,6 +11,10 @@
 
 namespace stepback::gcm::detail {
 
+// Bytes in an AES block: the unit of every pointer step in the engines (a std::size_t, so
+// that kBlock * index is computed in the pointer's width).
+constexpr std::size_t kBlock = 16;
+
 // The operations gcm_alt.cpp needs from an engine. Blocks and the GHASH accumulator are in
 // GCM's own byte order at this interface; each engine converts internally.
 struct Kernel {
@@ -37,17 +41,20 @@ const Kernel* arm_kernel();
 // S-box applied by the engine's AES instruction (sub_word), so no table is indexed by key bytes.
 inline void expand_key(unsigned char* rk, const unsigned char* key, unsigned keybits,
                        std::uint32_t (*sub_word)(std::uint32_t)) {
-  const unsigned nk = keybits / 32;
-  const unsigned words = 4 * (nk + 7);
-  std::uint32_t w[60];
-  for (unsigned i = 0; i < nk; ++i) {
+  // 4, 6 or 8 key words (gcm_alt.cpp takes 128- and 256-bit keys only); anything else
+  // would overrun w, so it expands nothing.
+  const std::size_t nk = keybits / 32;
+  if (nk != 4 && nk != 6 && nk != 8) return;
+  const std::size_t words = 4 * (nk + 7);
+  std::uint32_t w[60] = {};
+  for (std::size_t i = 0; i < nk; ++i) {
     w[i] = static_cast<std::uint32_t>(key[4 * i]) |
            static_cast<std::uint32_t>(key[4 * i + 1]) << 8 |
            static_cast<std::uint32_t>(key[4 * i + 2]) << 16 |
            static_cast<std::uint32_t>(key[4 * i + 3]) << 24;
   }
   std::uint32_t rcon = 1;
-  for (unsigned i = nk; i < words; ++i) {
+  for (std::size_t i = nk; i < words; ++i) {
     std::uint32_t t = w[i - 1];
     if (i % nk == 0) {
       t = sub_word((t >> 8) | (t << 24)) ^ rcon;
@@ -57,7 +64,7 @@ inline void expand_key(unsigned char* rk, const unsigned char* key, unsigned key
     }
     w[i] = w[i - nk] ^ t;
   }
-  for (unsigned i = 0; i < words; ++i) {
+  for (std::size_t i = 0; i < words; ++i) {
     for (unsigned b = 0; b < 4; ++b) rk[4 * i + b] = static_cast<unsigned char>(w[i] >> (8 * b));
   }
   mbedtls_platform_zeroize(w, sizeof w);

@@ -40,7 +40,7 @@ namespace stepback::https {
 // two), so one lookup needs a little over 128 KiB, and one that falls back to TCP after a
 // truncated answer a little over 256 KiB; the rest (channel, queries, answers) is a few KiB.
 // dns_pool_stats() shows what an app's lookups take.
-inline constexpr std::size_t kDefaultDnsPoolSize = 320 * 1024;
+inline constexpr std::size_t kDefaultDnsPoolSize = std::size_t{320} * 1024;
 
 // Installs `buffer` as the memory of every c-ares channel in the process (through
 // ares_library_init_mem). Call once, before the first CaresResolver::init(); `buffer` must

@@ -206,7 +206,7 @@ class IntegrityCheck {
   std::uint64_t size_ = 0;
   std::uint32_t crc_value_ = 0;
   bool md5_running_ = false;  // md5_ctx_ has seen every byte since the last restart.
-  mbedtls_md5_context md5_ctx_;
+  mbedtls_md5_context md5_ctx_{};
 };
 
 }  // namespace stepback::https

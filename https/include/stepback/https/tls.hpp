@@ -72,10 +72,11 @@ class TlsClientConfig {
   mbedtls_ssl_config* config() { return &conf_; }
 
  private:
-  mbedtls_ssl_config conf_;
-  mbedtls_x509_crt ca_;
-  mbedtls_entropy_context entropy_;
-  mbedtls_ctr_drbg_context drbg_;
+  // Zeroed here, then set up by their mbedtls_*_init() in the constructor.
+  mbedtls_ssl_config conf_{};
+  mbedtls_x509_crt ca_{};
+  mbedtls_entropy_context entropy_{};
+  mbedtls_ctr_drbg_context drbg_{};
   TrustStore* store_ = nullptr;
   const PublicKeyPin* pins_ = nullptr;
   std::size_t pin_count_ = 0;
@@ -100,7 +101,7 @@ class TlsSession {
 
  private:
   friend class TlsTransport;
-  mbedtls_ssl_session session_;
+  mbedtls_ssl_session session_{};
   bool valid_ = false;
 };
 
@@ -144,7 +145,7 @@ class TlsTransport final : public Transport {
   static int verify_certificate(void* self, mbedtls_x509_crt* crt, int depth, std::uint32_t* flags);
   Status from_mbedtls(int ret);
 
-  mbedtls_ssl_context ssl_;
+  mbedtls_ssl_context ssl_{};
   Transport* lower_ = nullptr;
   const TlsClientConfig* config_ = nullptr;
   Status lower_status_ = Status::kOk;  // What the lower transport last reported.

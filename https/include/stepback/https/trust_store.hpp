@@ -136,9 +136,9 @@ class TrustStore {
   // Longest directory or bundle path accepted, NUL included.
   static constexpr std::size_t kMaxPathBytes = 256;
   // Largest certificate (DER) a lookup can parse; bigger ones are skipped. Roots are 0.5-2 KB.
-  static constexpr std::size_t kMaxCertificateBytes = 8 * 1024;
+  static constexpr std::size_t kMaxCertificateBytes = std::size_t{8} * 1024;
   // Bytes read from a file at a time.
-  static constexpr std::size_t kReadBytes = 2 * 1024;
+  static constexpr std::size_t kReadBytes = std::size_t{2} * 1024;
   // At most this many files per hash in a directory (<hash>.0 ... <hash>.15).
   static constexpr unsigned kMaxHashCollisions = 16;
   // At most this many candidates a lookup returns (bounds its arena use: ~2-3 KB each).
@@ -227,15 +227,15 @@ class TrustStore {
   std::size_t count_ = 0;
   Stats stats_;
   // The index: each certificate's offset in its source and its subject's index key.
-  std::uint32_t index_offset_[kMaxIndexed];
-  std::uint32_t index_key_[kMaxIndexed];
+  std::uint32_t index_offset_[kMaxIndexed] = {};
+  std::uint32_t index_key_[kMaxIndexed] = {};
   std::size_t indexed_ = 0;
   // Scratch of one lookup: the certificate being decoded, file bytes, the issuer's
   // canonical name and a candidate's.
-  alignas(8) std::uint8_t der_[kMaxCertificateBytes];
-  alignas(8) std::uint8_t read_[kReadBytes];
-  std::uint8_t issuer_canonical_[kMaxCanonicalNameBytes];
-  std::uint8_t subject_canonical_[kMaxCanonicalNameBytes];
+  alignas(8) std::uint8_t der_[kMaxCertificateBytes] = {};
+  alignas(8) std::uint8_t read_[kReadBytes] = {};
+  std::uint8_t issuer_canonical_[kMaxCanonicalNameBytes] = {};
+  std::uint8_t subject_canonical_[kMaxCanonicalNameBytes] = {};
 };
 
 }  // namespace stepback::https

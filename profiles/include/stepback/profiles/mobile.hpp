@@ -30,7 +30,7 @@ inline constexpr DeviceProfile mobile = [] {
   p.polling.multiplier = 2;
   p.polling.max_delay = Millis::seconds(60);
   p.polling.jitter = Jitter::kEqual;
-  p.polling.total_deadline = Millis::seconds(30 * 60);
+  p.polling.total_deadline = Millis::seconds(1800);  // 30 minutes
   return p;
 }();
 static_assert(valid(mobile), "the mobile profile must be valid");

@@ -36,7 +36,7 @@
 namespace stepback::transfer {
 
 // Every chunk but the last is a multiple of this many bytes (the protocol's rule).
-inline constexpr std::uint64_t kChunkGranularity = 256 * 1024;
+inline constexpr std::uint64_t kChunkGranularity = std::uint64_t{256} * 1024;
 // The most caller headers one upload sends with each request.
 inline constexpr std::size_t kMaxUploadHeaders = 32;
 
@@ -75,7 +75,7 @@ struct UploadSpec {
   bool size_final = true;
   // Bytes per chunk: a positive multiple of kChunkGranularity (the last chunk is what is
   // left). Larger chunks mean fewer requests and more to send again after a failure.
-  std::uint64_t chunk_size = 8 * 1024 * 1024;
+  std::uint64_t chunk_size = std::uint64_t{8} * 1024 * 1024;
   // X-Upload-Content-Type of the session POST ("" to omit it).
   std::string_view content_type;
   // The session POST's body, the object's metadata as JSON (sent with Content-Type
@@ -168,7 +168,8 @@ struct UploadOptions {
   // Where the final response's body (the object's metadata) goes; restart() is called if a
   // later exchange delivers it again.
   https::ResponseSink metadata;
-  std::uint64_t metadata_limit = 64 * 1024;  // Most body bytes one response may carry.
+  std::uint64_t metadata_limit =
+      std::uint64_t{64} * 1024;  // Most body bytes one response may carry.
   UploadEventSink events;
   Millis (*wall_now)() = nullptr;  // The wall clock, for HTTP-date Retry-After. Required.
 };
