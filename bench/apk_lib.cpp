@@ -1,12 +1,12 @@
 // The code an app's native library would hold to make one HTTPS GET with stepback, for
 // bench/apk_footprint.sh: one exported C function, everything else hidden.
-#include <poll.h>
 
 #include <cstddef>
 #include <cstdint>
 
 #include "stepback/core/random.hpp"
 #include "stepback/https/client.hpp"
+#include "stepback/https/poll_wait.hpp"
 #include "stepback/https/tcp_tls_connector.hpp"
 #include "stepback/https/tls.hpp"
 #include "stepback/https/tls_arena.hpp"
@@ -38,11 +38,6 @@ bool write_at(void* context, std::uint64_t offset, https::ConstBytes bytes) {
 bool restart(void* context) {
   static_cast<Out*>(context)->used = 0;
   return true;
-}
-
-short events_of(https::IoInterest interest) {
-  return static_cast<short>(((static_cast<int>(interest) & 1) != 0 ? POLLIN : 0) |
-                            ((static_cast<int>(interest) & 2) != 0 ? POLLOUT : 0));
 }
 
 }  // namespace
@@ -82,12 +77,7 @@ extern "C" __attribute__((visibility("default"))) long stepback_apk_fetch(const 
   for (https::ClientNext next = client.step(stepback::platform::monotonic_now());
        next.kind != https::ClientNext::Kind::kDone;
        next = client.step(stepback::platform::monotonic_now())) {
-    const stepback::Millis now = stepback::platform::monotonic_now();
-    const int timeout = next.at > now ? static_cast<int>((next.at - now).count()) : 0;
-    pollfd p{next.fd,
-             next.kind == https::ClientNext::Kind::kWaitIo ? events_of(next.interest) : short{0},
-             0};
-    (void)::poll(&p, next.kind == https::ClientNext::Kind::kWaitIo ? 1 : 0, timeout);
+    (void)https::poll_wait(next, stepback::platform::monotonic_now());
   }
   return client.result().outcome == stepback::Outcome::kSuccess ? static_cast<long>(body.used) : -1;
 }

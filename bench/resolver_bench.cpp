@@ -11,7 +11,6 @@
 // and maximum over runs; on a loaded machine the maximum includes time the scheduler gave
 // other processes), the most thread CPU time one step used, the run's length, and its time to
 // first byte.
-#include <poll.h>
 #include <time.h>
 
 #include <algorithm>
@@ -26,6 +25,7 @@
 #include "stepback/core/retry_machine.hpp"
 #include "stepback/https/cares_resolver.hpp"
 #include "stepback/https/client.hpp"
+#include "stepback/https/poll_wait.hpp"
 #include "stepback/https/tcp_tls_connector.hpp"
 #include "stepback/platform/clock.hpp"
 
@@ -72,20 +72,6 @@ bool on_body(void* context, std::uint64_t /*offset*/, https::ConstBytes data) {
   auto* sink = static_cast<Sink*>(context);
   if (sink->first_byte < 0 && data.size > 0) sink->first_byte = now_ns() - sink->begin;
   return true;
-}
-
-short events_of(https::IoInterest interest) {
-  switch (interest) {
-    case https::IoInterest::kRead:
-      return POLLIN;
-    case https::IoInterest::kWrite:
-      return POLLOUT;
-    case https::IoInterest::kReadWrite:
-      return POLLIN | POLLOUT;
-    case https::IoInterest::kNone:
-      return 0;
-  }
-  return 0;
 }
 
 RunResult run_once(const Options& o) {
@@ -147,13 +133,7 @@ RunResult run_once(const Options& o) {
       r.longest_at = r.steps;
     }
     if (next.kind == https::ClientNext::Kind::kDone) break;
-    const Millis now = stepback::platform::monotonic_now();
-    const int timeout =
-        next.at <= now ? 0
-                       : static_cast<int>(std::min<std::uint64_t>((next.at - now).count(), 60000));
-    pollfd p{next.kind == https::ClientNext::Kind::kWaitIo ? next.fd : -1, events_of(next.interest),
-             0};
-    (void)poll(&p, 1, timeout);
+    (void)https::poll_wait(next, stepback::platform::monotonic_now());
   }
   r.total_ns = now_ns() - begin;
   r.first_byte_ns = sink.first_byte;

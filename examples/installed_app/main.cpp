@@ -5,12 +5,12 @@
 //
 // URL defaults to https://127.0.0.1:8443/, CA_FILE to the Debian system bundle. Exits 0
 // when the final response is a success, 1 otherwise.
-#include <poll.h>
 
 #include <cstdint>
 #include <cstdio>
 
 #include "stepback/https/client.hpp"
+#include "stepback/https/poll_wait.hpp"
 #include "stepback/https/tcp_tls_connector.hpp"
 #include "stepback/https/tls_arena.hpp"
 #include "stepback/platform/clock.hpp"
@@ -54,20 +54,6 @@ void print_event(void* /*context*/, const https::ClientEvent& event) {
     default:
       break;
   }
-}
-
-short poll_events(https::IoInterest interest) {
-  switch (interest) {
-    case https::IoInterest::kRead:
-      return POLLIN;
-    case https::IoInterest::kWrite:
-      return POLLOUT;
-    case https::IoInterest::kReadWrite:
-      return POLLIN | POLLOUT;
-    case https::IoInterest::kNone:
-      break;
-  }
-  return 0;
 }
 
 }  // namespace
@@ -115,16 +101,13 @@ int main(int argc, char** argv) {
     return 1;
   }
 
-  // The main loop: sleep in poll() until the client's fd is ready or its deadline passes.
+  // The main loop: sleep in poll() until the client's fd is ready or its time comes, then
+  // step again (an app with its own event loop registers next.fd there instead).
   stepback::Millis now = stepback::platform::monotonic_now();
-  https::ClientNext next = client.step(now);
-  while (next.kind != https::ClientNext::Kind::kDone) {
-    pollfd fd{next.fd, poll_events(next.interest), 0};
-    const bool io = next.kind == https::ClientNext::Kind::kWaitIo && next.fd >= 0;
-    const std::uint64_t ms = (next.at - now).count();
-    (void)::poll(io ? &fd : nullptr, io ? 1 : 0, static_cast<int>(ms < 60000 ? ms : 60000));
+  for (https::ClientNext next = client.step(now); next.kind != https::ClientNext::Kind::kDone;
+       next = client.step(now)) {
+    https::poll_wait(next, now);
     now = stepback::platform::monotonic_now();
-    if ((io && fd.revents != 0) || now >= next.at) next = client.step(now);
   }
   const https::ClientResult& result = client.result();
   std::fflush(stdout);

@@ -18,6 +18,7 @@
 #include <string_view>
 
 #include "stepback/https/client.hpp"
+#include "stepback/https/poll_wait.hpp"
 #include "stepback/https/tcp_tls_connector.hpp"
 #include "stepback/https/tls_arena.hpp"
 #include "stepback/platform/clock.hpp"
@@ -107,33 +108,15 @@ void print_operation_event(void* /*context*/, const transfer::OperationEvent& e)
   }
 }
 
-short poll_events(https::IoInterest interest) {
-  switch (interest) {
-    case https::IoInterest::kRead:
-      return POLLIN;
-    case https::IoInterest::kWrite:
-      return POLLOUT;
-    case https::IoInterest::kReadWrite:
-      return POLLIN | POLLOUT;
-    case https::IoInterest::kNone:
-      break;
-  }
-  return 0;
-}
-
 // Steps `task` (a Client or an Operation: both answer step(now) with a ClientNext) from a
 // poll() loop until it is done.
 template <typename Task>
 void run(Task& task) {
   stepback::Millis now = stepback::platform::monotonic_now();
-  https::ClientNext next = task.step(now);
-  while (next.kind != https::ClientNext::Kind::kDone) {
-    pollfd fd{next.fd, poll_events(next.interest), 0};
-    const bool io = next.kind == https::ClientNext::Kind::kWaitIo && next.fd >= 0;
-    const std::uint64_t ms = (next.at - now).count();
-    (void)::poll(io ? &fd : nullptr, io ? 1 : 0, static_cast<int>(ms < 60000 ? ms : 60000));
+  for (https::ClientNext next = task.step(now); next.kind != https::ClientNext::Kind::kDone;
+       next = task.step(now)) {
+    https::poll_wait(next, now);
     now = stepback::platform::monotonic_now();
-    if ((io && fd.revents != 0) || now >= next.at) next = task.step(now);
   }
 }
 

@@ -7,7 +7,6 @@
 #include <dlfcn.h>
 #include <execinfo.h>
 #include <gtest/gtest.h>
-#include <poll.h>
 
 #include <atomic>
 #include <cstddef>
@@ -24,6 +23,7 @@
 #include "tests/support/heap_trap.hpp"
 #include "stepback/core/random.hpp"
 #include "stepback/https/integrity.hpp"
+#include "stepback/https/poll_wait.hpp"
 #include "stepback/https/request_writer.hpp"
 #include "stepback/https/tcp_tls_connector.hpp"
 #include "stepback/https/tls_arena.hpp"
@@ -141,17 +141,7 @@ class HeapFreeTest : public ::testing::Test {
           hit_wall_limit = true;
           break;
         }
-        const int timeout = static_cast<int>((min(next.at, wall_limit) - now).count());
-        if (next.kind == https::ClientNext::Kind::kWaitIo) {
-          short events = 0;
-          if (next.interest == https::IoInterest::kRead) events = POLLIN;
-          if (next.interest == https::IoInterest::kWrite) events = POLLOUT;
-          if (next.interest == https::IoInterest::kReadWrite) events = POLLIN | POLLOUT;
-          pollfd p{next.fd, events, 0};
-          (void)::poll(&p, 1, timeout);
-        } else {
-          (void)::poll(nullptr, 0, timeout);
-        }
+        (void)https::poll_wait(next, now, wall_limit - now);
         next = client.step(platform::monotonic_now());
       }
       calls = trap.calls();

@@ -3,7 +3,6 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -18,6 +17,7 @@
 #include <thread>
 
 #include "stepback/core/random.hpp"
+#include "stepback/https/poll_wait.hpp"
 #include "stepback/https/request_writer.hpp"
 #include "stepback/https/tls_arena.hpp"
 #include "stepback/platform/clock.hpp"
@@ -482,20 +482,6 @@ bool restart_body(void* context) {
   return true;
 }
 
-short poll_events(https::IoInterest interest) {
-  switch (interest) {
-    case https::IoInterest::kRead:
-      return POLLIN;
-    case https::IoInterest::kWrite:
-      return POLLOUT;
-    case https::IoInterest::kReadWrite:
-      return POLLIN | POLLOUT;
-    case https::IoInterest::kNone:
-      break;
-  }
-  return 0;
-}
-
 }  // namespace
 
 RunResult run_client(const ClientSetup& setup) {
@@ -552,15 +538,11 @@ RunResult run_client(const ClientSetup& setup) {
       run.hit_wall_limit = true;
       break;
     }
-    const Millis until = min(next.at, wall_limit);
-    const int timeout = static_cast<int>((until - now).count());
-    if (next.kind == https::ClientNext::Kind::kWaitIo) {
-      if (next.fd < 0 || next.interest == https::IoInterest::kNone) ++run.io_waits_without_fd;
-      pollfd p{next.fd, poll_events(next.interest), 0};
-      (void)::poll(&p, 1, timeout);
-    } else {
-      (void)::poll(nullptr, 0, timeout);
+    if (next.kind == https::ClientNext::Kind::kWaitIo &&
+        (next.fd < 0 || next.interest == https::IoInterest::kNone)) {
+      ++run.io_waits_without_fd;
     }
+    https::poll_wait(next, now, wall_limit - now);
     next = client.step(platform::monotonic_now());
   }
   run.elapsed = platform::monotonic_now() - begin;

@@ -7,7 +7,6 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <sys/socket.h>
 
 #include <cstdint>
@@ -19,6 +18,7 @@
 #include "integration_support.hpp"
 #include "stepback/https/cares_resolver.hpp"
 #include "stepback/https/client.hpp"
+#include "stepback/https/poll_wait.hpp"
 #include "stepback/platform/clock.hpp"
 
 namespace stepback::integration {
@@ -74,31 +74,10 @@ inline https::CaresOptions test_resolver_options(const std::string& servers) {
   return o;
 }
 
-// The poll() events for `interest`.
-inline short poll_events(https::IoInterest interest) {
-  switch (interest) {
-    case https::IoInterest::kRead:
-      return POLLIN;
-    case https::IoInterest::kWrite:
-      return POLLOUT;
-    case https::IoInterest::kReadWrite:
-      return POLLIN | POLLOUT;
-    case https::IoInterest::kNone:
-      return 0;
-  }
-  return 0;
-}
-
-// Sleeps in poll() on `fd` (or on nothing when fd < 0) until it is ready or `at` passes.
+// Sleeps in poll() on `fd` (or on nothing when fd < 0) until it is ready or `at` passes,
+// a second at the most.
 inline void wait_io(int fd, https::IoInterest interest, Millis at) {
-  const Millis now = platform::monotonic_now();
-  const int timeout = at <= now ? 0 : static_cast<int>(min(at - now, Millis(1000)).count());
-  if (fd >= 0) {
-    pollfd p{fd, poll_events(interest), 0};
-    (void)::poll(&p, 1, timeout);
-  } else {
-    (void)::poll(nullptr, 0, timeout);
-  }
+  (void)https::poll_wait(fd, interest, at, platform::monotonic_now(), Millis(1000));
 }
 
 // How a resolver loop went.

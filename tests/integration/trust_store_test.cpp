@@ -29,6 +29,7 @@
 
 #include "integration_support.hpp"
 #include "stepback/core/random.hpp"
+#include "stepback/https/poll_wait.hpp"
 #include "stepback/https/request_writer.hpp"
 #include "stepback/https/tcp_tls_connector.hpp"
 #include "stepback/https/tcp_transport.hpp"
@@ -322,14 +323,7 @@ TEST_F(TrustStoreGetTest, VerifiedRequestThroughTheStoreMakesNoHeapCalls) {
           client.cancel();
           break;
         }
-        const int timeout = static_cast<int>((min(next.at, wall_limit) - now).count());
-        short events = 0;
-        if (next.interest == https::IoInterest::kRead) events = POLLIN;
-        if (next.interest == https::IoInterest::kWrite) events = POLLOUT;
-        if (next.interest == https::IoInterest::kReadWrite) events = POLLIN | POLLOUT;
-        pollfd pfd{next.fd, events, 0};
-        (void)::poll(next.kind == https::ClientNext::Kind::kWaitIo ? &pfd : nullptr,
-                     next.kind == https::ClientNext::Kind::kWaitIo ? 1 : 0, timeout);
+        (void)https::poll_wait(next, now, wall_limit - now);
         next = client.step(platform::monotonic_now());
       }
       calls = trap.calls();

@@ -1,11 +1,10 @@
 #include "tests/memorystore/memorystore_fixture.hpp"
 
-#include <poll.h>
-
 #include <cstring>
 #include <sstream>
 
 #include "stepback/core/random.hpp"
+#include "stepback/https/poll_wait.hpp"
 #include "stepback/https/request_writer.hpp"
 #include "stepback/https/tcp_tls_connector.hpp"
 #include "stepback/platform/clock.hpp"
@@ -164,20 +163,6 @@ std::size_t authorization(void* context, bool refresh, https::MutableBytes out) 
   return value.size();
 }
 
-short poll_events(https::IoInterest interest) {
-  switch (interest) {
-    case https::IoInterest::kRead:
-      return POLLIN;
-    case https::IoInterest::kWrite:
-      return POLLOUT;
-    case https::IoInterest::kReadWrite:
-      return POLLIN | POLLOUT;
-    case https::IoInterest::kNone:
-      break;
-  }
-  return 0;
-}
-
 }  // namespace
 
 OperationRun run_operation(const OperationSetup& setup) {
@@ -233,13 +218,7 @@ OperationRun run_operation(const OperationSetup& setup) {
       run.hit_wall_limit = true;
       break;
     }
-    const int timeout = static_cast<int>((min(next.at, wall_limit) - now).count());
-    if (next.kind == https::ClientNext::Kind::kWaitIo) {
-      pollfd p{next.fd, poll_events(next.interest), 0};
-      (void)::poll(&p, 1, timeout);
-    } else {
-      (void)::poll(nullptr, 0, timeout);
-    }
+    https::poll_wait(next, now, wall_limit - now);
     next = op.step(platform::monotonic_now());
   }
   run.elapsed = platform::monotonic_now() - begin;

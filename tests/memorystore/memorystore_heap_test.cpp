@@ -4,13 +4,13 @@
 // first step to kDone (the technique of tests/integration/heap_test.cpp).
 #include <execinfo.h>
 #include <gtest/gtest.h>
-#include <poll.h>
 
 #include <cstring>
 #include <ctime>
 #include <string>
 
 #include "stepback/core/random.hpp"
+#include "stepback/https/poll_wait.hpp"
 #include "stepback/https/tcp_tls_connector.hpp"
 #include "stepback/https/tls_arena.hpp"
 #include "stepback/platform/clock.hpp"
@@ -132,17 +132,7 @@ TEST(MemorystoreHeap, ACreateAndItsPollsMakeNoHeapCalls) {
         hit_wall_limit = true;
         break;
       }
-      const int timeout = static_cast<int>((min(next.at, wall_limit) - now).count());
-      if (next.kind == https::ClientNext::Kind::kWaitIo) {
-        short events = 0;
-        if (next.interest == https::IoInterest::kRead) events = POLLIN;
-        if (next.interest == https::IoInterest::kWrite) events = POLLOUT;
-        if (next.interest == https::IoInterest::kReadWrite) events = POLLIN | POLLOUT;
-        pollfd p{next.fd, events, 0};
-        (void)::poll(&p, 1, timeout);
-      } else {
-        (void)::poll(nullptr, 0, timeout);
-      }
+      (void)https::poll_wait(next, now, wall_limit - now);
       next = op.step(platform::monotonic_now());
     }
     calls = trap.calls();

@@ -1,6 +1,5 @@
 #include "upload_fixture.hpp"
 
-#include <poll.h>
 #include <sys/stat.h>
 
 #include <cstdio>
@@ -8,6 +7,7 @@
 #include <sstream>
 
 #include "stepback/core/random.hpp"
+#include "stepback/https/poll_wait.hpp"
 #include "stepback/https/request_writer.hpp"
 #include "stepback/https/tcp_tls_connector.hpp"
 #include "stepback/platform/clock.hpp"
@@ -66,20 +66,6 @@ bool restart_metadata(void*) {
 std::size_t read_body(void*, std::uint64_t offset, https::MutableBytes out) {
   for (std::size_t i = 0; i < out.size; ++i) out.data[i] = body_byte(offset + i);
   return out.size;
-}
-
-short poll_events(https::IoInterest interest) {
-  switch (interest) {
-    case https::IoInterest::kRead:
-      return POLLIN;
-    case https::IoInterest::kWrite:
-      return POLLOUT;
-    case https::IoInterest::kReadWrite:
-      return POLLIN | POLLOUT;
-    case https::IoInterest::kNone:
-      break;
-  }
-  return 0;
 }
 
 const char* kind_name(transfer::UploadEvent::Kind kind) {
@@ -260,14 +246,9 @@ UploadRun run_upload(const UploadSetup& setup, Hooks* hooks) {
       run.hit_wall_limit = true;
       break;
     }
-    const int timeout = static_cast<int>((min(next.at, wall_limit) - now).count());
-    if (next.kind == transfer::UploadNext::Kind::kWaitIo) {
-      if (next.fd < 0 || next.interest == https::IoInterest::kNone) ++run.io_waits_without_fd;
-      pollfd p{next.fd, poll_events(next.interest), 0};
-      (void)::poll(&p, 1, timeout);
-    } else if (timeout > 0) {
-      (void)::poll(nullptr, 0, timeout);
-    }
+    const bool io = next.kind == transfer::UploadNext::Kind::kWaitIo;
+    if (io && (next.fd < 0 || next.interest == https::IoInterest::kNone)) ++run.io_waits_without_fd;
+    https::poll_wait(io ? next.fd : -1, next.interest, next.at, now, wall_limit - now);
     const Millis stepped = platform::monotonic_now();
     next = upload.step(stepped);
     if (setup.save_state && upload.save(&g_state, stepped, platform::wall_now()) &&
