@@ -10,6 +10,7 @@
 
 #include "args.hpp"
 #include "demo_server.hpp"
+#include "client_loop.hpp"
 #include "get.hpp"
 #include "schedule.hpp"
 #include "stepback/core/budget.hpp"
@@ -34,7 +35,7 @@ constexpr std::uint64_t kMaxRetryAfter = 10;
 
 // The body, kept until the loop ends so that it prints after the progress lines.
 struct BodyBuffer {
-  char bytes[1024];
+  char bytes[1024] = {};
   std::size_t size = 0;
 };
 

@@ -136,7 +136,7 @@ bool DemoServer::make_credentials(std::string* error) {
   char not_after[16];
   const std::time_t now = std::time(nullptr);
   validity_time(now - 3600, not_before);
-  validity_time(now + 24 * 3600, not_after);
+  validity_time(now + 86400, not_after);  // one day
   unsigned char serial[16];
   ret = mbedtls_ctr_drbg_random(&drbg_, serial, sizeof serial);
   serial[0] = static_cast<unsigned char>((serial[0] & 0x7F) | 0x01);

@@ -16,7 +16,7 @@
 #include <cstdint>
 #include <string>
 
-#include "get.hpp"
+#include "client_loop.hpp"
 
 namespace stepback::tools {
 
@@ -66,14 +66,14 @@ class DemoServer final : public LoopPeer {
   // One accepted connection. `fd` is also the BIO context, so a Connection never moves.
   struct Connection {
     int fd = -1;
-    mbedtls_ssl_context ssl;
+    mbedtls_ssl_context ssl{};
     State state = State::kHandshake;
-    short wants = POLLIN;
+    decltype(pollfd::events) wants = POLLIN;
     std::size_t in_size = 0;
     std::size_t out_size = 0;
     std::size_t out_sent = 0;
-    unsigned char in[2048];
-    char out[512];
+    unsigned char in[2048] = {};
+    char out[512] = {};
   };
 
   bool make_credentials(std::string* error);
@@ -91,12 +91,12 @@ class DemoServer final : public LoopPeer {
   static int parse_ticket(void* self, mbedtls_ssl_session* session, unsigned char* buf,
                           std::size_t len);
 
-  mbedtls_entropy_context entropy_;
-  mbedtls_ctr_drbg_context drbg_;
-  mbedtls_pk_context key_;
-  mbedtls_x509_crt cert_;
-  mbedtls_ssl_config conf_;
-  mbedtls_ssl_ticket_context tickets_;
+  mbedtls_entropy_context entropy_{};
+  mbedtls_ctr_drbg_context drbg_{};
+  mbedtls_pk_context key_{};
+  mbedtls_x509_crt cert_{};
+  mbedtls_ssl_config conf_{};
+  mbedtls_ssl_ticket_context tickets_{};
   Connection connections_slots_[kMaxConnections];
   unsigned char pem_[2048] = {};
   std::size_t pem_size_ = 0;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "args.hpp"
+#include "client_loop.hpp"
 #include "get_operation.hpp"
 #include "schedule.hpp"
 #include "stepback/core/budget.hpp"
@@ -38,29 +39,12 @@ constexpr const char* kPrefix = "stepback get: ";
 constexpr const char* kSystemBundle = "/etc/ssl/certs/ca-certificates.crt";
 constexpr const char* kUserAgent = "stepback/" STEPBACK_VERSION;
 
-// Every mbedTLS allocation of the process. Trust anchors are looked up on demand (TrustStore),
-// so the arena holds one handshake's state, not the system's roots; mbedTLS's buffer
-// allocator zeroes the whole arena at set-up, so every byte of it is resident. The README
-// gives the measured peaks (`--trace` prints arena_peak).
-constexpr std::size_t kTlsArenaBytes = 96 * 1024;
-alignas(16) std::uint8_t g_tls_arena[kTlsArenaBytes];
-
-// The client's buffers. Static rather than on the stack: together they are 36 KiB.
-std::uint8_t g_request_head[8 * 1024];
-// Response heads up to 32 KiB: Cloud Storage's carry many x-goog-* fields, and some servers
-// send large cookies; an app gives the Client the buffer its servers need.
-std::uint8_t g_response_head[32 * 1024];
-std::uint8_t g_io[16 * 1024];  // One full TLS record per read.
-std::uint8_t g_error_body[4 * 1024];
 // The output stream's stdio buffer, installed before the first write so that stdio does not
 // allocate one while the request runs.
 char g_output_buffer[16 * 1024];
 
 constexpr std::size_t kMaxHeaders = 32;
 constexpr std::size_t kMaxPins = 8;
-constexpr std::size_t kMaxPollFds = 16;
-constexpr std::uint64_t kTickMs = 100;
-constexpr std::uint64_t kMaxPollMs = 60 * 1000;
 // Longest --max-backoff and --deadline accepted, in seconds; the policy's own limits.
 constexpr std::uint64_t kMaxSeconds = 400ULL * 24 * 3600;
 
@@ -346,35 +330,6 @@ void print_get_usage(std::FILE* out) {
       kSystemBundle, profiles::active.name, kMaxHeaders);
 }
 
-bool write_body(void* context, std::uint64_t /*offset*/, https::ConstBytes data) {
-  // Bytes arrive in order, each once (the Client's contract), so appending is enough.
-  auto* out = static_cast<BodyOutput*>(context);
-  if (data.size == 0) return true;
-  if (std::fwrite(data.data, 1, data.size, out->file) != data.size) {
-    out->failed = true;
-    out->error = errno;
-    return false;
-  }
-  return true;
-}
-
-// Starts the output over: a file is emptied; stdout (or any pipe) cannot be.
-bool restart_body(void* context) {
-  auto* out = static_cast<BodyOutput*>(context);
-  if (!out->restartable) return false;
-  if (std::fflush(out->file) != 0 || ::ftruncate(::fileno(out->file), 0) != 0 ||
-      std::fseek(out->file, 0, SEEK_SET) != 0) {
-    out->failed = true;
-    out->error = errno;
-    return false;
-  }
-  return true;
-}
-
-// Longest string copied into one trace field or progress line, in bytes; the reason phrase
-// can be as long as the response head buffer.
-constexpr std::size_t kMaxFieldBytes = 200;
-
 // The request body of --data: "@FILE" read whole into *storage (the one heap use, at
 // set-up), else the text itself. False with *error when the file cannot be read.
 bool load_body(std::string_view data, std::vector<std::uint8_t>* storage, https::ConstBytes* out,
@@ -473,64 +428,6 @@ bool parse_header(std::string_view text, https::Header* out) {
   if (name.find_first_of(" \t") != std::string_view::npos) return false;
   *out = https::Header{name, trim(text.substr(colon + 1))};
   return true;
-}
-
-// Appends `s` (at most kMaxFieldBytes of it) to `out` as a JSON string: quotes, backslashes
-// and control bytes escaped, and bytes >= 0x7f as \u00XX (read as Latin-1), so the line is
-// valid JSON whatever the server sent.
-void append_json_string(LineBuffer* out, std::string_view s) {
-  out->append("\"");
-  for (const char c : s.substr(0, kMaxFieldBytes)) {
-    const auto b = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
-      const char escaped[2] = {'\\', c};
-      out->append(std::string_view(escaped, 2));
-    } else if (b < 0x20 || b >= 0x7f) {
-      out->appendf("\\u%04x", static_cast<unsigned>(b));
-    } else {
-      out->append(std::string_view(&c, 1));
-    }
-  }
-  out->append("\"");
-}
-
-// Appends `s` (at most kMaxFieldBytes of it) with control bytes replaced, for a terminal.
-void append_printable(LineBuffer* out, std::string_view s) {
-  for (const char c : s.substr(0, kMaxFieldBytes)) {
-    const auto b = static_cast<unsigned char>(c);
-    // C0 and C1 controls (0x9b is a one-byte CSI on many terminals) and anything else
-    // outside ASCII: what a server sends never reaches the terminal raw.
-    const char shown = (b < 0x20 || b >= 0x7f) ? '?' : c;
-    out->append(std::string_view(&shown, 1));
-  }
-}
-
-const char* wait_note(WaitReason reason) {
-  switch (reason) {
-    case WaitReason::kBackoff:
-      return "";
-    case WaitReason::kRetryAfter:
-      return " (Retry-After)";
-    case WaitReason::kRetryInfo:
-      return " (RetryInfo)";
-    case WaitReason::kNetworkBack:
-      return " (network back)";
-  }
-  return "";
-}
-
-short poll_events(https::IoInterest interest) {
-  switch (interest) {
-    case https::IoInterest::kRead:
-      return POLLIN;
-    case https::IoInterest::kWrite:
-      return POLLOUT;
-    case https::IoInterest::kReadWrite:
-      return POLLIN | POLLOUT;
-    case https::IoInterest::kNone:
-      break;
-  }
-  return 0;
 }
 
 // Sets up the trust anchors and pins the options name; false with *error when none can be.
@@ -637,270 +534,6 @@ std::optional<Policy> make_policy(const RetryFlags& o, std::string* error) {
     return std::nullopt;
   }
   return p;
-}
-
-int poll_timeout(Millis now, Millis at, bool ticks) {
-  std::uint64_t ms = (at - now).count();
-  if (ms > kMaxPollMs) ms = kMaxPollMs;
-  if (ticks && ms > kTickMs) ms = kTickMs;
-  return static_cast<int>(ms);
-}
-
-int exit_code(const https::ClientResult& result, bool output_failed) {
-  if (output_failed) return kExitLocalIo;
-  switch (result.outcome) {
-    case Outcome::kSuccess:
-      return kExitOk;
-    case Outcome::kRetriesExhausted:
-    case Outcome::kDeadline:
-    case Outcome::kBudgetExhausted:
-    case Outcome::kServerDelayTooLong:
-      return kExitGaveUp;
-    case Outcome::kTerminalStatus:
-      return kExitHttpStatus;
-    case Outcome::kTerminalFailure:
-      if (result.error == https::Status::kRestartRefused) return kExitNoSplice;
-      if (result.error == https::Status::kTimeLimit) return kExitTimeLimit;
-      if (result.error == https::Status::kIntegrity) return kExitIntegrity;
-      return result.error == https::Status::kTlsVerify ? kExitTlsVerify : kExitTransport;
-    case Outcome::kNotIdempotent:
-      // The last attempt either got an HTTP answer (error kOk) or failed in transport.
-      return result.error == https::Status::kOk ? kExitHttpStatus : kExitTransport;
-    case Outcome::kCancelled:
-      break;
-  }
-  return kExitInternal;
-}
-
-https::ResponseSink body_sink(BodyOutput* out) {
-  return https::ResponseSink{&write_body, &restart_body, out};
-}
-
-https::ClientBuffers client_buffers() {
-  return https::ClientBuffers{{g_request_head, sizeof g_request_head},
-                              {g_response_head, sizeof g_response_head},
-                              {g_io, sizeof g_io},
-                              {g_error_body, sizeof g_error_body}};
-}
-
-std::size_t tls_arena_bytes() { return kTlsArenaBytes; }
-
-https::Status install_tls_arena() {
-  if (https::tls_arena_installed()) return https::Status::kOk;
-  return https::tls_arena_init(g_tls_arena, sizeof g_tls_arena);
-}
-
-void LineBuffer::append(std::string_view s) {
-  const std::size_t room = sizeof text_ - 1 - size_;
-  const std::size_t n = s.size() < room ? s.size() : room;
-  std::memcpy(text_ + size_, s.data(), n);
-  size_ += n;
-  text_[size_] = '\0';
-}
-
-void LineBuffer::appendf(const char* format, ...) {
-  std::va_list args;
-  va_start(args, format);
-  const int n = std::vsnprintf(text_ + size_, sizeof text_ - size_, format, args);
-  va_end(args);
-  if (n > 0) size_ += static_cast<std::size_t>(n);
-  if (size_ > sizeof text_ - 1) size_ = sizeof text_ - 1;  // Cut: vsnprintf stopped there.
-}
-
-Reporter::Reporter(std::FILE* err, bool trace, bool countdown, const char* prefix, Millis start)
-    : err_(err), trace_(trace), countdown_(countdown && !trace), prefix_(prefix), start_(start) {}
-
-void Reporter::on_event(void* self, const https::ClientEvent& event) {
-  auto* r = static_cast<Reporter*>(self);
-  if (r->trace_) {
-    r->trace(event);
-  } else {
-    r->human(event);
-  }
-}
-
-void Reporter::human(const https::ClientEvent& event) {
-  using Kind = https::ClientEvent::Kind;
-  switch (event.kind) {
-    case Kind::kAttempt:
-      end_line();
-      line_.clear();
-      line_.appendf("attempt %u: ", event.attempt);
-      line_open_ = true;
-      line_has_status_ = false;
-      break;
-    case Kind::kResponse:
-      line_.appendf("%u", static_cast<unsigned>(event.status));
-      line_has_status_ = true;
-      if (countdown_ && client_ != nullptr && event.status / 100 == 2) {
-        metering_ = true;
-        meter_start_ = event.at;
-        meter_from_ = client_->delivered();
-      }
-      if (!event.reason.empty()) {
-        line_.append(" ");
-        append_printable(&line_, event.reason);
-      }
-      break;
-    case Kind::kError:
-      // "attempt 1: 200 OK, the connection closed ...", not "200 OKthe connection ...".
-      if (line_has_status_) line_.append(", ");
-      append_printable(&line_, event.message);
-      line_.appendf(" (%s)", to_string(event.failure));
-      break;
-    case Kind::kWait:
-      line_.appendf(", retrying in %.2f s%s", static_cast<double>(event.wait.count()) / 1000.0,
-                    wait_note(event.wait_reason));
-      if (countdown_) {
-        waiting_ = true;
-        wait_end_ = event.at + event.wait;
-        last_draw_ = event.at;
-        draw_countdown(event.at);
-      } else {
-        end_line();
-      }
-      break;
-    case Kind::kIntegrity:
-      if (!event.verified) break;  // A mismatch is the request's failure, reported with it.
-      end_line();
-      std::fprintf(err_, "%s%s\n", prefix_, event.message);
-      break;
-    case Kind::kResume:
-      end_line();
-      std::fprintf(err_, "%sresuming at byte %llu%s\n", prefix_,
-                   static_cast<unsigned long long>(event.offset),
-                   event.validator.empty() ? "" : " of the same representation (If-Range)");
-      break;
-    case Kind::kDone:
-      end_line();
-      if (event.outcome != Outcome::kSuccess) {
-        std::fprintf(err_, "%sstopped after %u attempt%s: %s (%s)\n", prefix_, event.attempt,
-                     event.attempt == 1 ? "" : "s", to_string(event.outcome),
-                     describe_stop(event.outcome));
-      }
-      break;
-  }
-}
-
-void Reporter::trace(const https::ClientEvent& event) {
-  using Kind = https::ClientEvent::Kind;
-  static constexpr const char* kNames[] = {"attempt", "response",  "error", "wait",
-                                           "resume",  "integrity", "done"};
-  static_assert(std::size(kNames) == static_cast<std::size_t>(Kind::kDone) + 1);
-  LineBuffer j;
-  j.appendf("{\"event\":\"%s\",\"t_ms\":%llu", kNames[static_cast<int>(event.kind)],
-            static_cast<unsigned long long>((event.at - start_).count()));
-  if (event.kind != Kind::kDone) j.appendf(",\"n\":%u", event.attempt);
-  switch (event.kind) {
-    case Kind::kAttempt:
-      break;
-    case Kind::kResponse:
-      j.appendf(",\"status\":%u,\"reason\":", static_cast<unsigned>(event.status));
-      append_json_string(&j, event.reason);
-      break;
-    case Kind::kError:
-      j.appendf(",\"kind\":\"%s\",\"message\":", to_string(event.failure));
-      append_json_string(&j, event.message);
-      break;
-    case Kind::kWait:
-      j.appendf(",\"ms\":%llu,\"reason\":\"%s\"",
-                static_cast<unsigned long long>(event.wait.count()), to_string(event.wait_reason));
-      break;
-    case Kind::kIntegrity:
-      j.appendf(",\"verified\":%s,\"message\":", event.verified ? "true" : "false");
-      append_json_string(&j, event.message);
-      break;
-    case Kind::kResume:
-      j.appendf(",\"offset\":%llu,\"validator\":", static_cast<unsigned long long>(event.offset));
-      append_json_string(&j, event.validator);
-      break;
-    case Kind::kDone: {
-      j.appendf(",\"outcome\":\"%s\",\"attempts\":%u", to_string(event.outcome), event.attempt);
-      if (event.status != 0) j.appendf(",\"status\":%u", static_cast<unsigned>(event.status));
-      if (client_ != nullptr) {
-        j.appendf(",\"connections\":%u,\"resumed\":%s,\"delivered\":%llu,\"refetched\":%llu",
-                  client_->connections(), client_->resumed() ? "true" : "false",
-                  static_cast<unsigned long long>(client_->delivered()),
-                  static_cast<unsigned long long>(client_->refetched()));
-      }
-      const https::TlsArenaUsage arena = https::tls_arena_usage();
-      j.appendf(",\"arena_peak\":%zu,\"arena_peak_footprint\":%zu", arena.peak_bytes,
-                arena.peak_footprint_bytes());
-      break;
-    }
-  }
-  j.append("}\n");
-  std::fputs(j.c_str(), err_);
-}
-
-void Reporter::end_line() {
-  if (!line_open_) return;
-  if (waiting_ || metering_) {
-    // Replaces the countdown with the plain line.
-    std::fprintf(err_, "\r%s\x1b[K\n", line_.c_str());
-  } else {
-    std::fprintf(err_, "%s\n", line_.c_str());
-  }
-  line_open_ = false;
-  waiting_ = false;
-  metering_ = false;
-}
-
-void Reporter::tick(Millis now) {
-  if (!wants_ticks() || now - last_draw_ < Millis(kTickMs)) return;
-  last_draw_ = now;
-  if (waiting_) {
-    draw_countdown(now);
-  } else {
-    draw_meter(now);
-  }
-}
-
-void Reporter::draw_meter(Millis now) {
-  // "attempt 2: 206 Partial Content, 12.3 MB (from 4.0 MB), 8.1 MB/s, 3 s left".
-  const std::uint64_t have = client_->delivered();
-  const double seconds = static_cast<double>((now - meter_start_).count()) / 1000.0;
-  const double rate = seconds > 0 ? static_cast<double>(have - meter_from_) / seconds : 0.0;
-  LineBuffer m;
-  m.appendf(", %.1f MB", static_cast<double>(have) / 1e6);
-  if (meter_from_ > 0) m.appendf(" (from %.1f MB)", static_cast<double>(meter_from_) / 1e6);
-  m.appendf(", %.1f MB/s", rate / 1e6);
-  const std::optional<std::uint64_t> total = client_->expected_size();
-  if (total && *total > have && rate > 0) {
-    m.appendf(", %.0f s left", static_cast<double>(*total - have) / rate);
-  }
-  std::fprintf(err_, "\r%s%s\x1b[K", line_.c_str(), m.c_str());
-  std::fflush(err_);
-}
-
-void Reporter::draw_countdown(Millis now) {
-  const double left = static_cast<double>((wait_end_ - now).count()) / 1000.0;
-  std::fprintf(err_, "\r%s, %.1f s left\x1b[K", line_.c_str(), left);
-  std::fflush(err_);
-}
-
-const https::ClientResult& run_client(https::Client& client, Reporter& reporter, LoopPeer* peer) {
-  Millis now = platform::monotonic_now();
-  https::ClientNext next = client.step(now);
-  while (next.kind != https::ClientNext::Kind::kDone) {
-    pollfd fds[kMaxPollFds];
-    std::size_t count = 0;
-    bool client_polled = false;
-    if (next.kind == https::ClientNext::Kind::kWaitIo && next.fd >= 0) {
-      fds[count++] = pollfd{next.fd, poll_events(next.interest), 0};
-      client_polled = true;
-    }
-    if (peer != nullptr) count += peer->poll_fds(fds + count, kMaxPollFds - count);
-    const int timeout = poll_timeout(now, next.at, reporter.wants_ticks());
-    // kWaitUntil with nothing else to watch is a plain sleep: poll(nullptr, 0, ms).
-    (void)::poll(count == 0 ? nullptr : fds, static_cast<nfds_t>(count), timeout);
-    now = platform::monotonic_now();
-    if (peer != nullptr) peer->serve(now);
-    reporter.tick(now);
-    const bool ready = client_polled && fds[0].revents != 0;
-    if (ready || now >= next.at) next = client.step(now);
-  }
-  return client.result();
 }
 
 // After giving up on a retryable answer (a 503 to the end, say), its body explains it: the

@@ -1,5 +1,6 @@
 // `stepback-get`: `stepback get` alone, for footprint-sensitive builds (no demo server,
 // no simulator); the same options and exit codes.
+#include "client_loop.hpp"
 #include "get.hpp"
 #include "stdio_guard.hpp"
 

@@ -17,7 +17,6 @@ namespace {
 std::uint8_t g_operation[32 * 1024];
 
 // How often a live countdown is redrawn.
-constexpr std::uint64_t kTickMs = 100;
 // Longest decoded verb and statusDetail kept for the progress line (append_printable and
 // append_json_string show at most 200 bytes of any field).
 constexpr std::size_t kMaxField = 200;
@@ -47,7 +46,7 @@ class OperationReporter {
   bool wants_ticks() const { return countdown_ && waiting_; }
 
   void tick(Millis now) {
-    if (!wants_ticks() || now - last_draw_ < Millis(kTickMs)) return;
+    if (!wants_ticks() || now - last_draw_ < kTick) return;
     last_draw_ = now;
     draw(now);
   }
@@ -392,15 +391,12 @@ int run_operation_command(const OperationCommand& c) {
   Millis now = platform::monotonic_now();
   https::ClientNext next = op.step(now);
   while (next.kind != https::ClientNext::Kind::kDone) {
-    pollfd fd{-1, 0, 0};
-    const bool io = next.kind == https::ClientNext::Kind::kWaitIo && next.fd >= 0;
-    if (io) fd = pollfd{next.fd, poll_events(next.interest), 0};
     const bool ticks = c.reporter->wants_ticks() || progress.wants_ticks();
-    (void)::poll(io ? &fd : nullptr, io ? 1 : 0, poll_timeout(now, next.at, ticks));
+    const bool ready = https::poll_wait(next, now, longest_wait(ticks));
     now = platform::monotonic_now();
     c.reporter->tick(now);
     progress.tick(now);
-    if ((io && fd.revents != 0) || now >= next.at) next = op.step(now);
+    if (ready || now >= next.at) next = op.step(now);
   }
   progress.finish(op);
   return operation_exit_code(op.result(), c.output->failed);

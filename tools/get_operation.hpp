@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <optional>
 
+#include "client_loop.hpp"
 #include "get.hpp"
 #include "stepback/core/millis.hpp"
 #include "stepback/core/retry_machine.hpp"

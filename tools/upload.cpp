@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "args.hpp"
+#include "client_loop.hpp"
 #include "get.hpp"
 #include "schedule.hpp"
 #include "stepback/core/budget.hpp"
@@ -39,8 +40,7 @@ constexpr const char* kPrefix = "stepback upload: ";
 constexpr const char* kSystemBundle = "/etc/ssl/certs/ca-certificates.crt";
 constexpr const char* kUserAgent = "stepback/" STEPBACK_VERSION;
 constexpr std::size_t kMaxHeaders = transfer::kMaxUploadHeaders;
-constexpr std::uint64_t kTickMs = 100;
-constexpr std::uint64_t kDefaultChunk = 8 * 1024 * 1024;
+constexpr std::uint64_t kDefaultChunk = std::uint64_t{8} * 1024 * 1024;
 // Longest chunk accepted: 1 GiB, far above anything a phone or a PC would buffer in flight.
 constexpr std::uint64_t kMaxChunk = 1024ULL * 1024 * 1024;
 
@@ -323,7 +323,7 @@ class UploadReporter {
   std::uint32_t waits() const { return waits_; }
   bool wants_ticks() const { return terminal_ && waiting_; }
   void tick(Millis now) {
-    if (!wants_ticks() || now - last_draw_ < Millis(kTickMs)) return;
+    if (!wants_ticks() || now - last_draw_ < kTick) return;
     last_draw_ = now;
     draw_countdown(now);
   }
@@ -710,7 +710,7 @@ class StateFile {
   std::string tmp_;
   std::string dir_;
   transfer::TransferState state_;
-  std::uint8_t buffer_[transfer::kMaxStateBytes + 1];
+  std::uint8_t buffer_[transfer::kMaxStateBytes + 1] = {};
   char last_session_[transfer::kMaxStateSessionUri] = {};
   std::size_t last_session_size_ = 0;
   std::uint64_t last_committed_ = 0;
@@ -730,14 +730,12 @@ const transfer::UploadResult& run_loop(transfer::Upload& upload, UploadReporter&
       state->maybe_save(upload, now, reporter.waits());
     }
     if (next.kind == transfer::UploadNext::Kind::kDone) break;
-    pollfd fd{-1, 0, 0};
-    const bool io = next.kind == transfer::UploadNext::Kind::kWaitIo && next.fd >= 0;
-    if (io) fd = pollfd{next.fd, poll_events(next.interest), 0};
-    (void)::poll(io ? &fd : nullptr, io ? 1 : 0,
-                 poll_timeout(now, next.at, reporter.wants_ticks()));
+    const bool io = next.kind == transfer::UploadNext::Kind::kWaitIo;
+    const bool ready = https::poll_wait(io ? next.fd : -1, next.interest, next.at, now,
+                                        longest_wait(reporter.wants_ticks()));
     now = platform::monotonic_now();
     reporter.tick(now);
-    if ((io && fd.revents != 0) || now >= next.at) next = upload.step(now);
+    if (ready || now >= next.at) next = upload.step(now);
   }
   return upload.result();
 }

@@ -1,0 +1,130 @@
+#include "client_loop.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+
+#include "stepback/https/poll_wait.hpp"
+#include "stepback/https/tls_arena.hpp"
+#include "stepback/platform/clock.hpp"
+
+namespace stepback::tools {
+namespace {
+
+// Every mbedTLS allocation of the process. Trust anchors are looked up on demand (TrustStore),
+// so the arena holds one handshake's state, not the system's roots; mbedTLS's buffer
+// allocator zeroes the whole arena at set-up, so every byte of it is resident. The README
+// gives the measured peaks (`--trace` prints arena_peak).
+constexpr std::size_t kTlsArenaBytes = std::size_t{96} * 1024;
+alignas(16) std::uint8_t g_tls_arena[kTlsArenaBytes];
+
+// The client's buffers. Static rather than on the stack: together they are 36 KiB.
+std::uint8_t g_request_head[8 * 1024];
+// Response heads up to 32 KiB: Cloud Storage's carry many x-goog-* fields, and some servers
+// send large cookies; an app gives the Client the buffer its servers need.
+std::uint8_t g_response_head[32 * 1024];
+std::uint8_t g_io[16 * 1024];  // One full TLS record per read.
+std::uint8_t g_error_body[4 * 1024];
+// Descriptors one poll() watches: the client's and a peer's (the demo server's listener and
+// connections).
+constexpr std::size_t kMaxPollFds = 16;
+
+bool write_body(void* context, std::uint64_t /*offset*/, https::ConstBytes data) {
+  // Bytes arrive in order, each once (the Client's contract), so appending is enough.
+  auto* out = static_cast<BodyOutput*>(context);
+  if (data.size == 0) return true;
+  if (std::fwrite(data.data, 1, data.size, out->file) != data.size) {
+    out->failed = true;
+    out->error = errno;
+    return false;
+  }
+  return true;
+}
+
+// Starts the output over: a file is emptied; stdout (or any pipe) cannot be.
+bool restart_body(void* context) {
+  auto* out = static_cast<BodyOutput*>(context);
+  if (!out->restartable) return false;
+  if (std::fflush(out->file) != 0 || ::ftruncate(::fileno(out->file), 0) != 0 ||
+      std::fseek(out->file, 0, SEEK_SET) != 0) {
+    out->failed = true;
+    out->error = errno;
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+int exit_code(const https::ClientResult& result, bool output_failed) {
+  if (output_failed) return kExitLocalIo;
+  switch (result.outcome) {
+    case Outcome::kSuccess:
+      return kExitOk;
+    case Outcome::kRetriesExhausted:
+    case Outcome::kDeadline:
+    case Outcome::kBudgetExhausted:
+    case Outcome::kServerDelayTooLong:
+      return kExitGaveUp;
+    case Outcome::kTerminalStatus:
+      return kExitHttpStatus;
+    case Outcome::kTerminalFailure:
+      if (result.error == https::Status::kRestartRefused) return kExitNoSplice;
+      if (result.error == https::Status::kTimeLimit) return kExitTimeLimit;
+      if (result.error == https::Status::kIntegrity) return kExitIntegrity;
+      return result.error == https::Status::kTlsVerify ? kExitTlsVerify : kExitTransport;
+    case Outcome::kNotIdempotent:
+      // The last attempt either got an HTTP answer (error kOk) or failed in transport.
+      return result.error == https::Status::kOk ? kExitHttpStatus : kExitTransport;
+    case Outcome::kCancelled:
+      break;
+  }
+  return kExitInternal;
+}
+
+https::ResponseSink body_sink(BodyOutput* out) {
+  return https::ResponseSink{&write_body, &restart_body, out};
+}
+
+https::ClientBuffers client_buffers() {
+  return https::ClientBuffers{{g_request_head, sizeof g_request_head},
+                              {g_response_head, sizeof g_response_head},
+                              {g_io, sizeof g_io},
+                              {g_error_body, sizeof g_error_body}};
+}
+
+https::Status install_tls_arena() {
+  if (https::tls_arena_installed()) return https::Status::kOk;
+  return https::tls_arena_init(g_tls_arena, sizeof g_tls_arena);
+}
+
+const https::ClientResult& run_client(https::Client& client, Reporter& reporter, LoopPeer* peer) {
+  Millis now = platform::monotonic_now();
+  https::ClientNext next = client.step(now);
+  while (next.kind != https::ClientNext::Kind::kDone) {
+    pollfd fds[kMaxPollFds];
+    std::size_t count = 0;
+    bool client_polled = false;
+    if (next.kind == https::ClientNext::Kind::kWaitIo && next.fd >= 0) {
+      fds[count++] = pollfd{next.fd, https::poll_events(next.interest), 0};
+      client_polled = true;
+    }
+    if (peer != nullptr) count += peer->poll_fds(fds + count, kMaxPollFds - count);
+    const Millis wait =
+        next.at <= now ? Millis(0) : min(next.at - now, longest_wait(reporter.wants_ticks()));
+    const int timeout = static_cast<int>(wait.count());
+    // kWaitUntil with nothing else to watch is a plain sleep: poll(nullptr, 0, ms).
+    (void)::poll(count == 0 ? nullptr : fds, static_cast<nfds_t>(count), timeout);
+    now = platform::monotonic_now();
+    if (peer != nullptr) peer->serve(now);
+    reporter.tick(now);
+    const bool ready = client_polled && fds[0].revents != 0;
+    if (ready || now >= next.at) next = client.step(now);
+  }
+  return client.result();
+}
+
+std::size_t tls_arena_bytes() { return kTlsArenaBytes; }
+
+}  // namespace stepback::tools

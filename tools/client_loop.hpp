@@ -1,0 +1,82 @@
+// The main loop of the subcommands that make requests (get, upload, demo): the process's
+// TLS arena and client buffers, where a body goes, the poll() loop that steps an
+// https::Client beside anything else the program serves, and the exit codes.
+#ifndef STEPBACK_TOOLS_CLIENT_LOOP_HPP_
+#define STEPBACK_TOOLS_CLIENT_LOOP_HPP_
+
+#include <poll.h>
+
+#include <cstddef>
+#include <cstdio>
+
+#include "reporter.hpp"
+#include "stepback/core/millis.hpp"
+#include "stepback/https/client.hpp"
+#include "stepback/https/poll_wait.hpp"
+#include "stepback/https/types.hpp"
+
+namespace stepback::tools {
+
+// Exit codes of `stepback get` and `stepback demo` (also in --help and the README).
+enum ExitCode : int {
+  kExitOk = 0,          // The final response was 1xx-3xx.
+  kExitInternal = 1,    // The TLS library could not be set up (arena, PSA, entropy).
+  kExitUsage = 2,       // A bad option, URL, method, header or CA file/directory.
+  kExitGaveUp = 3,      // Retrying stopped: retries, deadline, budget or server delay.
+  kExitHttpStatus = 4,  // The final response is an error status that is not retried.
+  kExitTlsVerify = 5,   // The server's certificate or host name did not verify.
+  kExitTransport = 6,   // Another transport or protocol failure that is not retried.
+  kExitLocalIo = 7,     // Reading the --data file or writing the output failed.
+  kExitNoSplice = 8,    // The body had to start over and the output (stdout) cannot.
+  kExitTimeLimit = 9,   // --max-time passed.
+  kExitIntegrity = 10,  // The body's digest differs from the one the server stated.
+};
+
+// The exit code for a finished request; `output_failed` when writing the body failed.
+int exit_code(const https::ClientResult& result, bool output_failed);
+
+// Where a response body goes: a stdio stream; records the first failed write.
+struct BodyOutput {
+  std::FILE* file = nullptr;
+  bool failed = false;
+  int error = 0;             // errno of the failed write.
+  bool restartable = false;  // A regular file that can be emptied and written again.
+};
+
+// A ResponseSink that writes to `out`, which must outlive the client.
+https::ResponseSink body_sink(BodyOutput* out);
+
+// The process's static client buffers (request head, response head, io, error body); one
+// client at a time may use them.
+https::ClientBuffers client_buffers();
+
+// The size of the process's TLS arena, in bytes.
+std::size_t tls_arena_bytes();
+
+// Installs the process's static TLS arena unless it already is; call it before any other
+// mbedTLS call. kOk, or what https::tls_arena_init() reports.
+[[nodiscard]] https::Status install_tls_arena();
+
+// The longest one poll() of a main loop sleeps: a minute, or one tick while a countdown or
+// meter is on screen (`ticks`).
+constexpr Millis longest_wait(bool ticks) { return ticks ? kTick : https::kLongestPollWait; }
+
+// Something else the main loop serves between the client's steps (the demo's server).
+class LoopPeer {
+ public:
+  // Fills up to `room` entries of `fds` with what to poll; returns how many.
+  virtual std::size_t poll_fds(pollfd* fds, std::size_t room) = 0;
+  // Does whatever can be done without blocking, at monotonic time `now`.
+  virtual void serve(Millis now) = 0;
+
+ protected:
+  ~LoopPeer() = default;
+};
+
+// Steps `client` (already start()ed) from a poll() loop until it is done, serving `peer` (may
+// be null) in the same loop and ticking `reporter`; returns the client's result.
+const https::ClientResult& run_client(https::Client& client, Reporter& reporter, LoopPeer* peer);
+
+}  // namespace stepback::tools
+
+#endif  // STEPBACK_TOOLS_CLIENT_LOOP_HPP_
