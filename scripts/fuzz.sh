@@ -120,7 +120,9 @@ for t in "${selected[@]}"; do
   # the machine a run of SECONDS gets less than SECONDS of CPU, and the figure says how much.
   cpu_file=$build/logs/$name.cpu
   TIMEFORMAT='%U %S'
-  { time "$build/$exe" -max_total_time="$seconds" -print_final_stats=1 -max_len=4096 -timeout=10 \
+  # -timeout is wall-clock time: at 10 s, runs starved by builds beside them reported inputs
+  # as timeouts that rerun alone in about a second; 60 s still catches a real hang.
+  { time "$build/$exe" -max_total_time="$seconds" -print_final_stats=1 -max_len=4096 -timeout=60 \
     -artifact_prefix="$artifacts/" "$scratch" "$corpus" > "$log" 2>&1; } 2> "$cpu_file" || status=$?
   cpu=$(awk '{ printf "%d", $1 + $2 }' "$cpu_file" 2> /dev/null || true)
   execs=$(sed -nE 's/^stat::number_of_executed_units: *([0-9]+).*/\1/p' "$log" | tail -n 1)
