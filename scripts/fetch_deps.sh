@@ -34,7 +34,7 @@ wanted_series() {
   case "$1" in
     mbedtls) echo "3.6." ;;
     nanopb) echo "" ;;
-    # 1.34: ares_process_fds() and the CMake options https/cares.cmake relies on; trixie
+    # 1.34: ares_process_fds() and the CMake options cmake/StepbackCares.cmake relies on; trixie
     # has 1.34.x.
     c-ares) echo "1.34." ;;
     *) die "unknown package '$1' (known: mbedtls nanopb c-ares)" ;;

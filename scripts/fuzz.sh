@@ -31,7 +31,7 @@
 # To keep what a long run found, merge it into a copy of the checked-in corpus so that only
 # inputs reaching new edges go in (keep a corpus to ~100 files and ~200 KB: the cross
 # builds replay it under qemu), e.g. for url:
-#   cp -r tests/fuzz/corpus/url /tmp/url && build/fuzz/tests/https/url_fuzz -merge=1 \
+#   cp -r tests/fuzz/corpus/url /tmp/url && build/fuzz/tests/fuzz/url_fuzz -merge=1 \
 #     -use_counters=0 /tmp/url build/fuzz/scratch/url
 # then replace tests/fuzz/corpus/url with /tmp/url (the hand-written seeds keep their names).
 set -euo pipefail
@@ -39,12 +39,12 @@ cd "$(dirname "$0")/.."
 
 # name, executable under the build folder, corpus
 targets=(
-  "http1_response_parser tests/https/http1_response_parser_fuzz tests/fuzz/corpus/response"
+  "http1_response_parser tests/fuzz/http1_response_parser_fuzz tests/fuzz/corpus/response"
   "transfer_state tests/transfer/transfer_state_fuzz tests/transfer/corpus/state"
   "operation_json tests/operation/operation_json_fuzz tests/fuzz/corpus/operation"
-  "retry_after tests/https/retry_after_fuzz tests/fuzz/corpus/retry_after"
-  "url tests/https/url_fuzz tests/fuzz/corpus/url"
-  "retry_info tests/https/retry_info_fuzz tests/fuzz/corpus/retry_info"
+  "retry_after tests/fuzz/retry_after_fuzz tests/fuzz/corpus/retry_after"
+  "url tests/fuzz/url_fuzz tests/fuzz/corpus/url"
+  "retry_info tests/fuzz/retry_info_fuzz tests/fuzz/corpus/retry_info"
   "content_range tests/transfer/content_range_fuzz tests/fuzz/corpus/content_range"
   "x_goog_hash tests/transfer/x_goog_hash_fuzz tests/fuzz/corpus/x_goog_hash"
 )

@@ -1,7 +1,8 @@
 /* stepback's complete mbedTLS 3.6 configuration (MBEDTLS_CONFIG_FILE), not an adjustment of
- * the default: every option that is not defined here is off. https/deps.cmake passes it to
- * the mbedTLS build and, as a public definition, to everything that includes mbedTLS headers,
- * so the library and its users always agree on the layout of mbedTLS structures. */
+ * the default: every option that is not defined here is off. cmake/StepbackMbedTLS.cmake
+ * passes it to the mbedTLS build and, as a public definition, to everything that includes
+ * mbedTLS headers, so the library and its users always agree on the layout of mbedTLS
+ * structures. */
 
 /* Platform: C library time for certificate validity, and file I/O to load CA files and
  * directories. */

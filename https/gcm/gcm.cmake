@@ -1,6 +1,6 @@
 # The pipelined AES-GCM behind mbedTLS's GCM API (MBEDTLS_GCM_ALT, set in the project's mbedTLS
-# configuration), included by https/deps.cmake once mbedTLS's targets exist. Its objects go
-# into mbedcrypto itself: mbedcrypto's own gcm.c compiles to nothing under GCM_ALT, and
+# configuration), included by cmake/StepbackMbedTLS.cmake once mbedTLS's targets exist. Its
+# objects go into mbedcrypto itself: mbedcrypto's own gcm.c compiles to nothing under GCM_ALT, and
 # mbedcrypto is then complete (no new archive, no link cycle). They are compiled here, with
 # our warnings and without exceptions or RTTI; mbedTLS's headers come in as system headers.
 set(STEPBACK_GCM_DIR "${CMAKE_CURRENT_LIST_DIR}")

@@ -1,6 +1,6 @@
 // CaresResolver: the default Resolver on POSIX systems, built on c-ares (the asynchronous
 // resolver curl, gRPC and Node use), which stepback builds from source with its own flags
-// (https/cares.cmake). It asks for AAAA and A together (AF_UNSPEC), never blocks after
+// (cmake/StepbackCares.cmake). It asks for AAAA and A together (AF_UNSPEC), never blocks after
 // init(), and exposes c-ares's sockets to the app's loop through step().
 //
 // Memory. c-ares allocates through functions installed once per process with

@@ -1,4 +1,7 @@
-# mbedTLS 3.6 LTS for the HTTPS layer, plus the TLS arena (src/tls_arena.cpp).
+# mbedTLS 3.6 LTS for the HTTPS layer (https/CMakeLists.txt includes this first). Defines the
+# targets MbedTLS::mbedtls, MbedTLS::mbedx509 and MbedTLS::mbedcrypto, and the cache variable
+# STEPBACK_MBEDTLS_FROM_PACKAGE (the top-level CMakeLists.txt writes find_dependency(MbedTLS)
+# into stepbackConfig.cmake when it is ON).
 #
 # Where mbedTLS comes from, in this order of preference:
 #   1. -DSTEPBACK_MBEDTLS_SOURCE_DIR=/path: a source tree the user brings (an Android app's
@@ -11,13 +14,17 @@
 # Nothing found stops the configure and says to run scripts/fetch_deps.sh.
 #
 # Source trees go through mbedTLS's own CMake (static libraries only, no programs, no tests,
-# its warnings not fatal) with MBEDTLS_CONFIG_FILE = config/stepback_mbedtls_config.h, which
-# mbedTLS also exports as a public definition so that our code sees the same configuration.
+# its warnings not fatal) with MBEDTLS_CONFIG_FILE = https/config/stepback_mbedtls_config.h,
+# which mbedTLS also exports as a public definition so that our code sees the same
+# configuration.
 # The subdirectory is SYSTEM: our warnings-as-errors never apply to mbedTLS sources or headers.
+# Such a build also gets our heap-free gmtime (https/src/mbedtls_time.cpp) behind mbedx509 and
+# the pipelined AES-GCM (https/gcm/gcm.cmake) inside mbedcrypto, and is installed with stepback.
+include_guard(GLOBAL)
 
 set(STEPBACK_MBEDTLS_SOURCE_DIR "" CACHE PATH
   "mbedTLS 3.6 source tree to build (default: third_party/mbedtls, then an installed package)")
-set(STEPBACK_MBEDTLS_CONFIG_FILE "${CMAKE_CURRENT_LIST_DIR}/config/stepback_mbedtls_config.h")
+set(STEPBACK_MBEDTLS_CONFIG_FILE "${PROJECT_SOURCE_DIR}/https/config/stepback_mbedtls_config.h")
 
 # Sets <out> to the MBEDTLS_VERSION_STRING of the source tree <dir>, or "" if there is none.
 function(stepback_mbedtls_tree_version dir out)
@@ -62,7 +69,7 @@ if(stepback_mbedtls_dir)
                    EXCLUDE_FROM_ALL SYSTEM)
   # The config sets MBEDTLS_PLATFORM_GMTIME_R_ALT: mbedx509 checks certificate dates with our
   # heap-free UTC conversion, linked behind it so every user of mbedx509 gets it.
-  add_library(stepback_mbedtls_time STATIC ${CMAKE_CURRENT_SOURCE_DIR}/src/mbedtls_time.cpp)
+  add_library(stepback_mbedtls_time STATIC ${PROJECT_SOURCE_DIR}/https/src/mbedtls_time.cpp)
   target_link_libraries(stepback_mbedtls_time PRIVATE MbedTLS::mbedcrypto $<BUILD_INTERFACE:stepback_warnings>)
   if(NOT MSVC)
     target_compile_options(stepback_mbedtls_time PRIVATE -fno-exceptions -fno-rtti)
@@ -102,7 +109,7 @@ if(stepback_mbedtls_dir)
   endif()
   # The pipelined AES-GCM (MBEDTLS_GCM_ALT), compiled into mbedcrypto; after the include
   # directories above, which it extends.
-  include(${CMAKE_CURRENT_LIST_DIR}/gcm/gcm.cmake)
+  include(${PROJECT_SOURCE_DIR}/https/gcm/gcm.cmake)
 else()
   find_package(MbedTLS 3.6 CONFIG QUIET)
   if(NOT MbedTLS_FOUND OR NOT MbedTLS_VERSION VERSION_LESS 3.7)
@@ -115,29 +122,3 @@ else()
   # The installed stepback package then finds it with find_dependency(MbedTLS).
   set(STEPBACK_MBEDTLS_FROM_PACKAGE ON CACHE INTERNAL "mbedTLS is an installed package")
 endif()
-
-list(APPEND STEPBACK_HTTPS_SOURCES src/tls_arena.cpp)
-
-# Links mbedTLS into <target>, publicly: our headers and tests use mbedTLS types; and c-ares,
-# privately: no public header of ours includes ares.h.
-function(stepback_https_deps_link target)
-  target_link_libraries(${target} PUBLIC MbedTLS::mbedtls MbedTLS::mbedx509 MbedTLS::mbedcrypto)
-  if(STEPBACK_HAVE_CARES)
-    target_link_libraries(${target} PRIVATE c-ares::cares)
-    target_compile_definitions(${target} PUBLIC STEPBACK_HAVE_CARES=1)
-  endif()
-endfunction()
-
-# Name resolution: the Resolver seam's implementations. c-ares (https/cares.cmake) is the
-# default on POSIX systems; the blocking getaddrinfo one is there only when chosen.
-include(${CMAKE_CURRENT_LIST_DIR}/cares.cmake)
-set(STEPBACK_HAVE_CARES ${STEPBACK_HAVE_CARES} CACHE INTERNAL "CaresResolver is built")
-# Without c-ares, CaresResolver compiles to stubs whose lookups fail with a message.
-if(CMAKE_SYSTEM_NAME MATCHES "^(Linux|Android|Darwin|iOS)$")
-  list(APPEND STEPBACK_HTTPS_SOURCES src/resolver.cpp src/getaddrinfo_resolver.cpp
-                                     src/cares_resolver.cpp src/android_resolver.cpp)
-endif()
-if(STEPBACK_HAVE_CARES)
-  list(APPEND STEPBACK_HTTPS_SOURCES src/dns_pool.cpp)
-endif()
-

@@ -1,4 +1,6 @@
-# c-ares, the asynchronous DNS resolver behind CaresResolver (src/cares_resolver.cpp).
+# c-ares, the asynchronous DNS resolver behind CaresResolver (https/src/cares_resolver.cpp),
+# for the HTTPS layer (https/CMakeLists.txt). Sets STEPBACK_HAVE_CARES (also in the cache, for
+# the tests) and, when it is ON, defines the target c-ares::cares.
 #
 # Where c-ares comes from, in this order of preference:
 #   1. -DSTEPBACK_CARES_SOURCE_DIR=/path: a source tree the user brings (an Android app's own
@@ -12,6 +14,7 @@
 # c-ares out: names then need the app's own Resolver (or the blocking GetaddrinfoResolver).
 #
 # The subdirectory is SYSTEM: our warnings-as-errors never apply to c-ares sources or headers.
+include_guard(GLOBAL)
 
 option(STEPBACK_CARES "Build the c-ares resolver (CaresResolver)" ON)
 set(STEPBACK_CARES_SOURCE_DIR "" CACHE PATH
@@ -29,6 +32,7 @@ endfunction()
 
 if(NOT STEPBACK_CARES OR NOT CMAKE_SYSTEM_NAME MATCHES "^(Linux|Android|Darwin|iOS)$")
   set(STEPBACK_HAVE_CARES OFF)
+  set(STEPBACK_HAVE_CARES OFF CACHE INTERNAL "CaresResolver is built")
   return()
 endif()
 
@@ -66,6 +70,7 @@ set(CARES_SYMBOL_HIDING OFF CACHE BOOL "c-ares: symbol hiding (shared only)" FOR
 add_subdirectory("${stepback_cares_dir}" "${PROJECT_BINARY_DIR}/third_party/c-ares"
                  EXCLUDE_FROM_ALL SYSTEM)
 set(STEPBACK_HAVE_CARES ON)
+set(STEPBACK_HAVE_CARES ON CACHE INTERNAL "CaresResolver is built")
 
 # Installed with stepback, as stepback::cares, beside mbedTLS in lib/stepback/vendor, with
 # its headers (ares.h and the generated ares_build.h) in include/stepback/vendor.
