@@ -287,11 +287,11 @@ if [[ "${built[$t]:-0}" == 1 ]]; then
       END { printf "| (smaller ones) | %d | %.1f%% |\n", s, 100 * s / total }' "$tmp/get-by-archive.txt"
   echo "| **total** | **$total** | |"
   read -r ours runtime < <(awk '$2 != "(total)" {
-      if ($2 ~ /^lib(stepback|mbed)/ || $2 ~ /^get(_main|_operation)?\.cpp\.o$/) o += $1; else r += $1 }
+      if ($2 ~ /^lib(stepback|mbed|cares)/ || $2 ~ /^get(_main|_operation)?\.cpp\.o$/) o += $1; else r += $1 }
       END { printf "%d %d\n", o, r }' "$tmp/get-by-archive.txt")
   echo
-  echo "stepback (with tools/get*.cpp), nanopb and mbedTLS: **$ours bytes**; the C and C++ runtimes"
-  echo "(glibc, libstdc++, libgcc, start files): **$runtime bytes**."
+  echo "stepback (with tools/get*.cpp), nanopb, mbedTLS and c-ares: **$ours bytes**; the C and"
+  echo "C++ runtimes (glibc, libstdc++, libgcc, start files): **$runtime bytes**."
   echo
   echo "Largest members of the C and C++ runtimes in it:"
   echo
