@@ -11,9 +11,7 @@
 #   (d) full versus resumed versus keep-alive GETs in one process (bench/https_bench.cpp:
 #       TlsTransport over TcpTransport with the arena installed), CPU and wall per phase
 #       and callgrind instructions;
-#   (e) the size of a statically linked, stripped `stepback` CLI (MinSizeRel, -static) for
-#       x86-64 and, when aarch64-linux-gnu-g++ is installed, aarch64;
-# and the HTTPS targets, met or not.
+# and the HTTPS targets, met or not. The static size of the CLI is bench/footprint_components.sh's.
 #
 # nginx runs from a config rendered from bench/nginx_bench.conf into a temp dir: 127.0.0.1,
 # a free port, TLS 1.3 only, a self-signed ECDSA P-256 certificate for 127.0.0.1/localhost
@@ -21,15 +19,14 @@
 # and the temp dir removed on exit.
 #
 # Builds: stepback_cli and https_bench (Release) in --build-dir when given, else in
-# build/bench when it is configured, else in a Release build dir under the temp dir; the
-# static CLIs always in the temp dir.
+# build/bench when it is configured, else in a Release build dir under the temp dir.
 #
-# Usage: bench/https_bench.sh [--build-dir DIR [--no-build]] [--runs N] [--no-static]
-#                             [--no-callgrind] [--strict]
+# Usage: bench/https_bench.sh [--build-dir DIR [--no-build]] [--runs N] [--no-callgrind]
+#                             [--strict]
 #   --build-dir DIR  a configured build dir with STEPBACK_BUILD_BENCH and tools on (Release)
 #   --no-build       use DIR's stepback and https_bench as they are (the bench_https target)
 #   --runs N         GETs per client for (a) (default 100, at most 1000)
-#   --no-static      skip (e); --no-callgrind skips the instruction counts
+#   --no-callgrind   skip the instruction counts
 #   --strict         also exit 1 when a target is not met (default: report only)
 # Environment: KEEP_TMP=1 keeps the temp dir (nginx is still stopped).
 # Needs: nginx, curl, openssl, python3, cmake, ninja; valgrind for instructions.
@@ -48,7 +45,6 @@ readonly CG_K2=6                    # difference cancels set-up and first-use co
 runs=100
 build_dir=""
 no_build=0
-static=1
 callgrind=1
 strict=0
 while (($#)); do
@@ -56,7 +52,6 @@ while (($#)); do
     --build-dir) build_dir="${2:?--build-dir needs a directory}"; shift ;;
     --runs) runs="${2:?--runs needs a number}"; shift ;;
     --no-build) no_build=1 ;;
-    --no-static) static=0 ;;
     --no-callgrind) callgrind=0 ;;
     --strict) strict=1 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -127,44 +122,6 @@ build_type="$(sed -n 's/^CMAKE_BUILD_TYPE:STRING=//p' "$build_dir/CMakeCache.txt
 stepback="$build_dir/tools/stepback"
 driver="$build_dir/bench/https_bench"
 [[ -x "$stepback" && -x "$driver" ]] || die "no $stepback or $driver after the build"
-
-# Static, stripped CLIs: label -> "cxx cc strip system-processor".
-declare -A static_bytes static_note
-static_labels=()
-if ((static)); then
-  declare -A static_tools=([x86_64]="g++ gcc strip x86_64")
-  if command -v aarch64-linux-gnu-g++ >/dev/null; then
-    static_tools[aarch64]="aarch64-linux-gnu-g++ aarch64-linux-gnu-gcc aarch64-linux-gnu-strip aarch64"
-  else
-    static_note[aarch64]="aarch64-linux-gnu-g++ not installed"
-  fi
-  static_labels=(x86_64 aarch64)
-  for label in x86_64 aarch64; do
-    [[ -n "${static_tools[$label]:-}" ]] || continue
-    read -r cxx cc strip_tool processor <<<"${static_tools[$label]}"
-    dir="$tmp/static-$label"
-    cross=()
-    if [[ "$processor" != "$(uname -m)" ]]; then
-      cross=(-DCMAKE_SYSTEM_NAME=Linux -DCMAKE_SYSTEM_PROCESSOR="$processor")
-    fi
-    echo "https_bench.sh: building a static stepback for $label" >&2
-    run_logged "$dir.configure.log" cmake -S "$repo" -B "$dir" -G Ninja "${cross[@]}" \
-      -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_C_COMPILER="$cc" -DCMAKE_BUILD_TYPE=MinSizeRel \
-      -DCMAKE_EXE_LINKER_FLAGS=-static -DSTEPBACK_BUILD_TESTS=OFF -DSTEPBACK_BUILD_EXAMPLES=OFF \
-      -DSTEPBACK_BUILD_BENCH=OFF
-    run_logged "$dir.build.log" cmake --build "$dir" --target stepback_cli
-    "$strip_tool" -o "$dir/stepback.stripped" "$dir/tools/stepback"
-    static_bytes[$label]="$(stat -c %s "$dir/stepback.stripped")"
-    static_note[$label]="$(file -b "$dir/stepback.stripped" | cut -d, -f1-2)"
-    if [[ "$label" == aarch64 ]] && command -v qemu-aarch64 >/dev/null; then
-      if qemu-aarch64 "$dir/stepback.stripped" get --help >/dev/null 2>&1; then
-        static_note[$label]+="; runs under qemu-aarch64 (get --help)"
-      else
-        static_note[$label]+="; does NOT run under qemu-aarch64"
-      fi
-    fi
-  done
-fi
 
 # ---------------------------------------------------------------------------- nginx
 echo "https_bench.sh: starting nginx" >&2
@@ -488,25 +445,6 @@ psa_export_public_key|X25519 key shares, both handshakes (2 per round)
 psa_raw_key_agreement|X25519 shared secrets, both handshakes (2 per round)
 sb_exchange|the three request/response exchanges
 ROWS
-fi
-
-if ((static)); then
-  echo
-  echo "### Static \`stepback\` CLI (MinSizeRel, \`-DCMAKE_EXE_LINKER_FLAGS=-static\`, stripped)"
-  echo
-  echo "The CLI is the whole tool: \`get\`, \`demo\` (with its mbedTLS server and certificate"
-  echo "writer), \`schedule\` and \`sim\`, glibc and libstdc++ linked in statically. glibc warns that a"
-  echo "static getaddrinfo needs the same glibc's NSS modules at run time."
-  echo
-  echo "| target | bytes | |"
-  echo "|---|---:|---|"
-  for label in "${static_labels[@]}"; do
-    echo "| $label | ${static_bytes[$label]:-—} | ${static_note[$label]:-} |"
-  done
-  curl_total="$(ldd "$(command -v curl)" | awk '$3 ~ /^\// { print $3 }' | xargs -r stat -L -c %s |
-    awk -v c="$(stat -L -c %s "$(command -v curl)")" '{ s += $1 } END { print s + c }')"
-  echo
-  echo "For scale: curl and the shared libraries it loads (ldd) are $curl_total bytes on this host."
 fi
 
 echo
