@@ -32,6 +32,10 @@
 # Needs: nginx, curl, openssl, python3, cmake, ninja; valgrind for instructions.
 set -euo pipefail
 
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=bench/lib.sh
+source "$repo/bench/lib.sh"
+
 readonly TARGET_CPU_RATIO=0.6       # stepback CPU / curl CPU per full-handshake GET.
 readonly TARGET_WALL_RATIO=1.2      # stepback wall / stepback CPU per GET.
 readonly TARGET_ARENA=$((40 * 1024))  # Peak TLS arena bytes for one GET.
@@ -54,7 +58,7 @@ while (($#)); do
     --no-build) no_build=1 ;;
     --no-callgrind) callgrind=0 ;;
     --strict) strict=1 ;;
-    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sb_usage "$0"; exit 0 ;;
     *) echo "https_bench.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
   shift
@@ -64,7 +68,6 @@ if ! [[ "$runs" =~ ^[0-9]+$ ]] || ((runs < 5 || runs > 1000)); then
   exit 2
 fi
 
-repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 for tool in nginx curl openssl python3 cmake ninja; do
   command -v "$tool" >/dev/null || { echo "https_bench.sh: '$tool' not found (scripts/setup.sh)" >&2; exit 1; }
 done
@@ -79,12 +82,7 @@ nginx_pid=""
 # Stops nginx (TERM, then KILL after 5 s) and removes the temp dir.
 cleanup() {
   local status=$?
-  if [[ -n "$nginx_pid" ]] && kill -0 "$nginx_pid" 2>/dev/null; then
-    kill -TERM "$nginx_pid" 2>/dev/null || true
-    for _ in $(seq 50); do kill -0 "$nginx_pid" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$nginx_pid" 2>/dev/null || true
-    wait "$nginx_pid" 2>/dev/null || true
-  fi
+  sb_stop_nginx
   if [[ "${KEEP_TMP:-0}" == 1 ]]; then
     echo "https_bench.sh: keeping $tmp" >&2
   else
@@ -130,18 +128,13 @@ mkdir -p "$tmp/www" "$tmp/tmp"
 chmod 755 "$tmp" "$tmp/www"
 head -c "$FILE_BYTES" /dev/urandom >"$tmp/www/file"
 chmod 644 "$tmp/www/file"
-run_logged "$tmp/openssl.log" openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 \
-  -nodes -keyout "$tmp/key.pem" -out "$tmp/cert.pem" -days 2 -subj /CN=localhost \
-  -addext "subjectAltName=DNS:localhost,IP:127.0.0.1"
+sb_self_signed_cert "$tmp" || die "openssl could not make the certificate"
 cert="$tmp/cert.pem"
 
 # A free loopback port (the kernel's choice); nginx may lose it to a race, so start is retried.
-free_port() {
-  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
 port=""
 for attempt in 1 2 3; do
-  candidate="$(free_port)"
+  candidate="$(sb_free_port)"
   sed -e "s|@DIR@|$tmp|g" -e "s|@PORT@|$candidate|g" "$repo/bench/nginx_bench.conf" >"$tmp/nginx.conf"
   "$nginx_bin" -p "$tmp" -c "$tmp/nginx.conf" -e "$tmp/error.log" </dev/null >"$tmp/nginx.out" 2>&1 &
   nginx_pid=$!
@@ -214,10 +207,9 @@ for i in range(warmup + runs):
             user, system = round(usage.ru_utime * 1e9), round(usage.ru_stime * 1e9)
             print(name, user + system, wall, user, system, server_cpu)
 PY
-join_cmd() { local IFS=$'\x1f'; echo "$*"; }
 : >"$tmp/access.log"  # The negotiated parameters of the timed runs only.
-python3 "$tmp/measure.py" "$runs" "$worker_pid" "stepback=$(join_cmd "${sb_cmd[@]}")" \
-  "curl=$(join_cmd "${curl_cmd[@]}")" >"$tmp/process.txt" || die "timing runs failed"
+python3 "$tmp/measure.py" "$runs" "$worker_pid" "stepback=$(sb_join_cmd "${sb_cmd[@]}")" \
+  "curl=$(sb_join_cmd "${curl_cmd[@]}")" >"$tmp/process.txt" || die "timing runs failed"
 
 # Median of column $2 for rows whose first field is $1, in file $3 (values in ns -> ms).
 median_ms() {

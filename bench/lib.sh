@@ -146,3 +146,36 @@ map_runtime_members() {
     END { for (k in bytes) printf "%d %s\n", bytes[k], k }' |
     sort -k1,1nr
 }
+
+# ------------------------------------------------------------------------------ loopback nginx
+
+# sb_self_signed_cert DIR: DIR/key.pem and DIR/cert.pem, a self-signed ECDSA P-256
+# certificate for localhost and 127.0.0.1 valid for two days; openssl's output goes to
+# DIR/openssl.log, shown when it fails.
+sb_self_signed_cert() {
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+    -keyout "$1/key.pem" -out "$1/cert.pem" -days 2 -subj /CN=localhost \
+    -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" >"$1/openssl.log" 2>&1 ||
+    { cat "$1/openssl.log" >&2; return 1; }
+}
+
+# sb_free_port: a free TCP port on 127.0.0.1 (the kernel's choice; another process may take
+# it before the caller binds it).
+sb_free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# sb_join_cmd ARG...: the arguments joined by \x1f, one command for the measure.py helpers.
+sb_join_cmd() { local IFS=$'\x1f'; echo "$*"; }
+
+# sb_stop_nginx: stops the nginx of the global `nginx_pid` (TERM, then KILL after 5 s), reaps
+# it and clears nginx_pid; nothing when it is empty.
+sb_stop_nginx() {
+  if [[ -n "$nginx_pid" ]] && kill -0 "$nginx_pid" 2>/dev/null; then
+    kill -TERM "$nginx_pid" 2>/dev/null || true
+    for _ in $(seq 50); do kill -0 "$nginx_pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$nginx_pid" 2>/dev/null || true
+  fi
+  [[ -z "$nginx_pid" ]] || wait "$nginx_pid" 2>/dev/null || true
+  nginx_pid=""
+}
