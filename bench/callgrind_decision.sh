@@ -15,6 +15,10 @@
 # Environment: CXX (default g++), KEEP_TMP=1 keeps the temp dir.
 set -euo pipefail
 
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=bench/lib.sh
+source "$repo/bench/lib.sh"
+
 readonly TARGET=45
 readonly K1=1000
 readonly K2=101000
@@ -24,23 +28,17 @@ strict=0
 for arg in "$@"; do
   case "$arg" in
     --strict) strict=1 ;;
-    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sb_usage "$0"; exit 0 ;;
     *) echo "callgrind_decision.sh: unknown argument '$arg'" >&2; exit 2 ;;
   esac
 done
 
-repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cxx="${CXX:-g++}"
 for tool in "$cxx" valgrind callgrind_annotate; do
   command -v "$tool" >/dev/null || { echo "callgrind_decision.sh: '$tool' not found" >&2; exit 1; }
 done
 
-tmp="$(mktemp -d "${TMPDIR:-/tmp}/stepback-callgrind.XXXXXX")"
-if [[ "${KEEP_TMP:-0}" == 1 ]]; then
-  echo "callgrind_decision.sh: keeping $tmp" >&2
-else
-  trap 'rm -rf "$tmp"' EXIT
-fi
+sb_tmpdir callgrind_decision.sh stepback-callgrind
 
 # The same flags as the core library (freestanding rules), plus the project's warnings.
 flags=(-O2 -std=c++17 -fno-exceptions -fno-rtti
@@ -121,20 +119,16 @@ while read -r fn; do functions+=("$fn"); done < <(
 echo
 echo "### Self instructions per decision, by function"
 echo
-header="| function |"
-rule="|---|"
-for s in "${STRATEGIES[@]}"; do header+=" $s |"; rule+="---:|"; done
-echo "$header"
-echo "$rule"
+md_head function "${STRATEGIES[@]}"
 for fn in "${functions[@]}"; do
-  row="| \`$fn\` |"
+  cells=()
   nonzero=0
   for s in "${STRATEGIES[@]}"; do
     v="$(per_op "$(cost_of "$tmp/self.$s.$K1" "$fn")" "$(cost_of "$tmp/self.$s.$K2" "$fn")")"
     [[ "$v" == 0.00 ]] || nonzero=1
-    row+=" $v |"
+    cells+=("$v")
   done
-  [[ "$nonzero" == 1 ]] && echo "$row"
+  [[ "$nonzero" == 1 ]] && md_row "\`$fn\`" "${cells[@]}"
 done
 echo
 echo "sb_run_decisions is the driver's loop and call sites; a function missing from the"

@@ -18,6 +18,10 @@
 # Needs: nginx, curl, openssl, python3.
 set -euo pipefail
 
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=bench/lib.sh
+source "$repo/bench/lib.sh"
+
 pairs=7
 mb=100
 modes="default aes128 chacha"
@@ -28,25 +32,15 @@ while (($#)); do
     --pairs) pairs="${2:?}"; shift ;;
     --mb) mb="${2:?}"; shift ;;
     --modes) modes="${2:?}"; shift ;;
-    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sb_usage "$0"; exit 0 ;;
     *) echo "download_bench.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
   shift
 done
 [[ -x "$stepback" ]] || { echo "download_bench.sh: --stepback PATH to the stepback CLI is required" >&2; exit 2; }
-repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/stepback-download-bench.XXXXXX")"
 nginx_pid=""
-stop_nginx() {
-  if [[ -n "$nginx_pid" ]] && kill -0 "$nginx_pid" 2>/dev/null; then
-    kill -TERM "$nginx_pid" 2>/dev/null || true
-    for _ in $(seq 50); do kill -0 "$nginx_pid" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$nginx_pid" 2>/dev/null || true
-    wait "$nginx_pid" 2>/dev/null || true
-  fi
-  nginx_pid=""
-}
-cleanup() { local s=$?; stop_nginx; rm -rf "$tmp"; exit "$s"; }
+cleanup() { local s=$?; sb_stop_nginx; rm -rf "$tmp"; exit "$s"; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
@@ -54,9 +48,7 @@ mkdir -p "$tmp/www" "$tmp/tmp"
 chmod 755 "$tmp" "$tmp/www"
 head -c $((mb * 1000 * 1000)) /dev/urandom >"$tmp/www/big"
 chmod 644 "$tmp/www/big"
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$tmp/key.pem" \
-  -out "$tmp/cert.pem" -days 2 -subj /CN=localhost \
-  -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" >"$tmp/openssl.log" 2>&1
+sb_self_signed_cert "$tmp"
 cert="$tmp/cert.pem"
 
 cat >"$tmp/measure.py" <<'PY'
@@ -98,8 +90,6 @@ print(f"{ms(sb):.0f} ({ms(sbu):.0f} + {ms(sbs):.0f}) | {ms(cu):.0f} ({ms(cuu):.0
 PY
 }
 
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 echo "| server suites | negotiated: stepback / curl | stepback CPU ms (user + sys) | curl CPU ms (user + sys) | stepback / curl, median of pairs (range) |"
@@ -111,7 +101,7 @@ for mode in $modes; do
     chacha) suites="TLS_CHACHA20_POLY1305_SHA256" ;;
     *) echo "download_bench.sh: unknown mode $mode" >&2; exit 2 ;;
   esac
-  port="$(free_port)"
+  port="$(sb_free_port)"
   : >"$tmp/access.log" 2>/dev/null || true
   sed -e "s|@DIR@|$tmp|g" -e "s|@PORT@|$port|g" \
       -e "s|ssl_conf_command Ciphersuites .*;|ssl_conf_command Ciphersuites $suites;|" \
@@ -131,12 +121,11 @@ for mode in $modes; do
   curl -s -o /dev/null --cacert "$cert" -A curl "$url"
   sb_suite="$(grep -v '"curl' "$tmp/access.log" | tail -n 1 | cut -d' ' -f2)"
   curl_suite="$(grep '"curl' "$tmp/access.log" | tail -n 1 | cut -d' ' -f2)"
-  join_cmd() { local IFS=$'\x1f'; echo "$*"; }
   python3 "$tmp/measure.py" "$pairs" \
-    "stepback=$(join_cmd "$stepback" get "$url" --cacert "$cert" -o /dev/null)" \
-    "curl=$(join_cmd curl -s --cacert "$cert" -A curl -o /dev/null "$url")" >"$tmp/$mode.runs"
+    "stepback=$(sb_join_cmd "$stepback" get "$url" --cacert "$cert" -o /dev/null)" \
+    "curl=$(sb_join_cmd curl -s --cacert "$cert" -A curl -o /dev/null "$url")" >"$tmp/$mode.runs"
   echo "| $mode ($suites) | $sb_suite / $curl_suite | $(summarize "$tmp/$mode.runs") |"
-  stop_nginx
+  sb_stop_nginx
 done
 echo
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -11,9 +11,7 @@
 #   (d) full versus resumed versus keep-alive GETs in one process (bench/https_bench.cpp:
 #       TlsTransport over TcpTransport with the arena installed), CPU and wall per phase
 #       and callgrind instructions;
-#   (e) the size of a statically linked, stripped `stepback` CLI (MinSizeRel, -static) for
-#       x86-64 and, when aarch64-linux-gnu-g++ is installed, aarch64;
-# and the HTTPS targets, met or not.
+# and the HTTPS targets, met or not. The static size of the CLI is bench/footprint_components.sh's.
 #
 # nginx runs from a config rendered from bench/nginx_bench.conf into a temp dir: 127.0.0.1,
 # a free port, TLS 1.3 only, a self-signed ECDSA P-256 certificate for 127.0.0.1/localhost
@@ -21,19 +19,22 @@
 # and the temp dir removed on exit.
 #
 # Builds: stepback_cli and https_bench (Release) in --build-dir when given, else in
-# build/bench when it is configured, else in a Release build dir under the temp dir; the
-# static CLIs always in the temp dir.
+# build/bench when it is configured, else in a Release build dir under the temp dir.
 #
-# Usage: bench/https_bench.sh [--build-dir DIR [--no-build]] [--runs N] [--no-static]
-#                             [--no-callgrind] [--strict]
+# Usage: bench/https_bench.sh [--build-dir DIR [--no-build]] [--runs N] [--no-callgrind]
+#                             [--strict]
 #   --build-dir DIR  a configured build dir with STEPBACK_BUILD_BENCH and tools on (Release)
 #   --no-build       use DIR's stepback and https_bench as they are (the bench_https target)
 #   --runs N         GETs per client for (a) (default 100, at most 1000)
-#   --no-static      skip (e); --no-callgrind skips the instruction counts
+#   --no-callgrind   skip the instruction counts
 #   --strict         also exit 1 when a target is not met (default: report only)
 # Environment: KEEP_TMP=1 keeps the temp dir (nginx is still stopped).
 # Needs: nginx, curl, openssl, python3, cmake, ninja; valgrind for instructions.
 set -euo pipefail
+
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=bench/lib.sh
+source "$repo/bench/lib.sh"
 
 readonly TARGET_CPU_RATIO=0.6       # stepback CPU / curl CPU per full-handshake GET.
 readonly TARGET_WALL_RATIO=1.2      # stepback wall / stepback CPU per GET.
@@ -48,7 +49,6 @@ readonly CG_K2=6                    # difference cancels set-up and first-use co
 runs=100
 build_dir=""
 no_build=0
-static=1
 callgrind=1
 strict=0
 while (($#)); do
@@ -56,10 +56,9 @@ while (($#)); do
     --build-dir) build_dir="${2:?--build-dir needs a directory}"; shift ;;
     --runs) runs="${2:?--runs needs a number}"; shift ;;
     --no-build) no_build=1 ;;
-    --no-static) static=0 ;;
     --no-callgrind) callgrind=0 ;;
     --strict) strict=1 ;;
-    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sb_usage "$0"; exit 0 ;;
     *) echo "https_bench.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
   shift
@@ -69,7 +68,6 @@ if ! [[ "$runs" =~ ^[0-9]+$ ]] || ((runs < 5 || runs > 1000)); then
   exit 2
 fi
 
-repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 for tool in nginx curl openssl python3 cmake ninja; do
   command -v "$tool" >/dev/null || { echo "https_bench.sh: '$tool' not found (scripts/setup.sh)" >&2; exit 1; }
 done
@@ -84,12 +82,7 @@ nginx_pid=""
 # Stops nginx (TERM, then KILL after 5 s) and removes the temp dir.
 cleanup() {
   local status=$?
-  if [[ -n "$nginx_pid" ]] && kill -0 "$nginx_pid" 2>/dev/null; then
-    kill -TERM "$nginx_pid" 2>/dev/null || true
-    for _ in $(seq 50); do kill -0 "$nginx_pid" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$nginx_pid" 2>/dev/null || true
-    wait "$nginx_pid" 2>/dev/null || true
-  fi
+  sb_stop_nginx
   if [[ "${KEEP_TMP:-0}" == 1 ]]; then
     echo "https_bench.sh: keeping $tmp" >&2
   else
@@ -128,44 +121,6 @@ stepback="$build_dir/tools/stepback"
 driver="$build_dir/bench/https_bench"
 [[ -x "$stepback" && -x "$driver" ]] || die "no $stepback or $driver after the build"
 
-# Static, stripped CLIs: label -> "cxx cc strip system-processor".
-declare -A static_bytes static_note
-static_labels=()
-if ((static)); then
-  declare -A static_tools=([x86_64]="g++ gcc strip x86_64")
-  if command -v aarch64-linux-gnu-g++ >/dev/null; then
-    static_tools[aarch64]="aarch64-linux-gnu-g++ aarch64-linux-gnu-gcc aarch64-linux-gnu-strip aarch64"
-  else
-    static_note[aarch64]="aarch64-linux-gnu-g++ not installed"
-  fi
-  static_labels=(x86_64 aarch64)
-  for label in x86_64 aarch64; do
-    [[ -n "${static_tools[$label]:-}" ]] || continue
-    read -r cxx cc strip_tool processor <<<"${static_tools[$label]}"
-    dir="$tmp/static-$label"
-    cross=()
-    if [[ "$processor" != "$(uname -m)" ]]; then
-      cross=(-DCMAKE_SYSTEM_NAME=Linux -DCMAKE_SYSTEM_PROCESSOR="$processor")
-    fi
-    echo "https_bench.sh: building a static stepback for $label" >&2
-    run_logged "$dir.configure.log" cmake -S "$repo" -B "$dir" -G Ninja "${cross[@]}" \
-      -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_C_COMPILER="$cc" -DCMAKE_BUILD_TYPE=MinSizeRel \
-      -DCMAKE_EXE_LINKER_FLAGS=-static -DSTEPBACK_BUILD_TESTS=OFF -DSTEPBACK_BUILD_EXAMPLES=OFF \
-      -DSTEPBACK_BUILD_BENCH=OFF
-    run_logged "$dir.build.log" cmake --build "$dir" --target stepback_cli
-    "$strip_tool" -o "$dir/stepback.stripped" "$dir/tools/stepback"
-    static_bytes[$label]="$(stat -c %s "$dir/stepback.stripped")"
-    static_note[$label]="$(file -b "$dir/stepback.stripped" | cut -d, -f1-2)"
-    if [[ "$label" == aarch64 ]] && command -v qemu-aarch64 >/dev/null; then
-      if qemu-aarch64 "$dir/stepback.stripped" get --help >/dev/null 2>&1; then
-        static_note[$label]+="; runs under qemu-aarch64 (get --help)"
-      else
-        static_note[$label]+="; does NOT run under qemu-aarch64"
-      fi
-    fi
-  done
-fi
-
 # ---------------------------------------------------------------------------- nginx
 echo "https_bench.sh: starting nginx" >&2
 mkdir -p "$tmp/www" "$tmp/tmp"
@@ -173,18 +128,13 @@ mkdir -p "$tmp/www" "$tmp/tmp"
 chmod 755 "$tmp" "$tmp/www"
 head -c "$FILE_BYTES" /dev/urandom >"$tmp/www/file"
 chmod 644 "$tmp/www/file"
-run_logged "$tmp/openssl.log" openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 \
-  -nodes -keyout "$tmp/key.pem" -out "$tmp/cert.pem" -days 2 -subj /CN=localhost \
-  -addext "subjectAltName=DNS:localhost,IP:127.0.0.1"
+sb_self_signed_cert "$tmp" || die "openssl could not make the certificate"
 cert="$tmp/cert.pem"
 
 # A free loopback port (the kernel's choice); nginx may lose it to a race, so start is retried.
-free_port() {
-  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
 port=""
 for attempt in 1 2 3; do
-  candidate="$(free_port)"
+  candidate="$(sb_free_port)"
   sed -e "s|@DIR@|$tmp|g" -e "s|@PORT@|$candidate|g" "$repo/bench/nginx_bench.conf" >"$tmp/nginx.conf"
   "$nginx_bin" -p "$tmp" -c "$tmp/nginx.conf" -e "$tmp/error.log" </dev/null >"$tmp/nginx.out" 2>&1 &
   nginx_pid=$!
@@ -257,10 +207,9 @@ for i in range(warmup + runs):
             user, system = round(usage.ru_utime * 1e9), round(usage.ru_stime * 1e9)
             print(name, user + system, wall, user, system, server_cpu)
 PY
-join_cmd() { local IFS=$'\x1f'; echo "$*"; }
 : >"$tmp/access.log"  # The negotiated parameters of the timed runs only.
-python3 "$tmp/measure.py" "$runs" "$worker_pid" "stepback=$(join_cmd "${sb_cmd[@]}")" \
-  "curl=$(join_cmd "${curl_cmd[@]}")" >"$tmp/process.txt" || die "timing runs failed"
+python3 "$tmp/measure.py" "$runs" "$worker_pid" "stepback=$(sb_join_cmd "${sb_cmd[@]}")" \
+  "curl=$(sb_join_cmd "${curl_cmd[@]}")" >"$tmp/process.txt" || die "timing runs failed"
 
 # Median of column $2 for rows whose first field is $1, in file $3 (values in ns -> ms).
 median_ms() {
@@ -488,25 +437,6 @@ psa_export_public_key|X25519 key shares, both handshakes (2 per round)
 psa_raw_key_agreement|X25519 shared secrets, both handshakes (2 per round)
 sb_exchange|the three request/response exchanges
 ROWS
-fi
-
-if ((static)); then
-  echo
-  echo "### Static \`stepback\` CLI (MinSizeRel, \`-DCMAKE_EXE_LINKER_FLAGS=-static\`, stripped)"
-  echo
-  echo "The CLI is the whole tool: \`get\`, \`demo\` (with its mbedTLS server and certificate"
-  echo "writer), \`schedule\` and \`sim\`, glibc and libstdc++ linked in statically. glibc warns that a"
-  echo "static getaddrinfo needs the same glibc's NSS modules at run time."
-  echo
-  echo "| target | bytes | |"
-  echo "|---|---:|---|"
-  for label in "${static_labels[@]}"; do
-    echo "| $label | ${static_bytes[$label]:-—} | ${static_note[$label]:-} |"
-  done
-  curl_total="$(ldd "$(command -v curl)" | awk '$3 ~ /^\// { print $3 }' | xargs -r stat -L -c %s |
-    awk -v c="$(stat -L -c %s "$(command -v curl)")" '{ s += $1 } END { print s + c }')"
-  echo
-  echo "For scale: curl and the shared libraries it loads (ldd) are $curl_total bytes on this host."
 fi
 
 echo

@@ -32,6 +32,8 @@
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=bench/lib.sh
+source "$repo/bench/lib.sh"
 self="$repo/bench/latency_bench.sh"
 netbench="$repo/tests/netbench/netbench.sh"
 export NETBENCH_ID="${NETBENCH_ID-lat}"
@@ -104,7 +106,7 @@ while [ $# -gt 0 ]; do
     --bodies) bodies=${2:?}; shift ;;
     --timeout) timeout_s=${2:?}; shift ;;
     --ipv6) ipv6=1 ;;
-    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sb_usage "$0"; exit 0 ;;
     *) die "unknown argument '$1' (--help)" ;;
   esac
   shift
@@ -138,18 +140,9 @@ done
 # ------------------------------------------------------------------- temp dir, clean-up
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/sbnb-latency.XXXXXX")"
 nginx_pid=""
-stop_nginx() {
-  if [ -n "$nginx_pid" ] && kill -0 "$nginx_pid" 2>/dev/null; then
-    kill -TERM "$nginx_pid" 2>/dev/null || true
-    for _ in $(seq 50); do kill -0 "$nginx_pid" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$nginx_pid" 2>/dev/null || true
-  fi
-  [ -z "$nginx_pid" ] || wait "$nginx_pid" 2>/dev/null || true
-  nginx_pid=""
-}
 cleanup() {
   local status=$?
-  stop_nginx
+  sb_stop_nginx
   "$netbench" down 2>/dev/null || true
   if [ "${KEEP_TMP:-0}" = 1 ]; then echo "latency_bench: keeping $tmp" >&2; else rm -rf "$tmp"; fi
   exit "$status"
@@ -261,7 +254,7 @@ for rtt in ${rtts//,/ }; do
       LB_TIMEOUT="$timeout_s" bash "$self" __measure >"$tmp/setting.txt" &
     wait $! || die "the measurements at RTT $rtt ms, loss $loss % stopped early"
     sed "s/^/$rtt $loss /" "$tmp/setting.txt" >>"$results"
-    stop_nginx
+    sb_stop_nginx
   done
 done
 

@@ -1,5 +1,5 @@
 // A minimal firmware-style user of the core, linked for Cortex-M4 with --gc-sections by
-// bench/footprint.sh: the stepback code an image really carries (machine, jitter, budget,
+// bench/footprint_core.sh: the stepback code an image really carries (machine, jitter, budget,
 // generator, network_available). The board_* functions stand in for the firmware's own.
 #include "stepback/core/retry_machine.hpp"
 extern "C" unsigned long long board_now_ms();
