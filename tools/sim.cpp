@@ -382,8 +382,8 @@ format(const char* pattern, ...) {
   char buffer[512];
   va_list args;
   va_start(args, pattern);
-  // clang-analyzer 14 takes `args` for uninitialized here (not in LineBuffer::appendf, the
-  // same shape); va_start above initializes it.
+  // clang-analyzer 14 takes `args` for uninitialized after va_start (a false positive, also
+  // in LineBuffer::appendf).
   // NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized)
   const int n = std::vsnprintf(buffer, sizeof buffer, pattern, args);
   va_end(args);

@@ -82,8 +82,8 @@ TEST(Reporter, AnErrorAfterTheStatusIsSetApart) {
   error.attempt = 1;
   error.failure = Failure::kReset;
   error.message = "the connection closed before the body ended";
-  const std::string text = report(
-      false, {attempt(1), response(1, 200, "OK"), error, wait(1, Millis(1000), WaitReason::kBackoff)});
+  const std::string text = report(false, {attempt(1), response(1, 200, "OK"), error,
+                                          wait(1, Millis(1000), WaitReason::kBackoff)});
   EXPECT_EQ(text,
             "attempt 1: 200 OK, the connection closed before the body ended (reset), retrying in "
             "1.00 s\n");
@@ -91,9 +91,12 @@ TEST(Reporter, AnErrorAfterTheStatusIsSetApart) {
 
 // What the server sent never reaches the terminal raw: C0 and C1 controls become '?'.
 TEST(Reporter, ControlBytesFromTheServerArePrintedAsQuestionMarks) {
-  const std::string text =
-      report(false, {attempt(1), response(1, 500, std::string_view("Bad\x1b[2J\x9b" "1m", 10)),
-                     done(1, Outcome::kTerminalStatus)});
+  const std::string text = report(false, {attempt(1),
+                                          response(1, 500,
+                                                   std::string_view("Bad\x1b[2J\x9b"
+                                                                    "1m",
+                                                                    10)),
+                                          done(1, Outcome::kTerminalStatus)});
   EXPECT_EQ(text.find('\x1b'), std::string::npos) << text;
   EXPECT_EQ(text.find('\x9b'), std::string::npos) << text;
   EXPECT_NE(text.find("attempt 1: 500 Bad?[2J?1m\n"), std::string::npos) << text;
@@ -103,8 +106,8 @@ TEST(Reporter, ControlBytesFromTheServerArePrintedAsQuestionMarks) {
 
 // --trace: one JSON object per event, with what the server sent escaped.
 TEST(Reporter, TraceLinesAreJsonWithTheServersBytesEscaped) {
-  const std::string text =
-      report(true, {attempt(1, Millis(1250)), response(1, 503, std::string_view("a\"b\\c\x01\xff", 7))});
+  const std::string text = report(
+      true, {attempt(1, Millis(1250)), response(1, 503, std::string_view("a\"b\\c\x01\xff", 7))});
   EXPECT_EQ(text,
             "{\"event\":\"attempt\",\"t_ms\":250,\"n\":1}\n"
             "{\"event\":\"response\",\"t_ms\":0,\"n\":1,\"status\":503,"
@@ -114,8 +117,8 @@ TEST(Reporter, TraceLinesAreJsonWithTheServersBytesEscaped) {
 // A progress line is cut at its buffer, never overrun; a reason is cut at kMaxFieldBytes.
 TEST(Reporter, LongFieldsAreCut) {
   const std::string reason(5000, 'x');
-  const std::string text = report(false, {attempt(1), response(1, 500, reason),
-                                          wait(1, Millis(1000), WaitReason::kBackoff)});
+  const std::string text = report(
+      false, {attempt(1), response(1, 500, reason), wait(1, Millis(1000), WaitReason::kBackoff)});
   EXPECT_EQ(text, "attempt 1: 500 " + std::string(kMaxFieldBytes, 'x') + ", retrying in 1.00 s\n");
 }
 
