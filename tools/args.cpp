@@ -1,5 +1,7 @@
 #include "args.hpp"
 
+#include <utility>
+
 namespace stepback::tools {
 
 std::string_view ArgReader::next() {
@@ -23,6 +25,88 @@ std::optional<std::string_view> ArgReader::value() {
   if (arg.substr(0, 2) == "--") return std::nullopt;
   ++index_;
   return arg;
+}
+
+Flag value_flag(std::string_view name, std::string expected, Flag::Apply apply) {
+  return Flag{name, true, std::move(expected), std::move(apply)};
+}
+
+Flag switch_flag(std::string_view name, bool* on) {
+  return Flag{name, false, {}, [on](std::string_view, std::string*) {
+                *on = true;
+                return true;
+              }};
+}
+
+Flag text_flag(std::string_view name, std::string_view* out) {
+  return value_flag(name, {}, [out](std::string_view value, std::string*) {
+    *out = value;
+    return true;
+  });
+}
+
+Flag text_flag(std::string_view name, const char** out) {
+  return value_flag(name, {}, [out](std::string_view value, std::string*) {
+    *out = value.data();  // A tail of an argv string: NUL-terminated.
+    return true;
+  });
+}
+
+std::string flag_names(const std::vector<Flag>& flags) {
+  std::string out;
+  for (const Flag& flag : flags) {
+    out += flag.name;
+    out += ", ";
+  }
+  return out + "--help";
+}
+
+Parsed parse_flags(int argc, char** argv, const std::vector<Flag>& flags,
+                   const Positional& positional, std::string* error) {
+  ArgReader args(argc, argv);
+  const auto fail = [error](std::string message) {
+    *error = std::move(message);
+    return Parsed::kError;
+  };
+  const auto hint = [](const Flag& flag) {
+    return flag.expected.empty() ? std::string() : " (" + flag.expected + ")";
+  };
+  while (!args.done()) {
+    const std::string_view name = args.next();
+    if (name == "--help" || name == "-h") return Parsed::kHelp;
+    if (name.empty() || name[0] != '-' || name == "-") {
+      if (!positional) {
+        return fail("unexpected argument '" + std::string(name) +
+                    "' (allowed: " + flag_names(flags) + ")");
+      }
+      if (!positional(name, error)) return Parsed::kError;
+      continue;
+    }
+    const Flag* flag = nullptr;
+    for (const Flag& f : flags) {
+      if (f.name == name) flag = &f;
+    }
+    if (flag == nullptr) {
+      return fail("unknown option '" + std::string(name) + "' (allowed: " + flag_names(flags) +
+                  ")");
+    }
+    std::string_view value;
+    if (!flag->takes_value) {
+      if (args.has_inline_value()) return fail(std::string(name) + " takes no value");
+    } else {
+      const std::optional<std::string_view> v = args.value();
+      if (!v) return fail(std::string(name) + " needs a value" + hint(*flag));
+      value = *v;
+    }
+    error->clear();
+    if (!flag->apply(value, error)) {
+      if (error->empty()) {
+        *error = "invalid " + std::string(name) + " '" + std::string(value) + "'" + hint(*flag);
+      }
+      return Parsed::kError;
+    }
+  }
+  return Parsed::kOk;
 }
 
 std::optional<std::uint64_t> parse_u64(std::string_view text) {

@@ -1,13 +1,18 @@
-// A small command-line reader shared by the subcommands of the `stepback` program:
-// "--name value" and "--name=value" flags, strict decimal numbers, and lists of names.
+// The command-line reader shared by the subcommands of the `stepback` program: each
+// subcommand declares its flags in a table (name, whether it takes a value, what a valid value
+// is, and what to do with it) and parse_flags() walks argv against it, so that "--name value"
+// and "--name=value", --help, unknown options, missing values and switches given a value are
+// handled, and worded, once. Also strict decimal numbers and lists of names.
 #ifndef STEPBACK_TOOLS_ARGS_HPP_
 #define STEPBACK_TOOLS_ARGS_HPP_
 
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace stepback::tools {
 
@@ -37,6 +42,54 @@ class ArgReader {
   int index_ = 1;
   std::optional<std::string_view> inline_value_;
 };
+
+// One entry of a subcommand's flag table.
+struct Flag {
+  // What `apply` is handed: the flag's value (empty for a switch) and where to put a message
+  // of its own. Returning false with *error left empty gives "invalid NAME 'VALUE' (EXPECTED)".
+  using Apply = std::function<bool(std::string_view value, std::string* error)>;
+
+  std::string_view name;  // "--cacert", "-H".
+  bool takes_value = true;
+  // What a valid value is, for messages: "allowed: desktop, mobile", "expected 0..1000".
+  std::string expected;
+  Apply apply;
+};
+
+// A flag that takes a value; `expected` may be empty.
+Flag value_flag(std::string_view name, std::string expected, Flag::Apply apply);
+// A switch: takes no value; sets *on.
+Flag switch_flag(std::string_view name, bool* on);
+// A flag whose value is kept as it is written: a view into argv (NUL-terminated, so
+// value.data() is also a C string).
+Flag text_flag(std::string_view name, std::string_view* out);
+Flag text_flag(std::string_view name, const char** out);
+
+enum class Parsed { kOk, kHelp, kError };
+
+// Where the arguments that are not flags go (an empty name, a name not starting with '-', or
+// "-" alone); false with *error to refuse one. Null: every such argument is refused.
+using Positional = std::function<bool(std::string_view arg, std::string* error)>;
+
+// Reads argv[1..argc) (argv[0] is the subcommand's name, as in main()) against `flags`, in
+// order, applying each flag as it comes. "--help" or "-h" stops at once with kHelp. Returns
+// kError with a one-line *error naming the argument for an unknown option (listing the
+// allowed ones), a flag without its value (a following "--flag" is not taken as a value), a
+// switch written "--name=value", a refused positional argument or an invalid value.
+Parsed parse_flags(int argc, char** argv, const std::vector<Flag>& flags,
+                   const Positional& positional, std::string* error);
+
+// What a subcommand's parse returns: nullopt after kError, else `options` with its `help`
+// member telling whether --help was asked for.
+template <typename Options>
+std::optional<Options> parsed_options(Parsed parsed, Options options) {
+  if (parsed == Parsed::kError) return std::nullopt;
+  options.help = parsed == Parsed::kHelp;
+  return options;
+}
+
+// "--a, --b, --help": the names of `flags`, for messages.
+std::string flag_names(const std::vector<Flag>& flags);
 
 // Parses a decimal integer in [0, 2^64 - 1]: digits only, no sign, no spaces, no base
 // prefix. Returns nullopt for anything else, including overflow.

@@ -62,48 +62,19 @@ struct DemoOptions {
 
 std::optional<DemoOptions> parse_demo_args(int argc, char** argv, std::string* error) {
   DemoOptions o;
-  ArgReader args(argc, argv);
-  while (!args.done()) {
-    const std::string_view flag = args.next();
-    if (flag == "--help" || flag == "-h") {
-      o.help = true;
-      return o;
-    }
-    if (flag == "--trace") {
-      o.trace = true;
-      continue;
-    }
-    if (flag == "--close") {
-      o.close = true;
-      continue;
-    }
-    if (flag != "--profile" && flag != "--retry-after") {
-      *error = "unknown option '" + std::string(flag) + "' (allowed: " +
-               join_names({"--profile", "--retry-after", "--close", "--trace", "--help"}) + ")";
-      return std::nullopt;
-    }
-    const std::optional<std::string_view> value = args.value();
-    if (!value) {
-      *error = std::string(flag) + " needs a value";
-      return std::nullopt;
-    }
-    if (flag == "--profile") {
-      o.profile = find_profile(*value);
-      if (o.profile == nullptr) {
-        *error = "unknown profile '" + std::string(*value) + "' (allowed: desktop, mobile)";
-        return std::nullopt;
-      }
-    } else {
-      const std::optional<std::uint64_t> s = parse_u64(*value);
-      if (!s || *s > kMaxRetryAfter) {
-        *error = "invalid --retry-after '" + std::string(*value) + "' (expected 0.." +
-                 std::to_string(kMaxRetryAfter) + " seconds)";
-        return std::nullopt;
-      }
-      o.retry_after = static_cast<std::uint32_t>(*s);
-    }
-  }
-  return o;
+  const std::vector<Flag> flags = {
+      profile_flag(&o.profile),
+      value_flag("--retry-after", "expected 0.." + std::to_string(kMaxRetryAfter) + " seconds",
+                 [&o](std::string_view value, std::string*) {
+                   const std::optional<std::uint64_t> s = parse_u64(value);
+                   if (!s || *s > kMaxRetryAfter) return false;
+                   o.retry_after = static_cast<std::uint32_t>(*s);
+                   return true;
+                 }),
+      switch_flag("--close", &o.close),
+      switch_flag("--trace", &o.trace),
+  };
+  return parsed_options(parse_flags(argc, argv, flags, nullptr, error), o);
 }
 
 void print_demo_usage(std::FILE* out) {

@@ -48,29 +48,6 @@ constexpr std::size_t kMaxPins = 8;
 // Longest --max-backoff and --deadline accepted, in seconds; the policy's own limits.
 constexpr std::uint64_t kMaxSeconds = 400ULL * 24 * 3600;
 
-std::string option_names() {
-  return join_names({"--cacert",
-                     "--capath",
-                     "--pin",
-                     "--profile",
-                     "--max-retries",
-                     "--max-backoff",
-                     "--deadline",
-                     "--max-time",
-                     "--idempotency",
-                     "--jitter",
-                     "--oauth2-bearer",
-                     "--token-file",
-                     "--dns-servers",
-                     "-X",
-                     "-H",
-                     "--data",
-                     "-o",
-                     "--operation",
-                     "--trace",
-                     "--help"});
-}
-
 // What `stepback get` was asked for. The views point into argv, which outlives the request.
 struct GetOptions {
   std::string_view url;
@@ -117,129 +94,114 @@ const char* owned_field(std::string_view name) {
   return nullptr;
 }
 
+// Takes one -H 'Name: value' into *o.
+bool add_header(std::string_view value, GetOptions* o, std::string* error) {
+  https::Header h;
+  if (!parse_header(value, &h)) {
+    *error = "invalid header '" + std::string(value) + "' (expected 'Name: value')";
+    return false;
+  }
+  // As curl: Host and User-Agent replace the defaults (an empty User-Agent drops it).
+  if (ascii_iequals(h.name, "host")) {
+    if (h.value.empty()) {
+      *error = "-H 'Host:' cannot remove Host (HTTP/1.1 requires it); give a value";
+      return false;
+    }
+    o->host = h.value;
+    return true;
+  }
+  if (ascii_iequals(h.name, "user-agent")) {
+    o->user_agent = h.value;
+    return true;
+  }
+  if (const char* owner = owned_field(h.name)) {
+    *error = "-H '" + std::string(value) + "': " + owner;
+    return false;
+  }
+  if (o->header_count == kMaxHeaders) {
+    *error = "too many -H headers (at most " + std::to_string(kMaxHeaders) + ")";
+    return false;
+  }
+  o->headers[o->header_count++] = h;
+  return true;
+}
+
 std::optional<GetOptions> parse_get_args(int argc, char** argv, std::string* error) {
   GetOptions o;
-  ArgReader args(argc, argv);
-  while (!args.done()) {
-    const std::string_view flag = args.next();
-    if (flag == "--help" || flag == "-h") {
-      o.help = true;
-      return o;
+  std::vector<Flag> flags = {
+      text_flag("--cacert", &o.cacert),
+      text_flag("--capath", &o.capath),
+      value_flag("--pin", "expected sha256/BASE64 of a SubjectPublicKeyInfo",
+                 [&o](std::string_view value, std::string* message) {
+                   if (o.pin_count == kMaxPins) {
+                     *message = "too many --pin (at most " + std::to_string(kMaxPins) + ")";
+                     return false;
+                   }
+                   if (https::parse_public_key_pin(value.data(), &o.pins[o.pin_count]) !=
+                       https::Status::kOk) {
+                     return false;
+                   }
+                   ++o.pin_count;
+                   return true;
+                 }),
+  };
+  add_retry_flags(&flags, &o.retry);
+  const std::vector<Flag> more = {
+      value_flag("--max-time", "expected seconds above 0, such as 60",
+                 [&o](std::string_view value, std::string*) {
+                   o.max_time = parse_seconds(value);
+                   return o.max_time && o.max_time->count() > 0;
+                 }),
+      text_flag("--oauth2-bearer", &o.bearer),
+      text_flag("--token-file", &o.token_file),
+      text_flag("--dns-servers", &o.dns_servers),
+      value_flag("-X", {},
+                 [&o](std::string_view value, std::string* message) {
+                   if (value.empty()) {
+                     *message = "-X needs a method (such as GET, POST or PUT), not an empty one";
+                     return false;
+                   }
+                   o.method = value;
+                   return true;
+                 }),
+      value_flag("-H", {},
+                 [&o](std::string_view value, std::string* message) {
+                   return add_header(value, &o, message);
+                 }),
+      value_flag("--data", {},
+                 [&o](std::string_view value, std::string*) {
+                   o.data = value;
+                   return true;
+                 }),
+      text_flag("-o", &o.output),
+      switch_flag("--operation", &o.operation),
+      switch_flag("--trace", &o.trace),
+  };
+  flags.insert(flags.end(), more.begin(), more.end());
+  const auto url = [&o](std::string_view arg, std::string* message) {
+    if (!o.url.empty()) {
+      *message = "unexpected argument '" + std::string(arg) + "' (one URL only)";
+      return false;
     }
-    if (flag == "--trace") {
-      o.trace = true;
-      continue;
-    }
-    if (flag == "--operation") {
-      o.operation = true;
-      continue;
-    }
-    if (flag.empty() || flag[0] != '-') {
-      if (!o.url.empty()) {
-        *error = "unexpected argument '" + std::string(flag) + "' (one URL only)";
-        return std::nullopt;
-      }
-      o.url = flag;
-      continue;
-    }
-    const bool known = flag == "--cacert" || flag == "--capath" || flag == "--pin" ||
-                       flag == "--profile" || flag == "--max-retries" || flag == "--max-backoff" ||
-                       flag == "--deadline" || flag == "--max-time" || flag == "--idempotency" ||
-                       flag == "--jitter" || flag == "--oauth2-bearer" || flag == "--token-file" ||
-                       flag == "--dns-servers" || flag == "-X" || flag == "-H" ||
-                       flag == "--data" || flag == "-o";
-    if (!known) {
-      *error = "unknown option '" + std::string(flag) + "' (allowed: " + option_names() + ")";
+    o.url = arg;
+    return true;
+  };
+  const Parsed parsed = parse_flags(argc, argv, flags, url, error);
+  if (parsed == Parsed::kOk) {
+    if (o.url.empty()) {
+      *error = "a URL is required (stepback get https://host/path)";
       return std::nullopt;
     }
-    const std::optional<std::string_view> value = args.value();
-    if (!value) {
-      *error = std::string(flag) + " needs a value";
+    if (o.bearer != nullptr && o.token_file != nullptr) {
+      *error = "--oauth2-bearer and --token-file exclude each other";
       return std::nullopt;
     }
-    const auto shown = [&value] { return "'" + std::string(*value) + "'"; };
-    if (is_retry_flag(flag)) {
-      if (!parse_retry_flag(flag, *value, &o.retry, error)) return std::nullopt;
-    } else if (flag == "--cacert") {
-      o.cacert = value->data();
-    } else if (flag == "--capath") {
-      o.capath = value->data();
-    } else if (flag == "--pin") {
-      if (o.pin_count == kMaxPins) {
-        *error = "too many --pin (at most " + std::to_string(kMaxPins) + ")";
-        return std::nullopt;
-      }
-      if (https::parse_public_key_pin(value->data(), &o.pins[o.pin_count]) != https::Status::kOk) {
-        *error = "invalid --pin " + shown() + " (expected sha256/BASE64 of a SubjectPublicKeyInfo)";
-        return std::nullopt;
-      }
-      ++o.pin_count;
-    } else if (flag == "--max-time") {
-      const std::optional<Millis> s = parse_seconds(*value);
-      if (!s || s->count() == 0) {
-        *error = "invalid --max-time " + shown() + " (expected seconds above 0, such as 60)";
-        return std::nullopt;
-      }
-      o.max_time = s;
-    } else if (flag == "--oauth2-bearer") {
-      o.bearer = value->data();
-    } else if (flag == "--token-file") {
-      o.token_file = value->data();
-    } else if (flag == "--dns-servers") {
-      o.dns_servers = value->data();
-    } else if (flag == "-X") {
-      if (value->empty()) {
-        *error = "-X needs a method (such as GET, POST or PUT), not an empty one";
-        return std::nullopt;
-      }
-      o.method = *value;
-    } else if (flag == "-H") {
-      https::Header h;
-      if (!parse_header(*value, &h)) {
-        *error = "invalid header " + shown() + " (expected 'Name: value')";
-        return std::nullopt;
-      }
-      // As curl: Host and User-Agent replace the defaults (an empty User-Agent drops it).
-      if (ascii_iequals(h.name, "host")) {
-        if (h.value.empty()) {
-          *error = "-H 'Host:' cannot remove Host (HTTP/1.1 requires it); give a value";
-          return std::nullopt;
-        }
-        o.host = h.value;
-        continue;
-      }
-      if (ascii_iequals(h.name, "user-agent")) {
-        o.user_agent = h.value;
-        continue;
-      }
-      if (const char* owner = owned_field(h.name)) {
-        *error = "-H " + shown() + ": " + owner;
-        return std::nullopt;
-      }
-      if (o.header_count == kMaxHeaders) {
-        *error = "too many -H headers (at most " + std::to_string(kMaxHeaders) + ")";
-        return std::nullopt;
-      }
-      o.headers[o.header_count++] = h;
-    } else if (flag == "--data") {
-      o.data = value;
-    } else {
-      o.output = value->data();
+    if (o.cacert != nullptr && o.capath != nullptr) {
+      *error = "--cacert and --capath exclude each other";
+      return std::nullopt;
     }
   }
-  if (o.url.empty()) {
-    *error = "a URL is required (stepback get https://host/path)";
-    return std::nullopt;
-  }
-  if (o.bearer != nullptr && o.token_file != nullptr) {
-    *error = "--oauth2-bearer and --token-file exclude each other";
-    return std::nullopt;
-  }
-  if (o.cacert != nullptr && o.capath != nullptr) {
-    *error = "--cacert and --capath exclude each other";
-    return std::nullopt;
-  }
-  return o;
+  return parsed_options(parsed, o);
 }
 
 void print_get_usage(std::FILE* out) {
@@ -457,60 +419,42 @@ bool load_trust(const char* cacert, const char* capath, const https::PublicKeyPi
   return true;
 }
 
-bool is_retry_flag(std::string_view flag) {
-  return flag == "--profile" || flag == "--max-retries" || flag == "--max-backoff" ||
-         flag == "--deadline" || flag == "--jitter" || flag == "--idempotency";
-}
-
-bool parse_retry_flag(std::string_view flag, std::string_view value, RetryFlags* out,
-                      std::string* error) {
-  const auto invalid = [&](const char* expected) {
-    *error = "invalid " + std::string(flag) + " '" + std::string(value) + "' (" + expected + ")";
-    return false;
+void add_retry_flags(std::vector<Flag>* flags, RetryFlags* out) {
+  const auto seconds = [](std::optional<Millis>* into, bool zero_allowed) {
+    return [into, zero_allowed](std::string_view value, std::string*) {
+      const std::optional<Millis> s = parse_seconds(value);
+      if (!s || (!zero_allowed && s->count() == 0)) return false;
+      *into = s;
+      return true;
+    };
   };
-  if (flag == "--profile") {
-    out->profile = find_profile(value);
-    if (out->profile == nullptr) {
-      *error = "unknown profile '" + std::string(value) + "' (allowed: desktop, mobile)";
-      return false;
-    }
-  } else if (flag == "--max-retries") {
-    const std::optional<std::uint64_t> n = parse_u64(value);
-    if (!n || *n > 1000) return invalid("expected an integer in 0..1000");
-    out->max_retries = static_cast<std::uint32_t>(*n);
-  } else if (flag == "--max-backoff" || flag == "--deadline") {
-    const bool cap = flag == "--max-backoff";
-    const std::optional<Millis> s = parse_seconds(value);
-    if (!s || (cap && s->count() == 0)) {
-      return invalid(cap ? "expected seconds such as 30 or 0.5, above 0"
-                         : "expected seconds such as 30 or 0.5, 0 for none");
-    }
-    (cap ? out->max_backoff : out->deadline) = s;
-  } else if (flag == "--jitter") {
-    out->jitter = find_strategy(value);
-    if (!out->jitter) {
-      *error = "unknown --jitter '" + std::string(value) +
-               "' (allowed: seed, full, equal, decorrelated, none)";
-      return false;
-    }
-  } else if (flag == "--idempotency") {
-    using I = https::RequestSpec::Idempotency;
-    if (value == "auto") {
-      out->idempotency = I::kByMethod;
-    } else if (value == "strict") {
-      out->idempotency = I::kStrict;
-    } else if (value == "yes") {
-      out->idempotency = I::kYes;
-    } else if (value == "no") {
-      out->idempotency = I::kNo;
-    } else {
-      return invalid("allowed: auto, strict, yes, no");
-    }
-  } else {
-    *error = "not a retry flag: " + std::string(flag);
-    return false;
-  }
-  return true;
+  flags->push_back(profile_flag(&out->profile));
+  flags->push_back(value_flag("--max-retries", "expected an integer in 0..1000",
+                              [out](std::string_view value, std::string*) {
+                                const std::optional<std::uint64_t> n = parse_u64(value);
+                                if (!n || *n > 1000) return false;
+                                out->max_retries = static_cast<std::uint32_t>(*n);
+                                return true;
+                              }));
+  flags->push_back(value_flag("--max-backoff", "expected seconds such as 30 or 0.5, above 0",
+                              seconds(&out->max_backoff, false)));
+  flags->push_back(value_flag("--deadline", "expected seconds such as 30 or 0.5, 0 for none",
+                              seconds(&out->deadline, true)));
+  flags->push_back(strategy_flag("--jitter", &out->jitter));
+  flags->push_back(value_flag("--idempotency", "allowed: auto, strict, yes, no",
+                              [out](std::string_view value, std::string*) {
+                                using I = https::RequestSpec::Idempotency;
+                                for (const auto& [name, rule] :
+                                     {std::pair{"auto", I::kByMethod},
+                                      std::pair{"strict", I::kStrict}, std::pair{"yes", I::kYes},
+                                      std::pair{"no", I::kNo}}) {
+                                  if (value == name) {
+                                    out->idempotency = rule;
+                                    return true;
+                                  }
+                                }
+                                return false;
+                              }));
 }
 
 // The profile's retry policy with the command line's overrides; nullopt (and *error) when

@@ -9,7 +9,9 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "args.hpp"
 #include "stepback/core/millis.hpp"
 #include "stepback/https/client.hpp"
 #include "stepback/https/tls.hpp"
@@ -30,11 +32,8 @@ struct RetryFlags {
   std::optional<Jitter> jitter;
   https::RequestSpec::Idempotency idempotency = https::RequestSpec::Idempotency::kByMethod;
 };
-// Whether `flag` is one of RetryFlags' (each takes a value).
-bool is_retry_flag(std::string_view flag);
-// Takes `value` for the retry flag `flag` into *out; false with *error when it is not valid.
-bool parse_retry_flag(std::string_view flag, std::string_view value, RetryFlags* out,
-                      std::string* error);
+// Appends the retry flags to a subcommand's flag table, each writing into *out.
+void add_retry_flags(std::vector<Flag>* flags, RetryFlags* out);
 // The profile's retry policy with the flags' overrides; nullopt with *error when they do not
 // make a usable policy.
 std::optional<Policy> make_policy(const RetryFlags& flags, std::string* error);

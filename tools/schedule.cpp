@@ -21,9 +21,6 @@ std::string profile_names() { return join_names({"desktop", "mobile"}); }
 std::string strategy_names() {
   return join_names({"seed", "full", "equal", "decorrelated", "none"});
 }
-std::string option_names() {
-  return join_names({"--profile", "--strategy", "--seed", "--json", "--help"});
-}
 constexpr const char* kSeedRange = "a decimal integer in 0..18446744073709551615";
 
 std::size_t digits(std::uint64_t v) {
@@ -70,59 +67,37 @@ std::optional<Jitter> find_strategy(std::string_view name) {
   return std::nullopt;
 }
 
+Flag profile_flag(const profiles::DeviceProfile** out) {
+  return value_flag("--profile", "allowed: " + profile_names(),
+                    [out](std::string_view value, std::string*) {
+                      const profiles::DeviceProfile* profile = find_profile(value);
+                      if (profile != nullptr) *out = profile;
+                      return profile != nullptr;
+                    });
+}
+
+Flag strategy_flag(std::string_view name, std::optional<Jitter>* out) {
+  return value_flag(name, "allowed: " + strategy_names(),
+                    [out](std::string_view value, std::string*) {
+                      *out = find_strategy(value);
+                      return out->has_value();
+                    });
+}
+
 std::optional<ScheduleOptions> parse_schedule_args(int argc, char** argv, std::string* error) {
   ScheduleOptions options;
   options.profile = &profiles::active;
-  ArgReader args(argc, argv);
-  while (!args.done()) {
-    const std::string_view flag = args.next();
-    if (flag == "--help" || flag == "-h") {
-      options.help = true;
-      return options;
-    }
-    if (flag == "--json") {
-      if (args.has_inline_value()) {
-        *error = "--json takes no value";
-        return std::nullopt;
-      }
-      options.json = true;
-      continue;
-    }
-    if (flag != "--profile" && flag != "--strategy" && flag != "--seed") {
-      *error =
-          std::string(flag.substr(0, 1) == "-" ? "unknown option '" : "unexpected argument '") +
-          std::string(flag) + "' (allowed: " + option_names() + ")";
-      return std::nullopt;
-    }
-    const std::optional<std::string_view> value = args.value();
-    if (flag == "--profile") {
-      const profiles::DeviceProfile* profile = value ? find_profile(*value) : nullptr;
-      if (profile == nullptr) {
-        *error = (value ? "unknown profile '" + std::string(*value) + "'"
-                        : std::string("--profile needs a value")) +
-                 " (allowed: " + profile_names() + ")";
-        return std::nullopt;
-      }
-      options.profile = profile;
-    } else if (flag == "--strategy") {
-      options.strategy = value ? find_strategy(*value) : std::nullopt;
-      if (!options.strategy) {
-        *error = (value ? "unknown strategy '" + std::string(*value) + "'"
-                        : std::string("--strategy needs a value")) +
-                 " (allowed: " + strategy_names() + ")";
-        return std::nullopt;
-      }
-    } else {
-      options.seed = value ? parse_u64(*value) : std::nullopt;
-      if (!options.seed) {
-        *error = (value ? "invalid seed '" + std::string(*value) + "'"
-                        : std::string("--seed needs a value")) +
-                 " (expected " + kSeedRange + ")";
-        return std::nullopt;
-      }
-    }
-  }
-  return options;
+  const std::vector<Flag> flags = {
+      profile_flag(&options.profile),
+      strategy_flag("--strategy", &options.strategy),
+      value_flag("--seed", std::string("expected ") + kSeedRange,
+                 [&options](std::string_view value, std::string*) {
+                   options.seed = parse_u64(value);
+                   return options.seed.has_value();
+                 }),
+      switch_flag("--json", &options.json),
+  };
+  return parsed_options(parse_flags(argc, argv, flags, nullptr, error), options);
 }
 
 Policy effective_policy(const ScheduleOptions& options) {

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "args.hpp"
 #include "stepback/core/attempt.hpp"
 #include "stepback/core/millis.hpp"
 #include "stepback/core/policy.hpp"
@@ -54,6 +55,11 @@ const profiles::DeviceProfile* find_profile(std::string_view name);
 
 // The jitter strategy called `name` (as to_string(Jitter) spells it), or nullopt.
 std::optional<Jitter> find_strategy(std::string_view name);
+
+// The flag table entries the subcommands share: --profile NAME (desktop or mobile) into
+// *out, and a jitter strategy flag called `name` (--strategy, --jitter) into *out.
+Flag profile_flag(const profiles::DeviceProfile** out);
+Flag strategy_flag(std::string_view name, std::optional<Jitter>* out);
 
 // The profile's retry policy with the strategy override of `options` applied.
 Policy effective_policy(const ScheduleOptions& options);

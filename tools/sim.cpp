@@ -270,11 +270,6 @@ struct SimOptions {
   bool help = false;
 };
 
-std::string option_names() {
-  return join_names({"--profile", "--strategy", "--clients", "--outage", "--capacity", "--seed",
-                     "--json", "--help"});
-}
-
 // A plain decimal number ("60", "0.5", ".5"): digits with at most one point, no sign, no
 // exponent; nullopt for anything else.
 std::optional<double> parse_decimal(std::string_view text) {
@@ -305,72 +300,45 @@ std::optional<double> parse_decimal(std::string_view text) {
 // one-line message naming the bad argument and what is allowed.
 std::optional<SimOptions> parse_sim_args(int argc, char** argv, std::string* error) {
   SimOptions o;
-  ArgReader args(argc, argv);
-  while (!args.done()) {
-    const std::string_view flag = args.next();
-    if (flag == "--help" || flag == "-h") {
-      o.help = true;
-      return o;
-    }
-    if (flag == "--json") {
-      if (args.has_inline_value()) {
-        *error = "--json takes no value";
-        return std::nullopt;
-      }
-      o.json = true;
-      continue;
-    }
-    if (flag != "--profile" && flag != "--strategy" && flag != "--clients" && flag != "--outage" &&
-        flag != "--capacity" && flag != "--seed") {
-      *error =
-          std::string(flag.substr(0, 1) == "-" ? "unknown option '" : "unexpected argument '") +
-          std::string(flag) + "' (allowed: " + option_names() + ")";
-      return std::nullopt;
-    }
-    const std::optional<std::string_view> value = args.value();
-    if (!value) {
-      *error = std::string(flag) + " needs a value (see stepback sim --help)";
-      return std::nullopt;
-    }
-    const auto invalid = [&](const char* what, const std::string& allowed) {
-      *error = std::string("invalid ") + what + " '" + std::string(*value) + "' (" + allowed + ")";
-      return std::nullopt;
-    };
-    if (flag == "--profile") {
-      o.profile = find_profile(*value);
-      if (o.profile == nullptr) return invalid("profile", "allowed: desktop, mobile");
-    } else if (flag == "--strategy") {
-      o.strategy = find_strategy(*value);
-      if (!o.strategy && *value != "all") {
-        return invalid("strategy", "allowed: seed, full, equal, decorrelated, none, all");
-      }
-    } else if (flag == "--clients") {
-      const std::optional<std::uint64_t> v = parse_u64(*value);
-      if (!v || *v < 1 || *v > kMaxClients) {
-        return invalid("client count", "expected a decimal integer in 1..1000000");
-      }
-      o.clients = static_cast<std::uint32_t>(*v);
-    } else if (flag == "--outage") {
-      const std::optional<double> v = parse_decimal(*value);
-      if (!v || *v > kMaxOutageSeconds) {
-        return invalid("outage", "expected seconds in 0..86400, such as 60 or 2.5");
-      }
-      o.outage_seconds = *v;
-    } else if (flag == "--capacity") {
-      const std::optional<double> v = parse_decimal(*value);
-      if (!v || *v <= 0 || *v > kMaxCapacityPercent) {
-        return invalid("capacity",
-                       "expected a percentage of the fleet per second above 0 and at most "
-                       "1000000, such as 2 or 0.5");
-      }
-      o.capacity_percent = *v;
-    } else {
-      const std::optional<std::uint64_t> v = parse_u64(*value);
-      if (!v) return invalid("seed", "expected a decimal integer in 0..18446744073709551615");
-      o.seed = *v;
-    }
-  }
-  return o;
+  const std::vector<Flag> flags = {
+      profile_flag(&o.profile),
+      value_flag("--strategy", "allowed: seed, full, equal, decorrelated, none, all",
+                 [&o](std::string_view value, std::string*) {
+                   o.strategy = find_strategy(value);
+                   return o.strategy.has_value() || value == "all";
+                 }),
+      value_flag("--clients", "expected a decimal integer in 1..1000000",
+                 [&o](std::string_view value, std::string*) {
+                   const std::optional<std::uint64_t> v = parse_u64(value);
+                   if (!v || *v < 1 || *v > kMaxClients) return false;
+                   o.clients = static_cast<std::uint32_t>(*v);
+                   return true;
+                 }),
+      value_flag("--outage", "expected seconds in 0..86400, such as 60 or 2.5",
+                 [&o](std::string_view value, std::string*) {
+                   const std::optional<double> v = parse_decimal(value);
+                   if (!v || *v > kMaxOutageSeconds) return false;
+                   o.outage_seconds = *v;
+                   return true;
+                 }),
+      value_flag("--capacity",
+                 "expected a percentage of the fleet per second above 0 and at most 1000000, "
+                 "such as 2 or 0.5",
+                 [&o](std::string_view value, std::string*) {
+                   const std::optional<double> v = parse_decimal(value);
+                   if (!v || *v <= 0 || *v > kMaxCapacityPercent) return false;
+                   o.capacity_percent = *v;
+                   return true;
+                 }),
+      value_flag("--seed", "expected a decimal integer in 0..18446744073709551615",
+                 [&o](std::string_view value, std::string*) {
+                   const std::optional<std::uint64_t> v = parse_u64(value);
+                   if (v) o.seed = *v;
+                   return v.has_value();
+                 }),
+      switch_flag("--json", &o.json),
+  };
+  return parsed_options(parse_flags(argc, argv, flags, nullptr, error), o);
 }
 
 // printf into a std::string; every line here is short, so longer output is cut.

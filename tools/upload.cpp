@@ -48,12 +48,6 @@ constexpr std::uint64_t kMaxChunk = 1024ULL * 1024 * 1024;
 std::uint8_t g_session_uri[4096];
 char g_output_buffer[16 * 1024];
 
-std::string option_names() {
-  return join_names({"--chunk-size", "--content-type", "--session", "-H", "--cacert", "--capath",
-                     "--profile", "--max-retries", "--max-backoff", "--deadline", "--idempotency",
-                     "--state", "--trace", "--help"});
-}
-
 // What `stepback upload` was asked for. The views point into argv, which outlives the upload.
 struct UploadArgs {
   const char* file = nullptr;
@@ -64,7 +58,7 @@ struct UploadArgs {
   std::string_view content_type = "application/octet-stream";
   const char* cacert = nullptr;
   const char* capath = nullptr;
-  RetryFlags retry;  // --profile, --max-retries, --max-backoff, --deadline, --idempotency
+  RetryFlags retry;  // --profile, --max-retries, --max-backoff, --deadline, --jitter, ...
   https::Header headers[kMaxHeaders];
   std::size_t header_count = 0;
   bool trace = false;
@@ -93,90 +87,66 @@ std::optional<std::uint64_t> parse_bytes(std::string_view text) {
 
 std::optional<UploadArgs> parse_upload_args(int argc, char** argv, std::string* error) {
   UploadArgs o;
-  ArgReader args(argc, argv);
+  std::vector<Flag> flags = {
+      value_flag("--chunk-size",
+                 "expected a positive multiple of 256 KiB, such as 262144, 256K or 8M, at most 1G",
+                 [&o](std::string_view value, std::string*) {
+                   const std::optional<std::uint64_t> n = parse_bytes(value);
+                   if (!n || *n == 0 || *n % transfer::kChunkGranularity != 0) return false;
+                   o.chunk_size = *n;
+                   return true;
+                 }),
+      text_flag("--content-type", &o.content_type),
+      text_flag("--session", &o.session),
+      text_flag("--state", &o.state),
+      value_flag("-H", {},
+                 [&o](std::string_view value, std::string* message) {
+                   if (o.header_count == kMaxHeaders) {
+                     *message = "too many -H headers (at most " + std::to_string(kMaxHeaders) + ")";
+                     return false;
+                   }
+                   if (!parse_header(value, &o.headers[o.header_count])) {
+                     *message =
+                         "invalid header '" + std::string(value) + "' (expected 'Name: value')";
+                     return false;
+                   }
+                   ++o.header_count;
+                   return true;
+                 }),
+      text_flag("--cacert", &o.cacert),
+      text_flag("--capath", &o.capath),
+  };
+  add_retry_flags(&flags, &o.retry);
+  flags.push_back(switch_flag("--trace", &o.trace));
   int positional = 0;
-  while (!args.done()) {
-    const std::string_view flag = args.next();
-    if (flag == "--help" || flag == "-h") {
-      o.help = true;
-      return o;
-    }
-    if (flag == "--trace") {
-      o.trace = true;
-      continue;
-    }
-    if (flag.empty() || flag[0] != '-' || flag == "-") {
-      if (positional == 0) {
-        o.file = flag.data();
-      } else if (positional == 1) {
-        o.url = flag;
-      } else {
-        *error = "unexpected argument '" + std::string(flag) + "' (one FILE and one URL)";
-        return std::nullopt;
-      }
-      ++positional;
-      continue;
-    }
-    const bool known = flag == "--chunk-size" || flag == "--content-type" || flag == "--session" ||
-                       flag == "--state" || flag == "-H" || flag == "--cacert" ||
-                       flag == "--capath" || flag == "--profile" || flag == "--max-retries" ||
-                       flag == "--max-backoff" || flag == "--deadline" || flag == "--idempotency";
-    if (!known) {
-      *error = "unknown option '" + std::string(flag) + "' (allowed: " + option_names() + ")";
-      return std::nullopt;
-    }
-    const std::optional<std::string_view> value = args.value();
-    if (!value) {
-      *error = std::string(flag) + " needs a value";
-      return std::nullopt;
-    }
-    const auto shown = [&value] { return "'" + std::string(*value) + "'"; };
-    if (flag == "--chunk-size") {
-      const std::optional<std::uint64_t> n = parse_bytes(*value);
-      if (!n || *n == 0 || *n % transfer::kChunkGranularity != 0) {
-        *error = "invalid --chunk-size " + shown() +
-                 " (expected a positive multiple of 256 KiB, such as 262144, 256K or 8M, at "
-                 "most 1G)";
-        return std::nullopt;
-      }
-      o.chunk_size = *n;
-    } else if (flag == "--content-type") {
-      o.content_type = *value;
-    } else if (flag == "--session") {
-      o.session = *value;
-    } else if (flag == "--state") {
-      o.state = value->data();
-    } else if (flag == "-H") {
-      if (o.header_count == kMaxHeaders) {
-        *error = "too many -H headers (at most " + std::to_string(kMaxHeaders) + ")";
-        return std::nullopt;
-      }
-      if (!parse_header(*value, &o.headers[o.header_count])) {
-        *error = "invalid header " + shown() + " (expected 'Name: value')";
-        return std::nullopt;
-      }
-      ++o.header_count;
-    } else if (flag == "--cacert") {
-      o.cacert = value->data();
-    } else if (flag == "--capath") {
-      o.capath = value->data();
+  const auto file_and_url = [&o, &positional](std::string_view arg, std::string* message) {
+    if (positional == 0) {
+      o.file = arg.data();
+    } else if (positional == 1) {
+      o.url = arg;
     } else {
-      if (!parse_retry_flag(flag, *value, &o.retry, error)) return std::nullopt;
+      *message = "unexpected argument '" + std::string(arg) + "' (one FILE and one URL)";
+      return false;
+    }
+    ++positional;
+    return true;
+  };
+  const Parsed parsed = parse_flags(argc, argv, flags, file_and_url, error);
+  if (parsed == Parsed::kOk) {
+    if (o.file == nullptr) {
+      *error = "a FILE and a URL are required (stepback upload FILE URL)";
+      return std::nullopt;
+    }
+    if (o.url.empty() && o.session.empty() && o.state == nullptr) {
+      *error = "a URL (the session initiation URL), --session URI or --state FILE is required";
+      return std::nullopt;
+    }
+    if (o.cacert != nullptr && o.capath != nullptr) {
+      *error = "--cacert and --capath exclude each other";
+      return std::nullopt;
     }
   }
-  if (o.file == nullptr) {
-    *error = "a FILE and a URL are required (stepback upload FILE URL)";
-    return std::nullopt;
-  }
-  if (o.url.empty() && o.session.empty() && o.state == nullptr) {
-    *error = "a URL (the session initiation URL), --session URI or --state FILE is required";
-    return std::nullopt;
-  }
-  if (o.cacert != nullptr && o.capath != nullptr) {
-    *error = "--cacert and --capath exclude each other";
-    return std::nullopt;
-  }
-  return o;
+  return parsed_options(parsed, o);
 }
 
 void print_upload_usage(std::FILE* out) {
@@ -186,7 +156,8 @@ void print_upload_usage(std::FILE* out) {
       "                       [--state FILE] [--session URI] [-H 'Name: value']...\n"
       "                       [--cacert FILE | --capath DIR]\n"
       "                       [--profile desktop|mobile] [--max-retries N] [--max-backoff S]\n"
-      "                       [--deadline S] [--idempotency auto|strict|yes|no] [--trace]\n"
+      "                       [--deadline S] [--idempotency auto|strict|yes|no]\n"
+      "                       [--jitter seed|full|equal|decorrelated|none] [--trace]\n"
       "\n"
       "Uploads FILE with Google's resumable upload protocol (Cloud Storage JSON API and the\n"
       "other Google APIs that use it). URL is the session initiation URL, e.g.\n"
@@ -224,6 +195,8 @@ void print_upload_usage(std::FILE* out) {
       "  --idempotency RULE   whether the session POST is sent again after it may have\n"
       "                       reached the server: auto (no: POST), strict, yes, no. A repeated\n"
       "                       POST at worst leaves an unused session. Chunks always are.\n"
+      "  --jitter NAME        the backoff strategy; seed is the documented formula itself,\n"
+      "                       min(2^n s + U[0, 1000] ms, cap) (default: the profile's)\n"
       "  --trace              one JSON object per event on stderr instead of progress lines\n"
       "                       (session, chunk, query, response, error, committed, wait,\n"
       "                       expired, done; each with t_ms)\n"

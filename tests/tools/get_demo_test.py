@@ -260,7 +260,12 @@ def case_get_usage():
         ([], "a URL is required"),
         (["ftp://example.com/"], "invalid URL"),
         (["https://example.com/", "--bogus"], "unknown option '--bogus'"),
-        (["https://example.com/", "--profile", "tablet"], "unknown profile 'tablet'"),
+        (["https://example.com/", "--profile", "tablet"],
+         "invalid --profile 'tablet' (allowed: desktop, mobile)"),
+        (["https://example.com/", "--jitter", "wobbly"], "invalid --jitter 'wobbly' (allowed: seed,"),
+        # Regression: a switch given a value ("--trace=no") was taken as the switch itself.
+        (["https://example.com/", "--trace=no"], "--trace takes no value"),
+        (["https://example.com/", "--pin", "md5/x"], "invalid --pin 'md5/x' (expected sha256/"),
         (["https://example.com/", "--max-retries", "x"], "invalid --max-retries 'x'"),
         (["https://example.com/", "--max-retries"], "--max-retries needs a value"),
         (["https://example.com/", "--max-backoff", "0"], "invalid --max-backoff '0'"),
@@ -284,6 +289,9 @@ def case_get_usage():
         check(out == "", f"get {extra}: stdout {out!r}")
     code, out, err, _ = run("demo", "--bogus")
     check(code == 2 and "unknown option '--bogus'" in err, f"demo --bogus: {code} {err!r}")
+    code, out, err, _ = run("demo", "--retry-after", "x")
+    check(code == 2 and "invalid --retry-after 'x' (expected 0.." in err,
+          f"demo --retry-after x: {code} {err!r}")
     for command in ["get", "demo"]:
         code, out, err, _ = run(command, "--help")
         check(code == 0 and out.startswith(f"usage: stepback {command}"), f"{command} --help")
@@ -479,7 +487,7 @@ def case_get_jitter_seed():
     waits = [e["ms"] for e in trace_events(err, args) if e["event"] == "wait"]
     check(waits == [200, 200], f"{args}: waits {waits}")
     code, _, err, _ = run("get", "http://127.0.0.1:1/", "--jitter", "wild")
-    check(code == 2 and "unknown --jitter 'wild'" in err, f"--jitter wild: {code} {err!r}")
+    check(code == 2 and "invalid --jitter 'wild'" in err, f"--jitter wild: {code} {err!r}")
 
 
 def case_get_data_content_type():

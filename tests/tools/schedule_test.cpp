@@ -250,7 +250,7 @@ TEST(tools, ScheduleParseRejectsBadArgumentsNamingThemAndTheAllowedValues) {
       {{"--seed", "abc"}, {"'abc'", seeds}},
       {{"--seed", "-1"}, {"'-1'", seeds}},
       {{"--seed", "18446744073709551616"}, {"'18446744073709551616'", seeds}},
-      {{"--seed="}, {"invalid seed ''", seeds}},
+      {{"--seed="}, {"invalid --seed ''", seeds}},
       {{"--seed"}, {"--seed needs a value", seeds}},
       {{"--json=yes"}, {"--json takes no value"}},
   };
@@ -342,9 +342,10 @@ TEST(tools, ScheduleRunIsDeterministicForASeed) {
   EXPECT_EQ(err, "");
 
   EXPECT_EQ(run({"--strategy", "nope"}, &err), "2\n");
-  EXPECT_EQ(err,
-            "stepback schedule: unknown strategy 'nope' (allowed: seed, full, equal, decorrelated, "
-            "none)\n");
+  EXPECT_EQ(
+      err,
+      "stepback schedule: invalid --strategy 'nope' (allowed: seed, full, equal, decorrelated, "
+      "none)\n");
 }
 
 }  // namespace

@@ -287,6 +287,9 @@ def case_usage():
                 ([path, url, "--session", "nonsense"], 2, "invalid --session"),
                 ([path, url, "--bogus"], 2, "unknown option"),
                 ([path, url, "-H", "no colon"], 2, "invalid header"),
+                # The shared flag table: upload takes every retry flag get takes.
+                ([path, url, "--jitter", "bogus"], 2, "invalid --jitter 'bogus' (allowed: seed,"),
+                ([path, url, "--trace=yes"], 2, "--trace takes no value"),
                 ([os.path.join(tmp, "missing"), url], 7, "cannot read"),
                 ([tmp, url], 7, "not a regular file")]:
             c, out, err = run(*args)
@@ -294,7 +297,8 @@ def case_usage():
         c, out, err = run("--help")
         check(c == 0 and "exit codes:" in out and "--chunk-size" in out, f"--help: {c} {out!r}")
         # A closed port: connection refused is retried, then given up (exit 3).
-        c, out, err = run(path, url, "--max-retries", "1", "--max-backoff", "0.1")
+        c, out, err = run(path, url, "--max-retries", "1", "--max-backoff", "0.1", "--jitter",
+                          "none")
         check(c == 3 and "retries_exhausted" in err, f"refused: exit {c}, stderr {err!r}")
     finally:
         shutil.rmtree(tmp)
