@@ -111,9 +111,7 @@ const https::ClientResult& run_client(https::Client& client, Reporter& reporter,
       client_polled = true;
     }
     if (peer != nullptr) count += peer->poll_fds(fds + count, kMaxPollFds - count);
-    const Millis wait =
-        next.at <= now ? Millis(0) : min(next.at - now, longest_wait(reporter.wants_ticks()));
-    const int timeout = static_cast<int>(wait.count());
+    const int timeout = https::poll_timeout(next.at, now, longest_wait(reporter.wants_ticks()));
     // kWaitUntil with nothing else to watch is a plain sleep: poll(nullptr, 0, ms).
     (void)::poll(count == 0 ? nullptr : fds, static_cast<nfds_t>(count), timeout);
     now = platform::monotonic_now();

@@ -27,6 +27,17 @@ TEST(PollWait, EventsForEachInterest) {
   EXPECT_EQ(poll_events(IoInterest::kReadWrite), POLLIN | POLLOUT);
 }
 
+TEST(PollWait, TimeoutIsTheRestOfTheWaitBoundedByLongest) {
+  EXPECT_EQ(poll_timeout(Millis(1500), Millis(1000)), 500);
+  EXPECT_EQ(poll_timeout(Millis(1000), Millis(1000)), 0);
+  EXPECT_EQ(poll_timeout(Millis(10), Millis(1000)), 0);       // Passed: only look.
+  EXPECT_EQ(poll_timeout(Millis(100000), Millis(0)), 60000);  // kLongestPollWait.
+  EXPECT_EQ(poll_timeout(Millis(100000), Millis(0), Millis(100)), 100);
+  // An `at` far past int's range of milliseconds, with no bound below it, stays an int.
+  EXPECT_EQ(poll_timeout(Millis(~std::uint64_t{0}), Millis(0), Millis(~std::uint64_t{0})),
+            0x7fffffff);
+}
+
 // A ready descriptor ends the wait with true, long before `at` (a wait that did not see it
 // would sleep out its 30 s and fail the check after it, not hang).
 TEST(PollWait, AReadyDescriptorEndsTheWait) {

@@ -40,6 +40,13 @@ constexpr decltype(pollfd::events) poll_events(IoInterest interest) {
 // which costs nothing, and a clock that jumped is read again no later than this.
 constexpr Millis kLongestPollWait{60000};
 
+// poll(2)'s timeout, in milliseconds, for a wait until `at` (on the clock that gave `now`)
+// of at most `longest`: 0 when `at` has passed.
+constexpr int poll_timeout(Millis at, Millis now, Millis longest = kLongestPollWait) {
+  const Millis wait = at <= now ? Millis(0) : min(at - now, longest);
+  return static_cast<int>(min(wait, Millis(0x7fffffff)).count());
+}
+
 // Sleeps in poll(2) until `fd` is ready for `interest` or `at` (on the clock that gave `now`)
 // passes, and no longer than `longest`; true when the descriptor reported readiness (or an
 // error or hang-up, which the next step() reads). With fd < 0 or kNone it sleeps on the time
@@ -47,8 +54,7 @@ constexpr Millis kLongestPollWait{60000};
 // caller steps again either way, which the main-loop contract allows.
 inline bool poll_wait(int fd, IoInterest interest, Millis at, Millis now,
                       Millis longest = kLongestPollWait) {
-  const Millis wait = at <= now ? Millis(0) : min(at - now, longest);
-  const int timeout = static_cast<int>(min(wait, Millis(0x7fffffff)).count());
+  const int timeout = poll_timeout(at, now, longest);
   if (fd < 0 || interest == IoInterest::kNone) {
     (void)::poll(nullptr, 0, timeout);
     return false;
