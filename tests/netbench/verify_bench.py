@@ -39,8 +39,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 NETBENCH = os.path.join(HERE, "netbench.sh")
 SRV_V4, SRV_V6 = "10.77.0.2", "fd77::2"
 PORT = 9177
-TOL_MS = 4.0          # fixed part of the tolerance (scheduling on a shared 2-core machine)
-TOL_FRACTION = 0.03   # proportional part
+# The tolerance above the RTT. The minimum proves the delay is applied; the median's bound
+# catches a delay applied twice or a queue that stalls, not scheduling noise: the test command
+# runs this beside other tests, and one run failed at 4 ms + 3% (median 55.6 ms at 50 ms RTT
+# on a 2-core machine with fuzzers, clang-tidy and a build beside it).
+TOL_MS = 10.0         # fixed part (scheduling on a shared 2-core machine)
+TOL_FRACTION = 0.05   # proportional part
 IO_TIMEOUT = 30.0     # every socket operation in the helpers
 SERVER_LIFETIME = 300.0
 
