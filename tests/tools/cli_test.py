@@ -8,6 +8,8 @@ import json
 import subprocess
 import sys
 
+from cli_support import check
+
 BINARY = sys.argv[1]
 VERSION = sys.argv[2]
 PROFILES = ["desktop", "mobile"]
@@ -20,11 +22,6 @@ def run(*args):
     """Runs the program; returns (exit code, stdout, stderr)."""
     p = subprocess.run([BINARY, *args], capture_output=True, text=True, timeout=60)
     return p.returncode, p.stdout, p.stderr
-
-
-def check(condition, message):
-    if not condition:
-        sys.exit("FAIL: " + message)
 
 
 def run_ok(*args):

@@ -19,6 +19,8 @@ import tempfile
 import threading
 import time
 
+from cli_support import check, trace_events
+
 BINARY = sys.argv[1]
 
 # A trust anchor that no server uses: `get https://...` needs one to get as far as the
@@ -45,27 +47,6 @@ def run(*args, timeout=20):
     start = time.monotonic()
     p = subprocess.run([BINARY, *args], capture_output=True, text=True, timeout=timeout)
     return p.returncode, p.stdout, p.stderr, time.monotonic() - start
-
-
-def check(condition, message):
-    if not condition:
-        sys.exit("FAIL: " + message)
-
-
-def trace_events(err, args):
-    """Parses --trace output: one JSON object per line, each with event and t_ms."""
-    events = []
-    last_t = 0
-    for line in err.splitlines():
-        try:
-            e = json.loads(line)
-        except json.JSONDecodeError as x:
-            sys.exit(f"FAIL: {args}: not JSON ({x}): {line!r}")
-        check(isinstance(e.get("event"), str), f"{args}: no event in {e}")
-        check(type(e.get("t_ms")) is int and e["t_ms"] >= last_t, f"{args}: bad t_ms in {e}")
-        last_t = e["t_ms"]
-        events.append(e)
-    return events
 
 
 def closed_port():

@@ -15,12 +15,9 @@ import tempfile
 import threading
 import time
 
+from cli_support import check
+
 BINARY, DNS_SERVER, TRAP = sys.argv[1], sys.argv[2], sys.argv[3]
-
-
-def check(condition, message):
-    if not condition:
-        sys.exit("FAIL: " + message)
 
 
 def run(*args, timeout=30):

@@ -14,13 +14,10 @@ import sys
 import tempfile
 import time
 
+from cli_support import check, trace_events
+
 BINARY, SERVER, MAKE_CERTS = sys.argv[1], sys.argv[2], sys.argv[3]
 CHUNK = 256 * 1024
-
-
-def check(condition, message):
-    if not condition:
-        sys.exit("FAIL: " + message)
 
 
 def pattern(size):
@@ -90,21 +87,6 @@ def run(*args, timeout=60):
     """Runs the program; returns (exit code, stdout, stderr)."""
     p = subprocess.run([BINARY, "upload", *args], capture_output=True, text=True, timeout=timeout)
     return p.returncode, p.stdout, p.stderr
-
-
-def trace_events(err, args):
-    events = []
-    last_t = 0
-    for line in err.splitlines():
-        try:
-            e = json.loads(line)
-        except json.JSONDecodeError as x:
-            sys.exit(f"FAIL: {args}: not JSON ({x}): {line!r}")
-        check(isinstance(e.get("event"), str), f"{args}: no event in {e}")
-        check(type(e.get("t_ms")) is int and e["t_ms"] >= last_t, f"{args}: bad t_ms in {e}")
-        last_t = e["t_ms"]
-        events.append(e)
-    return events
 
 
 def with_server(faults=(), tls=False, size=4 * CHUNK + 1234):
