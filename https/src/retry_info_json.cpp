@@ -1,14 +1,15 @@
 // google.rpc.RetryInfo from a JSON error body: one validating pass over the caller's bytes
-// (RFC 8259), with an explicit stack of at most kJsonMaxDepth levels instead of recursion.
+// (RFC 8259), with an explicit stack of at most kJsonMaxDepth levels instead of recursion;
+// the tokens are read by JsonCursor (stepback/https/json_cursor.hpp).
 // Strings are never copied whole: as each one streams past, its decoded characters are
 // compared with the two keys of interest, the tail of a type URL is kept, and the first 32
 // characters are kept for a possible "retryDelay" value.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <initializer_list>
 #include <optional>
 
+#include "stepback/https/json_cursor.hpp"
 #include "stepback/https/retry_info.hpp"
 
 namespace stepback::https {
@@ -99,9 +100,9 @@ enum class Expect : std::uint8_t {
   kCommaOrClose,  // After a value inside a container.
 };
 
-class Scanner {
+class Scanner : JsonCursor {
  public:
-  explicit Scanner(ConstBytes body) : p_(body.data), end_(body.data + body.size) {}
+  explicit Scanner(ConstBytes body) : JsonCursor(body.data, body.data + body.size) {}
 
   // Validates the whole document and returns the first RetryInfo delay it holds.
   std::optional<Millis> run() {
@@ -149,13 +150,6 @@ class Scanner {
  private:
   Level& top() { return stack_[depth_ - 1]; }
 
-  void skip_byte_order_mark() {
-    if (end_ - p_ >= 3 && p_[0] == 0xEF && p_[1] == 0xBB && p_[2] == 0xBF) p_ += 3;
-  }
-  void skip_whitespace() {
-    while (p_ != end_ && (*p_ == ' ' || *p_ == '\t' || *p_ == '\n' || *p_ == '\r')) ++p_;
-  }
-
   // Reads one value, or opens a container; sets what comes next.
   bool value(Expect& expect) {
     const std::uint8_t c = *p_;
@@ -171,10 +165,11 @@ class Scanner {
     if (c == '"') {
       ++p_;
       StringProbe probe;
-      ok = string(probe);
+      ok = json_string(&probe);
       if (ok) record_string(probe);
     } else {
-      ok = (c == '-' || (c >= '0' && c <= '9')) ? number() : literal();
+      ok = (c == '-' || (c >= '0' && c <= '9')) ? json_number()
+                                                : json_literal() != JsonLiteral::kNone;
       if (ok) forget_key();
     }
     after_value(expect);
@@ -185,7 +180,7 @@ class Scanner {
   bool key() {
     if (*p_++ != '"') return false;
     StringProbe probe;
-    if (!string(probe)) return false;
+    if (!json_string(&probe)) return false;
     top().key = probe.is_type_key() ? Key::kType : probe.is_delay_key() ? Key::kDelay : Key::kOther;
     return true;
   }
@@ -241,130 +236,6 @@ class Scanner {
     level.key = Key::kOther;
   }
 
-  // Reads the rest of a string after its opening quote, feeding decoded characters to
-  // `probe`.
-  bool string(StringProbe& probe) {
-    while (p_ != end_) {
-      const std::uint8_t c = *p_++;
-      if (c == '"') return true;
-      if (c < 0x20) return false;
-      if (c != '\\') {
-        probe.add(c);
-        continue;
-      }
-      std::uint32_t code_point = 0;
-      if (!escape(code_point)) return false;
-      probe.add(code_point);
-    }
-    return false;
-  }
-
-  // Reads an escape after its backslash; \uXXXX surrogate pairs are joined and a lone
-  // surrogate is malformed.
-  bool escape(std::uint32_t& code_point) {
-    if (p_ == end_) return false;
-    switch (*p_++) {
-      case '"':
-        code_point = '"';
-        return true;
-      case '\\':
-        code_point = '\\';
-        return true;
-      case '/':
-        code_point = '/';
-        return true;
-      case 'b':
-        code_point = '\b';
-        return true;
-      case 'f':
-        code_point = '\f';
-        return true;
-      case 'n':
-        code_point = '\n';
-        return true;
-      case 'r':
-        code_point = '\r';
-        return true;
-      case 't':
-        code_point = '\t';
-        return true;
-      case 'u':
-        break;
-      default:
-        return false;
-    }
-    if (!hex4(code_point)) return false;
-    if (code_point >= 0xDC00 && code_point <= 0xDFFF) return false;
-    if (code_point < 0xD800 || code_point > 0xDBFF) return true;
-    std::uint32_t low = 0;
-    if (end_ - p_ < 2 || p_[0] != '\\' || p_[1] != 'u') return false;
-    p_ += 2;
-    if (!hex4(low) || low < 0xDC00 || low > 0xDFFF) return false;
-    code_point = 0x10000 + ((code_point - 0xD800) << 10) + (low - 0xDC00);
-    return true;
-  }
-
-  bool hex4(std::uint32_t& out) {
-    if (end_ - p_ < 4) return false;
-    out = 0;
-    for (int i = 0; i < 4; ++i) {
-      const std::uint8_t c = *p_++;
-      std::uint32_t digit = 0;
-      if (c >= '0' && c <= '9') {
-        digit = static_cast<std::uint32_t>(c - '0');
-      } else if (c >= 'a' && c <= 'f') {
-        digit = static_cast<std::uint32_t>(c - 'a' + 10);
-      } else if (c >= 'A' && c <= 'F') {
-        digit = static_cast<std::uint32_t>(c - 'A' + 10);
-      } else {
-        return false;
-      }
-      out = (out << 4) | digit;
-    }
-    return true;
-  }
-
-  // number = [ "-" ] ( "0" / 1-9 *DIGIT ) [ "." 1*DIGIT ] [ ( "e" / "E" ) [ "+" / "-" ] 1*DIGIT ]
-  bool number() {
-    if (*p_ == '-') ++p_;
-    if (p_ == end_) return false;
-    if (*p_ == '0') {
-      ++p_;
-    } else if (!digits()) {
-      return false;
-    }
-    if (p_ != end_ && *p_ == '.') {
-      ++p_;
-      if (!digits()) return false;
-    }
-    if (p_ != end_ && (*p_ == 'e' || *p_ == 'E')) {
-      ++p_;
-      if (p_ != end_ && (*p_ == '+' || *p_ == '-')) ++p_;
-      if (!digits()) return false;
-    }
-    return true;
-  }
-
-  // One or more decimal digits.
-  bool digits() {
-    const std::uint8_t* start = p_;
-    while (p_ != end_ && *p_ >= '0' && *p_ <= '9') ++p_;
-    return p_ != start;
-  }
-
-  bool literal() {
-    for (const char* word : {"true", "false", "null"}) {
-      const std::size_t n = std::strlen(word);
-      if (static_cast<std::size_t>(end_ - p_) >= n && std::memcmp(p_, word, n) == 0) {
-        p_ += n;
-        return true;
-      }
-    }
-    return false;
-  }
-
-  const std::uint8_t* p_;
-  const std::uint8_t* const end_;
   Level stack_[kJsonMaxDepth];
   std::size_t depth_ = 0;
   bool done_ = false;

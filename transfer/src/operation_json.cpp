@@ -1,6 +1,7 @@
 // The Operation and google.rpc.Status JSON reader: one validating pass (RFC 8259) over the
 // caller's bytes with an explicit stack of at most kOperationJsonMaxDepth levels, as the
-// RetryInfo reader does it (https/src/retry_info_json.cpp). Each level knows what its object
+// RetryInfo reader does it (https/src/retry_info_json.cpp), on the same tokens (JsonCursor,
+// stepback/https/json_cursor.hpp). Each level knows what its object
 // is (the document's top, metadata, error, or anything else) and which kept field the value
 // being read belongs to; kept values are remembered as views, never copied.
 #include "stepback/transfer/operation_json.hpp"
@@ -8,6 +9,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+
+#include "stepback/https/json_cursor.hpp"
 
 namespace stepback::transfer {
 namespace {
@@ -138,10 +141,10 @@ enum class Expect : std::uint8_t {
 // Which message the document is read as.
 enum class Mode : std::uint8_t { kValidate, kOperation, kErrorBody };
 
-class Scanner {
+class Scanner : https::JsonCursor {
  public:
   Scanner(https::ConstBytes body, Mode mode)
-      : begin_(body.data), p_(body.data), end_(body.data + body.size), mode_(mode) {}
+      : JsonCursor(body.data, body.data + body.size), begin_(body.data), mode_(mode) {}
 
   JsonRead run(Document* doc) {
     doc_ = doc;
@@ -194,13 +197,6 @@ class Scanner {
   Level& top() { return stack_[depth_ - 1]; }
   std::size_t at() const { return static_cast<std::size_t>(p_ - begin_); }
 
-  void skip_byte_order_mark() {
-    if (end_ - p_ >= 3 && p_[0] == 0xEF && p_[1] == 0xBB && p_[2] == 0xBF) p_ += 3;
-  }
-  void skip_whitespace() {
-    while (p_ != end_ && (*p_ == ' ' || *p_ == '\t' || *p_ == '\n' || *p_ == '\r')) ++p_;
-  }
-
   // The kept field the value about to be read belongs to (kNone outside objects).
   Field current_field() { return depth_ > 0 && top().is_object ? top().field : Field::kNone; }
 
@@ -245,12 +241,12 @@ class Scanner {
     if (c == '"') {
       ++p_;
       const std::size_t start = at();
-      ok = string(nullptr);
+      ok = json_string<KeyProbe>(nullptr);
       if (ok) take_string(field, start, at() - 1);
     } else if (c == '-' || (c >= '0' && c <= '9')) {
       const std::size_t start = at();
       bool integral = true;
-      ok = number(&integral);
+      ok = json_number(&integral);
       if (ok) take_number(field, start, integral);
     } else {
       ok = literal(field);
@@ -310,7 +306,7 @@ class Scanner {
   bool key() {
     if (*p_++ != '"') return false;
     KeyProbe probe;
-    if (!string(&probe)) return false;
+    if (!json_string(&probe)) return false;
     Level& level = top();
     level.field = field_of(level.role, probe);
     if (level.field != Field::kNone) {
@@ -374,138 +370,21 @@ class Scanner {
     expect = Expect::kCommaOrClose;
   }
 
-  // Reads the rest of a string after its opening quote, feeding decoded characters to
-  // `probe` when there is one.
-  bool string(KeyProbe* probe) {
-    while (p_ != end_) {
-      const std::uint8_t c = *p_++;
-      if (c == '"') return true;
-      if (c < 0x20) return false;
-      std::uint32_t code_point = c;
-      if (c == '\\' && !escape(code_point)) return false;
-      if (probe != nullptr) probe->add(code_point);
-    }
-    return false;
-  }
-
-  // Reads an escape after its backslash; \uXXXX surrogate pairs are joined and a lone
-  // surrogate is malformed.
-  bool escape(std::uint32_t& code_point) {
-    if (p_ == end_) return false;
-    switch (*p_++) {
-      case '"':
-        code_point = '"';
-        return true;
-      case '\\':
-        code_point = '\\';
-        return true;
-      case '/':
-        code_point = '/';
-        return true;
-      case 'b':
-        code_point = '\b';
-        return true;
-      case 'f':
-        code_point = '\f';
-        return true;
-      case 'n':
-        code_point = '\n';
-        return true;
-      case 'r':
-        code_point = '\r';
-        return true;
-      case 't':
-        code_point = '\t';
-        return true;
-      case 'u':
-        break;
-      default:
-        return false;
-    }
-    if (!hex4(code_point)) return false;
-    if (code_point >= 0xDC00 && code_point <= 0xDFFF) return false;
-    if (code_point < 0xD800 || code_point > 0xDBFF) return true;
-    std::uint32_t low = 0;
-    if (end_ - p_ < 2 || p_[0] != '\\' || p_[1] != 'u') return false;
-    p_ += 2;
-    if (!hex4(low) || low < 0xDC00 || low > 0xDFFF) return false;
-    code_point = 0x10000 + ((code_point - 0xD800) << 10) + (low - 0xDC00);
-    return true;
-  }
-
-  bool hex4(std::uint32_t& out) {
-    if (end_ - p_ < 4) return false;
-    out = 0;
-    for (int i = 0; i < 4; ++i) {
-      const std::uint8_t c = *p_++;
-      std::uint32_t digit = 0;
-      if (c >= '0' && c <= '9') {
-        digit = static_cast<std::uint32_t>(c - '0');
-      } else if (c >= 'a' && c <= 'f') {
-        digit = static_cast<std::uint32_t>(c - 'a' + 10);
-      } else if (c >= 'A' && c <= 'F') {
-        digit = static_cast<std::uint32_t>(c - 'A' + 10);
-      } else {
-        return false;
-      }
-      out = (out << 4) | digit;
-    }
-    return true;
-  }
-
-  // number = [ "-" ] ( "0" / 1-9 *DIGIT ) [ "." 1*DIGIT ] [ ( "e" / "E" ) [ "+" / "-" ] 1*DIGIT ]
-  // *integral is false when a fraction or an exponent follows.
-  bool number(bool* integral) {
-    if (*p_ == '-') ++p_;
-    if (p_ == end_) return false;
-    if (*p_ == '0') {
-      ++p_;
-    } else if (!digits()) {
-      return false;
-    }
-    if (p_ != end_ && *p_ == '.') {
-      ++p_;
-      *integral = false;
-      if (!digits()) return false;
-    }
-    if (p_ != end_ && (*p_ == 'e' || *p_ == 'E')) {
-      ++p_;
-      *integral = false;
-      if (p_ != end_ && (*p_ == '+' || *p_ == '-')) ++p_;
-      if (!digits()) return false;
-    }
-    return true;
-  }
-
-  // One or more decimal digits.
-  bool digits() {
-    const std::uint8_t* start = p_;
-    while (p_ != end_ && *p_ >= '0' && *p_ <= '9') ++p_;
-    return p_ != start;
-  }
-
   // true, false or null; only "done" takes a boolean, and null stands for any absent field.
   bool literal(Field field) {
-    static constexpr const char* kWords[] = {"true", "false", "null"};
-    for (int i = 0; i < 3; ++i) {
-      const std::size_t n = std::strlen(kWords[i]);
-      if (static_cast<std::size_t>(end_ - p_) < n || std::memcmp(p_, kWords[i], n) != 0) continue;
-      p_ += n;
-      if (i < 2) {
-        if (field == Field::kDone) {
-          doc_->done = i == 0;
-        } else if (field != Field::kNone && !is_soft(field)) {
-          shape_error_ = true;
-        }
+    const https::JsonLiteral literal = json_literal();
+    if (literal == https::JsonLiteral::kNone) return false;
+    if (literal != https::JsonLiteral::kNull) {
+      if (field == Field::kDone) {
+        doc_->done = literal == https::JsonLiteral::kTrue;
+      } else if (field != Field::kNone && !is_soft(field)) {
+        shape_error_ = true;
       }
-      return true;
     }
-    return false;
+    return true;
   }
 
   const std::uint8_t* const begin_;
-  const std::uint8_t* p_;
-  const std::uint8_t* const end_;
   const Mode mode_;
   Document* doc_ = nullptr;
   Level stack_[kOperationJsonMaxDepth];
