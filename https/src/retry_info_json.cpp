@@ -90,75 +90,29 @@ struct Level {
 
 static_assert(sizeof(Level) <= 16, "kJsonMaxDepth levels must stay small on the stack");
 
-// What the scanner expects next.
-enum class Expect : std::uint8_t {
-  kValue,         // Any value.
-  kValueOrClose,  // Right after '[': a value or ']'.
-  kKeyOrClose,    // Right after '{': a key or '}'.
-  kKey,           // After ',' in an object.
-  kColon,         // After a key.
-  kCommaOrClose,  // After a value inside a container.
-};
-
 class Scanner : JsonCursor {
  public:
   explicit Scanner(ConstBytes body) : JsonCursor(body.data, body.data + body.size) {}
 
   // Validates the whole document and returns the first RetryInfo delay it holds.
-  std::optional<Millis> run() {
-    skip_byte_order_mark();
-    Expect expect = Expect::kValue;
-    for (;;) {
-      skip_whitespace();
-      if (depth_ == 0 && done_) return p_ == end_ ? found_ : std::nullopt;
-      if (p_ == end_) return std::nullopt;
-      bool ok = false;
-      switch (expect) {
-        case Expect::kValueOrClose:
-          if (*p_ == ']') {
-            ++p_;
-            ok = close(false, expect);
-            break;
-          }
-          [[fallthrough]];
-        case Expect::kValue:
-          ok = value(expect);
-          break;
-        case Expect::kKeyOrClose:
-          if (*p_ == '}') {
-            ++p_;
-            ok = close(true, expect);
-            break;
-          }
-          [[fallthrough]];
-        case Expect::kKey:
-          ok = key();
-          expect = Expect::kColon;
-          break;
-        case Expect::kColon:
-          ok = *p_++ == ':';
-          expect = Expect::kValue;
-          break;
-        case Expect::kCommaOrClose:
-          ok = comma_or_close(expect);
-          break;
-      }
-      if (!ok) return std::nullopt;
-    }
-  }
+  std::optional<Millis> run() { return walk(*this) ? found_ : std::nullopt; }
 
  private:
+  friend class JsonCursor;  // walk() calls value, key, close, in_object and finished.
+
   Level& top() { return stack_[depth_ - 1]; }
+  bool in_object() { return top().is_object; }
+  bool finished() const { return depth_ == 0 && done_; }
 
   // Reads one value, or opens a container; sets what comes next.
-  bool value(Expect& expect) {
+  bool value(JsonExpect& expect) {
     const std::uint8_t c = *p_;
     if (c == '{' || c == '[') {
       if (depth_ == kJsonMaxDepth) return false;
       forget_key();  // A container is never a valid "@type" or "retryDelay".
       ++p_;
       stack_[depth_++] = Level{c == '{'};
-      expect = c == '{' ? Expect::kKeyOrClose : Expect::kValueOrClose;
+      expect = c == '{' ? JsonExpect::kKeyOrClose : JsonExpect::kValueOrClose;
       return true;
     }
     bool ok = false;
@@ -185,20 +139,9 @@ class Scanner : JsonCursor {
     return true;
   }
 
-  bool comma_or_close(Expect& expect) {
-    const std::uint8_t c = *p_++;
-    const bool in_object = top().is_object;
-    if (c == ',') {
-      expect = in_object ? Expect::kKey : Expect::kValue;
-      return true;
-    }
-    if ((in_object && c == '}') || (!in_object && c == ']')) return close(in_object, expect);
-    return false;
-  }
-
   // Closes the innermost container, which must be an object when `object` says so; a
   // closing object that named RetryInfo and carried a valid delay answers the search.
-  bool close(bool object, Expect& expect) {
+  bool close(bool object, JsonExpect& expect) {
     const Level& level = top();
     if (level.is_object != object) return false;
     if (object && level.names_retry_info && level.has_delay && !found_) found_ = level.delay;
@@ -207,11 +150,11 @@ class Scanner : JsonCursor {
     return true;
   }
 
-  void after_value(Expect& expect) {
+  void after_value(JsonExpect& expect) {
     if (depth_ == 0) {
       done_ = true;
     } else {
-      expect = Expect::kCommaOrClose;
+      expect = JsonExpect::kCommaOrClose;
     }
   }
 

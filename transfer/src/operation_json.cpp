@@ -128,16 +128,6 @@ struct Level {
   std::size_t value_start = 0;  // Where the container value being read began.
 };
 
-// What the scanner expects next.
-enum class Expect : std::uint8_t {
-  kValue,
-  kValueOrClose,
-  kKeyOrClose,
-  kKey,
-  kColon,
-  kCommaOrClose
-};
-
 // Which message the document is read as.
 enum class Mode : std::uint8_t { kValidate, kOperation, kErrorBody };
 
@@ -148,53 +138,16 @@ class Scanner : https::JsonCursor {
 
   JsonRead run(Document* doc) {
     doc_ = doc;
-    if (begin_ == nullptr) return JsonRead::kSyntax;
-    skip_byte_order_mark();
-    Expect expect = Expect::kValue;
-    for (;;) {
-      skip_whitespace();
-      if (depth_ == 0 && done_) {
-        if (p_ != end_) return JsonRead::kSyntax;
-        return shape_error_ ? JsonRead::kShape : JsonRead::kOk;
-      }
-      if (p_ == end_) return JsonRead::kSyntax;
-      bool ok = false;
-      switch (expect) {
-        case Expect::kValueOrClose:
-          if (*p_ == ']') {
-            ++p_;
-            ok = close(false, expect);
-            break;
-          }
-          [[fallthrough]];
-        case Expect::kValue:
-          ok = value(expect);
-          break;
-        case Expect::kKeyOrClose:
-          if (*p_ == '}') {
-            ++p_;
-            ok = close(true, expect);
-            break;
-          }
-          [[fallthrough]];
-        case Expect::kKey:
-          ok = key();
-          expect = Expect::kColon;
-          break;
-        case Expect::kColon:
-          ok = *p_++ == ':';
-          expect = Expect::kValue;
-          break;
-        case Expect::kCommaOrClose:
-          ok = comma_or_close(expect);
-          break;
-      }
-      if (!ok) return JsonRead::kSyntax;
-    }
+    if (begin_ == nullptr || !walk(*this)) return JsonRead::kSyntax;
+    return shape_error_ ? JsonRead::kShape : JsonRead::kOk;
   }
 
  private:
+  friend class https::JsonCursor;  // walk() calls value, key, close, in_object and finished.
+
   Level& top() { return stack_[depth_ - 1]; }
+  bool in_object() { return top().is_object; }
+  bool finished() const { return depth_ == 0 && done_; }
   std::size_t at() const { return static_cast<std::size_t>(p_ - begin_); }
 
   // The kept field the value about to be read belongs to (kNone outside objects).
@@ -214,7 +167,7 @@ class Scanner : https::JsonCursor {
   }
 
   // Reads one value, or opens a container; sets what comes next.
-  bool value(Expect& expect) {
+  bool value(https::JsonExpect& expect) {
     const std::uint8_t c = *p_;
     const Field field = current_field();
     if (c == '{' || c == '[') {
@@ -234,7 +187,7 @@ class Scanner : https::JsonCursor {
       level.is_object = object;
       level.role = role;
       stack_[depth_++] = level;
-      expect = object ? Expect::kKeyOrClose : Expect::kValueOrClose;
+      expect = object ? https::JsonExpect::kKeyOrClose : https::JsonExpect::kValueOrClose;
       return true;
     }
     bool ok = false;
@@ -317,20 +270,9 @@ class Scanner : https::JsonCursor {
     return true;
   }
 
-  bool comma_or_close(Expect& expect) {
-    const std::uint8_t c = *p_++;
-    const bool in_object = top().is_object;
-    if (c == ',') {
-      expect = in_object ? Expect::kKey : Expect::kValue;
-      return true;
-    }
-    if ((in_object && c == '}') || (!in_object && c == ']')) return close(in_object, expect);
-    return false;
-  }
-
   // Closes the innermost container, which must be an object when `object` says so; a kept
   // container value is remembered as the span it covered.
-  bool close(bool object, Expect& expect) {
+  bool close(bool object, https::JsonExpect& expect) {
     if (top().is_object != object) return false;
     --depth_;
     if (depth_ > 0 && top().is_object) {
@@ -356,7 +298,7 @@ class Scanner : https::JsonCursor {
     return true;
   }
 
-  void after_value(Expect& expect) {
+  void after_value(https::JsonExpect& expect) {
     if (depth_ == 0) {
       done_ = true;
       return;
@@ -367,7 +309,7 @@ class Scanner : https::JsonCursor {
     } else {
       level.has_items = true;
     }
-    expect = Expect::kCommaOrClose;
+    expect = https::JsonExpect::kCommaOrClose;
   }
 
   // true, false or null; only "done" takes a boolean, and null stands for any absent field.

@@ -1,10 +1,11 @@
 // The tokens of JSON (RFC 8259) read in place from a byte range: strings (escapes decoded as
 // they stream past, surrogate pairs joined, a lone surrogate refused), numbers, the three
-// literals, white space and a UTF-8 byte order mark. The library's two validating streaming
-// readers are built on it: google.rpc.RetryInfo in error bodies (https/src/retry_info_json.cpp)
-// and google.longrunning.Operation (transfer/src/operation_json.cpp). Each keeps its own
-// structure (its stack of open containers and what it remembers of them) and derives from
-// JsonCursor for the tokens. Internal to the library: not a general JSON API.
+// literals, white space and a UTF-8 byte order mark, and walk() over the grammar of one
+// document. The library's two validating streaming readers are built on it:
+// google.rpc.RetryInfo in error bodies (https/src/retry_info_json.cpp) and
+// google.longrunning.Operation (transfer/src/operation_json.cpp). Each derives from
+// JsonCursor and keeps its own stack of open containers and what it remembers of them.
+// Internal to the library: not a general JSON API.
 #ifndef STEPBACK_HTTPS_JSON_CURSOR_HPP_
 #define STEPBACK_HTTPS_JSON_CURSOR_HPP_
 
@@ -18,9 +19,80 @@ namespace stepback::https {
 // The literal json_literal() read.
 enum class JsonLiteral : std::uint8_t { kNone, kTrue, kFalse, kNull };
 
+// What JsonCursor::walk() expects next.
+enum class JsonExpect : std::uint8_t {
+  kValue,         // Any value.
+  kValueOrClose,  // Right after '[': a value or ']'.
+  kKeyOrClose,    // Right after '{': a key or '}'.
+  kKey,           // After ',' in an object.
+  kColon,         // After a key.
+  kCommaOrClose,  // After a value inside a container.
+};
+
 class JsonCursor {
  protected:
   JsonCursor(const std::uint8_t* begin, const std::uint8_t* end) : p_(begin), end_(end) {}
+
+  // Reads one document (after an optional byte order mark, white space around it and nothing
+  // after it), calling on the reader, which derives from JsonCursor (and befriends it):
+  //   bool value(JsonExpect& next)  at a value: opens a container (setting `next` to
+  //                                 kKeyOrClose or kValueOrClose) or reads a scalar (then
+  //                                 kCommaOrClose), with p_ at its first byte;
+  //   bool key()                    at an object key, p_ at its opening quote;
+  //   bool close(bool object, JsonExpect& next)  after a ']' (object false) or '}';
+  //   bool in_object()              whether the innermost open container is an object;
+  //   bool finished()               whether the top-level value has been read.
+  // False when the bytes are not that, or when a call returns false.
+  template <typename Reader>
+  bool walk(Reader& reader) {
+    skip_byte_order_mark();
+    JsonExpect expect = JsonExpect::kValue;
+    for (;;) {
+      skip_whitespace();
+      if (reader.finished()) return p_ == end_;
+      if (p_ == end_) return false;
+      bool ok = false;
+      switch (expect) {
+        case JsonExpect::kValueOrClose:
+          if (*p_ == ']') {
+            ++p_;
+            ok = reader.close(false, expect);
+            break;
+          }
+          [[fallthrough]];
+        case JsonExpect::kValue:
+          ok = reader.value(expect);
+          break;
+        case JsonExpect::kKeyOrClose:
+          if (*p_ == '}') {
+            ++p_;
+            ok = reader.close(true, expect);
+            break;
+          }
+          [[fallthrough]];
+        case JsonExpect::kKey:
+          ok = reader.key();
+          expect = JsonExpect::kColon;
+          break;
+        case JsonExpect::kColon:
+          ok = *p_++ == ':';
+          expect = JsonExpect::kValue;
+          break;
+        case JsonExpect::kCommaOrClose: {
+          const std::uint8_t c = *p_++;
+          const bool object = reader.in_object();
+          if (c == ',') {
+            expect = object ? JsonExpect::kKey : JsonExpect::kValue;
+            ok = true;
+          } else if (c == (object ? '}' : ']')) {
+            ok = reader.close(object, expect);
+          }
+          break;
+        }
+      }
+      if (!ok) return false;
+    }
+  }
 
   void skip_byte_order_mark() {
     if (end_ - p_ >= 3 && p_[0] == 0xEF && p_[1] == 0xBB && p_[2] == 0xBF) p_ += 3;
