@@ -12,12 +12,14 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/fake_tokens.hpp"
 #include "tests/support/scripted_connector.hpp"
 #include "tests/support/scripted_transport.hpp"
 
 namespace stepback::https {
 namespace {
 
+using testing::FakeTokens;
 using testing::ScriptedConnector;
 using testing::ScriptedTransport;
 
@@ -802,28 +804,14 @@ std::size_t count(const std::string& text, const std::string& needle) {
   return n;
 }
 
-// The app's token source for the tests: "Bearer t1", then "Bearer t2" after a refresh.
-struct Tokens {
-  int asked = 0;
-  int refreshed = 0;
-  static std::size_t get(void* context, bool refresh, MutableBytes out) {
-    auto* t = static_cast<Tokens*>(context);
-    ++t->asked;
-    if (refresh) ++t->refreshed;
-    const std::string value = "Bearer t" + std::to_string(1 + t->refreshed);
-    if (value.size() <= out.size) std::memcpy(out.data, value.data(), value.size());
-    return value.size();
-  }
-};
-
 constexpr char k401Expired[] =
     "HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Bearer realm=\"https://accounts.google.com/\", "
     "error=\"invalid_token\"\r\nContent-Length: 6\r\n\r\nexpird";
 
 TEST(ClientCredentials, EveryAttemptAsksForTheAuthorization) {
   Harness h;
-  Tokens tokens;
-  h.credentials = Credentials{&Tokens::get, &tokens};
+  FakeTokens tokens;
+  h.credentials = Credentials{&FakeTokens::get, &tokens};
   h.connector.add().recv_data(k503).recv_would_block().recv_data(kOk);
   ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
   EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
@@ -835,8 +823,8 @@ TEST(ClientCredentials, EveryAttemptAsksForTheAuthorization) {
 
 TEST(ClientCredentials, ExpiredTokenGetsOneRefreshAndAnImmediateAttempt) {
   Harness h;
-  Tokens tokens;
-  h.credentials = Credentials{&Tokens::get, &tokens};
+  FakeTokens tokens;
+  h.credentials = Credentials{&FakeTokens::get, &tokens};
   h.connector.add().recv_data(k401Expired).recv_would_block().recv_data(kOk);
   ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
   EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
@@ -852,8 +840,8 @@ TEST(ClientCredentials, ExpiredTokenGetsOneRefreshAndAnImmediateAttempt) {
 
 TEST(ClientCredentials, SecondRejectionInARowIsTerminal) {
   Harness h;
-  Tokens tokens;
-  h.credentials = Credentials{&Tokens::get, &tokens};
+  FakeTokens tokens;
+  h.credentials = Credentials{&FakeTokens::get, &tokens};
   h.connector.add().recv_data(k401Expired).recv_would_block().recv_data(k401Expired);
   ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
   EXPECT_EQ(h.client->result().outcome, Outcome::kTerminalStatus);
@@ -863,8 +851,8 @@ TEST(ClientCredentials, SecondRejectionInARowIsTerminal) {
 
 TEST(ClientCredentials, A401WithoutAnInvalidTokenChallengeIsNotRefreshed) {
   Harness h;
-  Tokens tokens;
-  h.credentials = Credentials{&Tokens::get, &tokens};
+  FakeTokens tokens;
+  h.credentials = Credentials{&FakeTokens::get, &tokens};
   h.connector.add().recv_data("HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\n\r\n");
   ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
   EXPECT_EQ(h.client->result().outcome, Outcome::kTerminalStatus);
