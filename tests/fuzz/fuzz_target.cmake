@@ -3,10 +3,10 @@
 #   - <NAME>_replay runs the corpus through LLVMFuzzerTestOneInput (replay_main.cpp) with any
 #     compiler, the cross builds under qemu included, as the ctest test
 #     <COMPONENT>.<NAME>_fuzz_replay; it links the library (REPLAY_LIBS).
-#   - With Clang (STEPBACK_BUILD_FUZZERS), <NAME>_fuzz is the libFuzzer target, built with
-#     -fsanitize=fuzzer,address,undefined and the parser's own sources (FUZZ_SOURCES)
-#     compiled into it so that libFuzzer's coverage instruments them; FUZZ_LIBS give it what
-#     it needs besides (headers, uninstrumented dependencies).
+#   - With Clang (STEPBACK_BUILD_FUZZERS, the top-level CMakeLists.txt), <NAME>_fuzz is the
+#     libFuzzer target, built with -fsanitize=fuzzer,address,undefined and the parser's own
+#     sources (FUZZ_SOURCES) compiled into it so that libFuzzer's coverage instruments them;
+#     FUZZ_LIBS give it what it needs besides (headers, uninstrumented dependencies).
 # INCLUDES are private include directories of both (internal headers under https/src, ...).
 # No timed fuzz run is registered with ctest; scripts/fuzz.sh runs the fuzzers by hand:
 #   scripts/fuzz.sh -t <NAME> 120
@@ -17,10 +17,6 @@
 # FUZZ_C_SOURCES are third-party C sources (nanopb), compiled without our warnings; the
 # including file enables C (enable_language() cannot be called from a function).
 include_guard(GLOBAL)
-
-if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
-  option(STEPBACK_BUILD_FUZZERS "Build the libFuzzer targets (Clang only)" ON)
-endif()
 
 function(stepback_fuzz_target)
   cmake_parse_arguments(arg "" "NAME;COMPONENT"
@@ -34,7 +30,7 @@ function(stepback_fuzz_target)
   add_test(NAME ${arg_COMPONENT}.${arg_NAME}_fuzz_replay
     COMMAND ${arg_NAME}_replay "${dir}/corpus/${arg_NAME}")
 
-  if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang" AND STEPBACK_BUILD_FUZZERS)
+  if(STEPBACK_BUILD_FUZZERS)
     if(arg_FUZZ_C_SOURCES)
       set_source_files_properties(${arg_FUZZ_C_SOURCES} PROPERTIES COMPILE_OPTIONS "-w")
     endif()

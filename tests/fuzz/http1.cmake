@@ -9,11 +9,6 @@ target_link_libraries(http1_response_parser_replay PRIVATE stepback::https stepb
 add_test(NAME https.http1_response_parser_fuzz_replay
   COMMAND http1_response_parser_replay ${STEPBACK_HTTP1_FUZZ_DIR}/corpus/response)
 
-if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
-  option(STEPBACK_BUILD_FUZZERS "Build the libFuzzer targets (Clang only)" ON)
-else()
-  set(STEPBACK_BUILD_FUZZERS OFF)
-endif()
 if(STEPBACK_BUILD_FUZZERS)
   # The parser is compiled into the target so that libFuzzer's coverage instruments it.
   add_executable(http1_response_parser_fuzz

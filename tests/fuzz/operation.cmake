@@ -14,11 +14,6 @@ target_link_libraries(operation_json_replay PRIVATE stepback::transfer
 add_test(NAME operation.operation_json_fuzz_replay
   COMMAND operation_json_replay ${STEPBACK_OPERATION_FUZZ_DIR}/corpus/operation)
 
-if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
-  option(STEPBACK_BUILD_FUZZERS "Build the libFuzzer targets (Clang only)" ON)
-else()
-  set(STEPBACK_BUILD_FUZZERS OFF)
-endif()
 if(STEPBACK_BUILD_FUZZERS)
   # The reader is compiled into the target so that libFuzzer's coverage instruments it; the
   # RetryInfo reader it is checked against comes from the library.

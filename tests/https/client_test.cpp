@@ -12,21 +12,21 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/fake_tokens.hpp"
 #include "tests/support/scripted_connector.hpp"
 #include "tests/support/scripted_transport.hpp"
+#include "tests/support/string_sink.hpp"
 
 namespace stepback::https {
 namespace {
 
+using testing::FakeTokens;
 using testing::ScriptedConnector;
 using testing::ScriptedTransport;
+using testing::StringSink;
 
 constexpr char kOk[] = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
 constexpr char k503[] = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n";
-
-struct Harness;
-bool collect(void* context, std::uint64_t offset, ConstBytes data);
-bool restart(void* context);
 
 void record(void* context, const ClientEvent& e) {
   static_cast<std::vector<ClientEvent>*>(context)->push_back(e);
@@ -49,7 +49,7 @@ struct Harness {
     options.buffers =
         ClientBuffers{MutableBytes{request, sizeof request}, MutableBytes{head, sizeof head},
                       MutableBytes{io, sizeof io}, MutableBytes{error_body, sizeof error_body}};
-    options.body = ResponseSink{collect, restartable ? restart : nullptr, this};
+    options.body = body.sink();
     options.body_limit = 1 << 20;
     options.events = EventSink{record, &events};
     options.wall_now = [] { return wall; };
@@ -84,32 +84,15 @@ struct Harness {
   std::uint8_t head[1024];
   std::uint8_t io[64];
   std::uint8_t error_body[512];
-  std::string body;
-  bool restartable = true;  // Whether the sink can start over.
+  StringSink body;  // body.restartable: whether the sink can start over.
   std::optional<Millis> max_time;
   Credentials credentials;
-  std::uint32_t restarts = 0;
-  std::uint32_t offset_violations = 0;  // Writes not at the end of the body: must stay 0.
   std::vector<ClientEvent> events;
   std::vector<std::uint64_t> waits;
   std::vector<ClientNext> nexts;  // Every answer of step() that run() followed.
   Millis now{1000};
   std::unique_ptr<Client> client;
 };
-
-bool collect(void* context, std::uint64_t offset, ConstBytes data) {
-  auto* h = static_cast<Harness*>(context);
-  if (offset != h->body.size()) ++h->offset_violations;
-  h->body.append(reinterpret_cast<const char*>(data.data), data.size);
-  return true;
-}
-
-bool restart(void* context) {
-  auto* h = static_cast<Harness*>(context);
-  ++h->restarts;
-  h->body.clear();
-  return true;
-}
 
 TEST(Client, TheLastResponsesFieldsStayReadableAfterDone) {
   Harness h;
@@ -129,7 +112,7 @@ TEST(Client, SendsTheRequestAndDeliversTheBody) {
   EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
   EXPECT_EQ(h.client->result().status, 200);
   EXPECT_EQ(h.client->result().attempts, 1U);
-  EXPECT_EQ(h.body, "hello");
+  EXPECT_EQ(h.body.bytes, "hello");
   EXPECT_EQ(h.connector.host(), "example.test");
   EXPECT_EQ(h.connector.connection(0).sent().rfind("GET /x HTTP/1.1\r\nHost: example.test\r\n", 0),
             0U);
@@ -147,7 +130,7 @@ TEST(Client, RetriesOnTheKeptConnectionAtEverySplitOfTheResponses) {
     EXPECT_EQ(h.client->result().attempts, 2U) << chunk;
     EXPECT_EQ(h.connector.opened(), 1U) << "keep-alive, chunk " << chunk;
     EXPECT_EQ(h.waits, (std::vector<std::uint64_t>{100})) << chunk;
-    EXPECT_EQ(h.body, "hello") << "the 503's body never reaches the caller, chunk " << chunk;
+    EXPECT_EQ(h.body.bytes, "hello") << "the 503's body never reaches the caller, chunk " << chunk;
   }
 }
 
@@ -197,8 +180,8 @@ TEST(Client, ResetMidBodyIsRetriedForGetButNotForPost) {
   EXPECT_EQ(get.client->result().outcome, Outcome::kSuccess);
   EXPECT_EQ(get.connector.opened(), 2U);
   // No validator to resume with: the sink started over rather than splicing "halfhello".
-  EXPECT_EQ(get.body, "hello");
-  EXPECT_EQ(get.restarts, 1U);
+  EXPECT_EQ(get.body.bytes, "hello");
+  EXPECT_EQ(get.body.restarts, 1U);
 
   Harness post("https://example.test/orders", "POST");
   post.connector.add().recv_data(partial).recv_reset();
@@ -257,7 +240,7 @@ TEST(Client, RetryInfoInAJsonErrorBodySetsTheWait) {
   h.run(h.start());
   EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
   EXPECT_EQ(h.waits, (std::vector<std::uint64_t>{1500}));
-  EXPECT_EQ(h.body, "hello");
+  EXPECT_EQ(h.body.bytes, "hello");
 }
 
 TEST(Client, OversizedHeadIsTerminal) {
@@ -358,14 +341,14 @@ constexpr char kHead10[] = "HTTP/1.1 200 OK\r\nETag: \"v1\"\r\nContent-Length: 1
 // now fails the request, with the partial bytes alone.
 TEST(ClientResume, CutBodyIsNeverSplicedIntoASinkThatCannotRestart) {
   Harness h;
-  h.restartable = false;
+  h.body.restartable = false;
   h.connector.add().recv_data("HTTP/1.1 200 OK\r\nContent-Length: 50\r\n\r\nhalf").recv_reset();
   h.connector.add().recv_data(kOk);
   ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
   EXPECT_EQ(h.client->result().outcome, Outcome::kTerminalFailure);
   EXPECT_EQ(h.client->result().error, Status::kRestartRefused);
-  EXPECT_EQ(h.body, "half");
-  EXPECT_EQ(h.offset_violations, 0U);
+  EXPECT_EQ(h.body.bytes, "half");
+  EXPECT_EQ(h.body.offset_violations, 0U);
 }
 
 TEST(ClientResume, CutBodyResumesWithRangeAndIfRange) {
@@ -376,10 +359,10 @@ TEST(ClientResume, CutBodyResumesWithRangeAndIfRange) {
       "Content-Length: 5\r\n\r\n56789");
   ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
   EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
-  EXPECT_EQ(h.body, "0123456789");
-  EXPECT_EQ(h.restarts, 0U);
+  EXPECT_EQ(h.body.bytes, "0123456789");
+  EXPECT_EQ(h.body.restarts, 0U);
   EXPECT_EQ(h.client->refetched(), 0U);
-  EXPECT_EQ(h.offset_violations, 0U);
+  EXPECT_EQ(h.body.offset_violations, 0U);
   const std::string second = h.connector.connection(1).sent();
   EXPECT_NE(second.find("\r\nRange: bytes=5-\r\nIf-Range: \"v1\"\r\n\r\n"), std::string::npos)
       << second;
@@ -397,7 +380,7 @@ TEST(ClientResume, CloudStorageGenerationIsPinnedOnResume) {
       "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 5-9/10\r\nContent-Length: "
       "5\r\n\r\n56789");
   ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
-  EXPECT_EQ(h.body, "0123456789");
+  EXPECT_EQ(h.body.bytes, "0123456789");
   const std::string second = h.connector.connection(1).sent();
   EXPECT_EQ(
       second.rfind("GET /storage/v1/b/bkt/o/obj?alt=media&generation=1700000000123456 HTTP/1.1\r\n",
@@ -413,10 +396,10 @@ TEST(ClientResume, WholeBodyOfTheSameRepresentationIsSkippedThrough) {
   h.connector.add().recv_data(std::string(kHead10) + "0123456789");
   ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
   EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
-  EXPECT_EQ(h.body, "0123456789");
-  EXPECT_EQ(h.restarts, 0U);
+  EXPECT_EQ(h.body.bytes, "0123456789");
+  EXPECT_EQ(h.body.restarts, 0U);
   EXPECT_EQ(h.client->refetched(), 5U);
-  EXPECT_EQ(h.offset_violations, 0U);
+  EXPECT_EQ(h.body.offset_violations, 0U);
 }
 
 TEST(ClientResume, ChangedRepresentationStartsTheSinkOver) {
@@ -426,8 +409,8 @@ TEST(ClientResume, ChangedRepresentationStartsTheSinkOver) {
       "HTTP/1.1 200 OK\r\nETag: \"v2\"\r\nContent-Length: 10\r\n\r\nabcdefghij");
   ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
   EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
-  EXPECT_EQ(h.body, "abcdefghij");
-  EXPECT_EQ(h.restarts, 1U);
+  EXPECT_EQ(h.body.bytes, "abcdefghij");
+  EXPECT_EQ(h.body.restarts, 1U);
 }
 
 TEST(ClientResume, RangeThatDoesNotContinueTheBodyIsFetchedWholeAgain) {
@@ -439,8 +422,8 @@ TEST(ClientResume, RangeThatDoesNotContinueTheBodyIsFetchedWholeAgain) {
   h.connector.add().recv_data(std::string(kHead10) + "0123456789");
   ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
   EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
-  EXPECT_EQ(h.body, "0123456789");
-  EXPECT_EQ(h.restarts, 1U);
+  EXPECT_EQ(h.body.bytes, "0123456789");
+  EXPECT_EQ(h.body.restarts, 1U);
   EXPECT_EQ(h.connector.opened(), 3U);
   EXPECT_EQ(h.connector.connection(2).sent().find("Range:"), std::string::npos);
 }
@@ -454,8 +437,8 @@ TEST(ClientResume, RangeNotSatisfiableStartsOver) {
   h.connector.add().recv_data("HTTP/1.1 200 OK\r\nETag: \"v3\"\r\nContent-Length: 4\r\n\r\nnew!");
   ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
   EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
-  EXPECT_EQ(h.body, "new!");
-  EXPECT_EQ(h.restarts, 1U);
+  EXPECT_EQ(h.body.bytes, "new!");
+  EXPECT_EQ(h.body.restarts, 1U);
 }
 
 // Regression: the retry deadline cut a healthy download that was still receiving.
@@ -469,7 +452,7 @@ TEST(ClientLimits, RetryDeadlineDoesNotCutAnAttemptThatIsReceiving) {
   h.now = h.now + Millis(3000);                 // Past the deadline, within the read timeout.
   next = h.run(h.client->step(h.now));
   EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
-  EXPECT_EQ(h.body, "0123456789");
+  EXPECT_EQ(h.body.bytes, "0123456789");
 }
 
 TEST(ClientLimits, StallEndsAnAttemptThatStopsReceiving) {
@@ -680,7 +663,7 @@ TEST(ClientNetwork, AKeptConnectionIsDroppedAndTheBackoffShrinks) {
   EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
   EXPECT_EQ(h.client->result().attempts, 2U);
   EXPECT_EQ(h.connector.opened(), 2U);  // A new connection, not the kept one.
-  EXPECT_EQ(h.body, "hello");
+  EXPECT_EQ(h.body.bytes, "hello");
 }
 
 TEST(ClientNetwork, AConnectUnderWayStartsOverAsTheSameAttempt) {
@@ -699,7 +682,7 @@ TEST(ClientNetwork, AConnectUnderWayStartsOverAsTheSameAttempt) {
   EXPECT_EQ(h.client->result().attempts, 1U) << "starting over is not a retry";
   EXPECT_EQ(h.connector.opened(), 2U);
   EXPECT_TRUE(h.connector.connection(0).sent().empty());
-  EXPECT_EQ(h.body, "hello");
+  EXPECT_EQ(h.body.bytes, "hello");
 }
 
 TEST(ClientNetwork, AnExchangeUnderWayIsLeftAlone) {
@@ -713,7 +696,7 @@ TEST(ClientNetwork, AnExchangeUnderWayIsLeftAlone) {
   h.run(h.client->step(h.now));
   EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
   EXPECT_EQ(h.connector.opened(), 1U);
-  EXPECT_EQ(h.body, "hello");
+  EXPECT_EQ(h.body.bytes, "hello");
 }
 
 // Bounded work: a peer that never pauses still hands the loop its turn.
@@ -729,7 +712,7 @@ TEST(ClientLimits, StepReturnsAfterBoundedWorkWhileBytesKeepArriving) {
     ++turns;
   }
   EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
-  EXPECT_EQ(h.body.size(), 1000U);
+  EXPECT_EQ(h.body.bytes.size(), 1000U);
   EXPECT_GE(turns, 20);  // 101 reads at most 4 per step.
 }
 
@@ -786,7 +769,7 @@ TEST(ClientIntegrity, TranscodedObjectsAreNotCheckedAgainstStoredHashes) {
                               goog_crc32c("compressed bytes") + "Content-Length: 5\r\n\r\nhello");
   ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
   EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
-  EXPECT_EQ(h.body, "hello");
+  EXPECT_EQ(h.body.bytes, "hello");
 }
 
 }  // namespace
@@ -802,28 +785,14 @@ std::size_t count(const std::string& text, const std::string& needle) {
   return n;
 }
 
-// The app's token source for the tests: "Bearer t1", then "Bearer t2" after a refresh.
-struct Tokens {
-  int asked = 0;
-  int refreshed = 0;
-  static std::size_t get(void* context, bool refresh, MutableBytes out) {
-    auto* t = static_cast<Tokens*>(context);
-    ++t->asked;
-    if (refresh) ++t->refreshed;
-    const std::string value = "Bearer t" + std::to_string(1 + t->refreshed);
-    if (value.size() <= out.size) std::memcpy(out.data, value.data(), value.size());
-    return value.size();
-  }
-};
-
 constexpr char k401Expired[] =
     "HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Bearer realm=\"https://accounts.google.com/\", "
     "error=\"invalid_token\"\r\nContent-Length: 6\r\n\r\nexpird";
 
 TEST(ClientCredentials, EveryAttemptAsksForTheAuthorization) {
   Harness h;
-  Tokens tokens;
-  h.credentials = Credentials{&Tokens::get, &tokens};
+  FakeTokens tokens;
+  h.credentials = Credentials{&FakeTokens::get, &tokens};
   h.connector.add().recv_data(k503).recv_would_block().recv_data(kOk);
   ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
   EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
@@ -835,14 +804,14 @@ TEST(ClientCredentials, EveryAttemptAsksForTheAuthorization) {
 
 TEST(ClientCredentials, ExpiredTokenGetsOneRefreshAndAnImmediateAttempt) {
   Harness h;
-  Tokens tokens;
-  h.credentials = Credentials{&Tokens::get, &tokens};
+  FakeTokens tokens;
+  h.credentials = Credentials{&FakeTokens::get, &tokens};
   h.connector.add().recv_data(k401Expired).recv_would_block().recv_data(kOk);
   ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
   EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
   EXPECT_EQ(tokens.refreshed, 1);
-  EXPECT_TRUE(h.waits.empty());  // No backoff.
-  EXPECT_EQ(h.body, "hello");    // The 401's body went nowhere.
+  EXPECT_TRUE(h.waits.empty());      // No backoff.
+  EXPECT_EQ(h.body.bytes, "hello");  // The 401's body went nowhere.
   const std::string sent = h.connector.connection(0).sent();
   EXPECT_NE(sent.find("Authorization: Bearer t2\r\n"), std::string::npos) << sent;
   for (const ClientEvent& e : h.events) {
@@ -852,8 +821,8 @@ TEST(ClientCredentials, ExpiredTokenGetsOneRefreshAndAnImmediateAttempt) {
 
 TEST(ClientCredentials, SecondRejectionInARowIsTerminal) {
   Harness h;
-  Tokens tokens;
-  h.credentials = Credentials{&Tokens::get, &tokens};
+  FakeTokens tokens;
+  h.credentials = Credentials{&FakeTokens::get, &tokens};
   h.connector.add().recv_data(k401Expired).recv_would_block().recv_data(k401Expired);
   ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
   EXPECT_EQ(h.client->result().outcome, Outcome::kTerminalStatus);
@@ -863,8 +832,8 @@ TEST(ClientCredentials, SecondRejectionInARowIsTerminal) {
 
 TEST(ClientCredentials, A401WithoutAnInvalidTokenChallengeIsNotRefreshed) {
   Harness h;
-  Tokens tokens;
-  h.credentials = Credentials{&Tokens::get, &tokens};
+  FakeTokens tokens;
+  h.credentials = Credentials{&FakeTokens::get, &tokens};
   h.connector.add().recv_data("HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\n\r\n");
   ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
   EXPECT_EQ(h.client->result().outcome, Outcome::kTerminalStatus);

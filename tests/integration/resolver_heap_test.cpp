@@ -18,11 +18,13 @@
 #include "stepback/https/request_writer.hpp"
 #include "stepback/https/tcp_tls_connector.hpp"
 #include "stepback/platform/clock.hpp"
+#include "tests/support/counting_sink.hpp"
 #include "tests/support/heap_trap.hpp"
 
 namespace stepback::integration {
 namespace {
 
+using testing::CountingSink;
 using testing::HeapTrap;
 
 alignas(16) std::uint8_t pool_buffer[320 * 1024];
@@ -32,15 +34,6 @@ void ensure_pool() {
   static const https::Status installed =
       https::dns_pool_init(https::MutableBytes{pool_buffer, sizeof pool_buffer});
   ASSERT_EQ(installed, https::Status::kOk);
-}
-
-struct Tally {
-  std::size_t size = 0;
-};
-
-bool tally(void* context, std::uint64_t /*offset*/, https::ConstBytes data) {
-  static_cast<Tally*>(context)->size += data.size;
-  return true;
 }
 
 class ResolverHeapTest : public ::testing::Test {
@@ -75,7 +68,7 @@ TEST_F(ResolverHeapTest, ALookupAndARequestMakeNoHeapCalls) {
   Xoshiro128 random(3);
   const Policy policy = test_policy();
   const RetryContext context{policy, random, nullptr};
-  Tally body;
+  CountingSink body;
   https::TcpTlsConnector connector(nullptr, &resolver);
   https::ClientOptions options;
   options.timeouts = test_timeouts();
@@ -83,7 +76,7 @@ TEST_F(ResolverHeapTest, ALookupAndARequestMakeNoHeapCalls) {
                      {head, sizeof head},
                      {io, sizeof io},
                      {error_body, sizeof error_body}};
-  options.body = https::ResponseSink{&tally, nullptr, &body};
+  options.body = body.sink();
   options.wall_now = &platform::wall_now;
 
   void* warm[4];
@@ -94,7 +87,7 @@ TEST_F(ResolverHeapTest, ALookupAndARequestMakeNoHeapCalls) {
   for (int round = 0; round < 2; ++round) {
     https::Client client(connector, context, options);
     ASSERT_EQ(client.start(spec), https::Status::kOk);
-    body = Tally{};
+    body = CountingSink{};
     long calls = -1;
     {
       HeapTrap trap;

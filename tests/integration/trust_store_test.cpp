@@ -37,6 +37,7 @@
 #include "stepback/https/trust_store.hpp"
 #include "mbedtls/x509_crt.h"
 #include "stepback/platform/clock.hpp"
+#include "tests/support/counting_sink.hpp"
 #include "tests/support/heap_trap.hpp"
 
 namespace stepback::integration {
@@ -274,11 +275,6 @@ TEST_F(TrustStoreGetTest, UntrustedChainReportsTheChainNotThePin) {
 // ---------------------------------------------------------------------------------------
 // No heap during a request verified through the store.
 
-bool tally(void* context, std::uint64_t /*offset*/, https::ConstBytes data) {
-  *static_cast<std::size_t*>(context) += data.size;
-  return true;
-}
-
 TEST_F(TrustStoreGetTest, VerifiedRequestThroughTheStoreMakesNoHeapCalls) {
   if (!testing::heap_trap_available()) GTEST_SKIP() << "the heap trap needs glibc and no sanitizer";
   for (const Mode mode : {Mode::kDirectory, Mode::kBundle}) {
@@ -295,7 +291,7 @@ TEST_F(TrustStoreGetTest, VerifiedRequestThroughTheStoreMakesNoHeapCalls) {
     Xoshiro128 random(7);
     const Policy policy = test_policy();
     const RetryContext context{policy, random, nullptr};
-    std::size_t body = 0;
+    testing::CountingSink body;
     https::TcpTlsConnector connector(&t->config);
     https::ClientOptions options;
     options.timeouts = test_timeouts();
@@ -303,7 +299,7 @@ TEST_F(TrustStoreGetTest, VerifiedRequestThroughTheStoreMakesNoHeapCalls) {
                                            {head, sizeof head},
                                            {io, sizeof io},
                                            {error_body, sizeof error_body}};
-    options.body = https::ResponseSink{&tally, nullptr, &body};
+    options.body = body.sink();
     options.body_limit = 1 << 20;
     options.wall_now = &platform::wall_now;
     https::Client client(connector, context, options);
@@ -329,7 +325,7 @@ TEST_F(TrustStoreGetTest, VerifiedRequestThroughTheStoreMakesNoHeapCalls) {
       calls = trap.calls();
     }
     EXPECT_EQ(client.result().outcome, Outcome::kSuccess) << client.result().message;
-    EXPECT_GT(body, 0U);
+    EXPECT_GT(body.size, 0U);
     EXPECT_EQ(t->trust_store.stats().certificates_parsed, 1U);
     EXPECT_EQ(calls, 0) << testing::HeapTrap::describe();
   }

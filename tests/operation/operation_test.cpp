@@ -4,7 +4,6 @@
 
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -12,6 +11,7 @@
 #include "stepback/core/backoff.hpp"
 #include "stepback/profiles/desktop.hpp"
 #include "stepback/profiles/mobile.hpp"
+#include "tests/support/fake_tokens.hpp"
 #include "tests/support/scripted_connector.hpp"
 #include "tests/support/scripted_random.hpp"
 
@@ -20,6 +20,7 @@ namespace {
 
 using https::ClientNext;
 using https::Status;
+using testing::FakeTokens;
 using testing::ScriptedConnector;
 
 // Every byte sent on every connection handed out so far, in order.
@@ -80,20 +81,6 @@ void record_client(void* context, const https::ClientEvent& e) {
     static_cast<std::vector<https::ClientEvent>*>(context)->push_back(e);
   }
 }
-
-// The app's token source: "Bearer t1", "Bearer t2" after a refresh.
-struct Tokens {
-  int asked = 0;
-  int refreshed = 0;
-  static std::size_t get(void* context, bool refresh, https::MutableBytes out) {
-    auto* t = static_cast<Tokens*>(context);
-    ++t->asked;
-    if (refresh) ++t->refreshed;
-    const std::string value = "Bearer t" + std::to_string(1 + t->refreshed);
-    if (value.size() <= out.size) std::memcpy(out.data, value.data(), value.size());
-    return value.size();
-  }
-};
 
 // One operation with its buffers, a short retry policy and a fake clock.
 struct Harness {
@@ -523,8 +510,8 @@ TEST(Operation, AnswersThatAreNotOperationsAreMalformed) {
 
 TEST(Operation, EveryRequestAsksForTheTokenAndAnExpiredOneIsRefreshedOnce) {
   Harness h;
-  Tokens tokens;
-  h.credentials = https::Credentials{&Tokens::get, &tokens};
+  FakeTokens tokens;
+  h.credentials = https::Credentials{&FakeTokens::get, &tokens};
   const std::string expired =
       "HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Bearer realm=\"x\", "
       "error=\"invalid_token\"\r\n"
@@ -544,8 +531,8 @@ TEST(Operation, EveryRequestAsksForTheTokenAndAnExpiredOneIsRefreshedOnce) {
 
 TEST(Operation, ASecondRejectedTokenInARowEndsThePoll) {
   Harness h;
-  Tokens tokens;
-  h.credentials = https::Credentials{&Tokens::get, &tokens};
+  FakeTokens tokens;
+  h.credentials = https::Credentials{&FakeTokens::get, &tokens};
   const std::string expired =
       "HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Bearer error=\"invalid_token\"\r\n"
       "Connection: close\r\nContent-Length: 0\r\n\r\n";

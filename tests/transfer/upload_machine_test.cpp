@@ -12,6 +12,7 @@
 
 #include "stepback/transfer/upload.hpp"
 #include "tests/support/scripted_connector.hpp"
+#include "tests/support/string_sink.hpp"
 
 namespace stepback::transfer {
 namespace {
@@ -19,6 +20,7 @@ namespace {
 using https::Status;
 using testing::ScriptedConnector;
 using testing::ScriptedTransport;
+using testing::StringSink;
 
 constexpr std::uint64_t kChunk = kChunkGranularity;
 constexpr char kMetadata[] = R"({"name":"o","size":"1"})";
@@ -102,9 +104,6 @@ struct Seen {
   std::string message;
 };
 
-bool collect(void* context, std::uint64_t offset, https::ConstBytes data);
-bool restart(void* context);
-
 void record(void* context, const UploadEvent& e) {
   Seen s;
   s.kind = e.kind;
@@ -142,7 +141,7 @@ struct Harness {
                                            {io, sizeof io},
                                            {error_body, sizeof error_body}};
     options.session_uri = https::MutableBytes{session, sizeof session};
-    options.metadata = https::ResponseSink{collect, restartable ? restart : nullptr, this};
+    options.metadata = metadata.sink();
     options.events = UploadEventSink{record, &events};
     options.wall_now = [] { return Millis(1'700'000'000'000); };
     upload = std::make_unique<Upload>(connector, context, options);
@@ -186,30 +185,13 @@ struct Harness {
   std::uint8_t io[16384];
   std::uint8_t error_body[512];
   std::uint8_t session[256];
-  std::string metadata;
-  bool restartable = true;
-  std::uint32_t restarts = 0;
-  std::uint32_t offset_violations = 0;
+  StringSink metadata;
   std::vector<Seen> events;
   std::vector<std::uint64_t> waits;
   Millis now{1000};
   bool connector_silent_ = true;
   std::unique_ptr<Upload> upload;
 };
-
-bool collect(void* context, std::uint64_t offset, https::ConstBytes data) {
-  auto* h = static_cast<Harness*>(context);
-  if (offset != h->metadata.size()) ++h->offset_violations;
-  h->metadata.append(reinterpret_cast<const char*>(data.data), data.size);
-  return true;
-}
-
-bool restart(void* context) {
-  auto* h = static_cast<Harness*>(context);
-  ++h->restarts;
-  h->metadata.clear();
-  return true;
-}
 
 TEST(Upload, OpensASessionAndSendsTheBodyInChunks) {
   Harness h(2 * kChunk + 1000);
@@ -222,7 +204,7 @@ TEST(Upload, OpensASessionAndSendsTheBodyInChunks) {
   EXPECT_EQ(r.outcome, Outcome::kSuccess) << r.message;
   EXPECT_EQ(r.status, 201);
   EXPECT_EQ(r.exchanges, 4U);
-  EXPECT_EQ(h.metadata, kMetadata);
+  EXPECT_EQ(h.metadata.bytes, kMetadata);
   EXPECT_EQ(h.upload->committed(), 2 * kChunk + 1000);
   EXPECT_EQ(h.upload->bytes_sent(), 2 * kChunk + 1000);
   EXPECT_EQ(h.upload->sessions(), 1U);
@@ -337,7 +319,7 @@ TEST(Upload, KeptConnectionsCarryTheWholeSession) {
   EXPECT_EQ(h.connector.opened(), 1U);
   EXPECT_EQ(h.upload->client().connections(), 1U);
   EXPECT_EQ(h.upload->bytes_sent(), 2 * kChunk + 1000);
-  EXPECT_EQ(h.metadata, kMetadata);
+  EXPECT_EQ(h.metadata.bytes, kMetadata);
 }
 
 // Regression: a chunk PUT answered 503 with a google.rpc.RetryInfo body waited the policy's
@@ -482,7 +464,7 @@ TEST(Upload, AQueryOfACompleteUploadEndsIt) {
   h.connector.add().recv_data(finished());
   h.run();
   EXPECT_EQ(h.upload->result().outcome, Outcome::kSuccess);
-  EXPECT_EQ(h.metadata, kMetadata);
+  EXPECT_EQ(h.metadata.bytes, kMetadata);
   EXPECT_EQ(h.upload->bytes_sent(), 0U);
 }
 
@@ -548,12 +530,12 @@ TEST(Upload, CutMetadataStartsTheSinkOver) {
   h.connector.add().recv_data(finished());  // The query finds the upload finished.
   h.run();
   EXPECT_EQ(h.upload->result().outcome, Outcome::kSuccess);
-  EXPECT_EQ(h.metadata, kMetadata);
-  EXPECT_EQ(h.restarts, 1U);
-  EXPECT_EQ(h.offset_violations, 0U);
+  EXPECT_EQ(h.metadata.bytes, kMetadata);
+  EXPECT_EQ(h.metadata.restarts, 1U);
+  EXPECT_EQ(h.metadata.offset_violations, 0U);
 
   Harness once(1000);
-  once.restartable = false;
+  once.metadata.restartable = false;
   once.connector.add().recv_data(session_created());
   once.connector.add().recv_data(finished().substr(0, finished().size() - 5)).recv_reset();
   once.connector.add().recv_data(finished());
