@@ -627,14 +627,15 @@ UploadNext Upload::check_integrity(Millis now, Outcome outcome) {
     (void)returned_.add_x_goog_hash(*field);
   }
   std::uint32_t crc = 0;
-  const https::Digest crc_digest = https::Digest::crc32c(whole_crc32c(&crc) ? crc : 0);
+  const bool have_crc = whole_crc32c(&crc);
+  const https::Digest crc_digest = https::Digest::crc32c(have_crc ? crc : 0);
   https::Digest md5_digest;
   if (spec_.md5 != nullptr) {
     std::uint8_t raw[https::kMd5DigestSize];
     std::memcpy(raw, spec_.md5, sizeof raw);
     md5_digest = https::Digest::md5(raw);
   }
-  result_.integrity = returned_.compare_with(whole_crc32c(&crc) ? &crc_digest : nullptr,
+  result_.integrity = returned_.compare_with(have_crc ? &crc_digest : nullptr,
                                              spec_.md5 != nullptr ? &md5_digest : nullptr);
   result_.integrity.size = spec_.body.size;
   if (result_.integrity.status != https::IntegrityStatus::kMismatch) {
