@@ -84,5 +84,17 @@ TEST(Names, EveryEnumeratorHasAName) {
   EXPECT_STREQ(to_string(WaitReason::kNetworkBack), "network_back");
 }
 
+TEST(Names, ValuesOutsideEachEnumerationAreUnknown) {
+  EXPECT_STREQ(to_string(static_cast<Failure>(10)), "unknown");
+  EXPECT_STREQ(to_string(static_cast<Verdict>(3)), "unknown");
+  EXPECT_STREQ(to_string(static_cast<WaitReason>(4)), "unknown");
+  EXPECT_STREQ(to_string(static_cast<Outcome>(9)), "unknown");
+  // The last named value of each, for contrast.
+  EXPECT_STREQ(to_string(Failure::kTooLarge), "too_large");
+  EXPECT_STREQ(to_string(Verdict::kTerminal), "terminal");
+  EXPECT_STREQ(to_string(WaitReason::kNetworkBack), "network_back");
+  EXPECT_STREQ(to_string(Outcome::kCancelled), "cancelled");
+}
+
 }  // namespace
 }  // namespace stepback

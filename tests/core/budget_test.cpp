@@ -59,5 +59,13 @@ TEST(RetryBudget, ARequestsOwnFailuresAreGivenBack) {
   EXPECT_TRUE(b.allows_retry(3001));
 }
 
+// The same limits as the static_asserts above, for a configuration made at run time.
+TEST(BudgetConfig, ValidityIsAlsoARuntimeCheck) {
+  const BudgetConfig good[] = {{10, 100}, {1, 1}, {1000000, 1000}};
+  for (const BudgetConfig& c : good) EXPECT_TRUE(valid(c)) << c.max_tokens << " " << c.refund_milli;
+  const BudgetConfig bad[] = {{0, 100}, {1000001, 100}, {10, 0}, {10, 1001}};
+  for (const BudgetConfig& c : bad) EXPECT_FALSE(valid(c)) << c.max_tokens << " " << c.refund_milli;
+}
+
 }  // namespace
 }  // namespace stepback

@@ -453,5 +453,78 @@ TEST(RetryMachine, RetryIndexNearTheTopOfItsRangeStaysCapped) {
   EXPECT_EQ(m.retries(), 100U);
 }
 
+// Instants at or past 2^62 ms count as 2^62 ms (no clock gets there), so a wait or a deadline
+// added to them cannot wrap around to an early instant.
+TEST(RetryMachine, InstantsPastTwoToThe62MillisecondsAreClamped) {
+  Policy p = literal_policy();
+  p.jitter = Jitter::kNone;
+  p.total_deadline = Millis(60000);
+  Xoshiro128 g(1);
+  const RetryContext ctx{p, g, nullptr};
+  RetryMachine m(ctx);
+  constexpr std::uint64_t kLatest = std::uint64_t{1} << 62;
+  ASSERT_EQ(m.step(Millis::max()).kind, Kind::kSend);
+  EXPECT_EQ(m.deadline(), Millis(kLatest + 60000));
+  const Next wait = m.report(Millis::max(), AttemptResult::http(503));
+  ASSERT_EQ(wait.kind, Kind::kWaitUntil);
+  EXPECT_EQ(wait.at, Millis(kLatest + 1000));
+}
+
+TEST(RetryMachine, ClockGoingBackFurtherThanTheElapsedTimeRestartsTheWaitFromZero) {
+  Policy p = literal_policy();
+  p.jitter = Jitter::kNone;
+  p.total_deadline = Millis(60000);
+  Xoshiro128 g(1);
+  const RetryContext ctx{p, g, nullptr};
+  RetryMachine m(ctx);
+  FakeClock clock(Millis(20000));
+  ASSERT_EQ(m.step(clock.now()).kind, Kind::kSend);
+  clock.advance(Millis(10000));  // A 10 s attempt.
+  ASSERT_EQ(m.report(clock.now(), AttemptResult::http(503)).at, Millis(31000));
+  clock.set(Millis(5));  // Back to 5 ms, before the 10 s already spent.
+  const Next again = m.step(clock.now());
+  ASSERT_EQ(again.kind, Kind::kWaitUntil);
+  EXPECT_EQ(again.at, Millis(1005));  // The 1 s wait, from now.
+  // An instant cannot go below zero: the loop's start is taken as 0, so of the 10 s spent only
+  // the 5 ms before now still count against the deadline.
+  EXPECT_EQ(m.deadline(), Millis(60000));
+  clock.set(again.at);
+  EXPECT_EQ(m.step(clock.now()).kind, Kind::kSend);
+}
+
+TEST(RetryMachine, RetryInfoLongerThanBackoffIsHonouredAndNamed) {
+  Policy p = literal_policy();
+  p.jitter = Jitter::kNone;
+  ScriptedRandom r{0x80000000U};
+  const RetryContext ctx{p, r, nullptr};
+  RetryMachine m(ctx);
+  FakeClock clock;
+  (void)m.step(clock.now());
+  const Next next =
+      m.report(clock.now(), AttemptResult::http(503, Millis(7000), DelaySource::kRetryInfo));
+  EXPECT_EQ(next.at, clock.now() + Millis(7000));
+  EXPECT_EQ(m.wait_reason(), WaitReason::kRetryInfo);
+  // Like Retry-After, a RetryInfo delay is the server's: connectivity returning does not cut it.
+  m.network_available(clock.now() + Millis(100));
+  EXPECT_EQ(m.step(clock.now() + Millis(100)).at, next.at);
+  EXPECT_EQ(m.wait_reason(), WaitReason::kRetryInfo);
+}
+
+TEST(RetryMachine, NetworkBackAtAnInstantBeforeTheWaitBeganChangesNothing) {
+  Policy p = literal_policy();
+  p.jitter = Jitter::kNone;
+  p.initial_delay = Millis(10000);
+  ScriptedRandom r{0x80000000U};  // U[0, 1000] -> 500 ms.
+  const RetryContext ctx{p, r, nullptr};
+  RetryMachine m(ctx);
+  FakeClock clock(Millis(10000));
+  (void)m.step(clock.now());
+  const Next wait = m.report(clock.now(), AttemptResult::http(503));  // 10 s, until 20 s.
+  ASSERT_EQ(wait.at, Millis(20000));
+  m.network_available(Millis(5000));  // The clock went back before the wait's start.
+  EXPECT_EQ(m.step(clock.now()).at, Millis(20000));
+  EXPECT_EQ(m.wait_reason(), WaitReason::kBackoff);
+}
+
 }  // namespace
 }  // namespace stepback
