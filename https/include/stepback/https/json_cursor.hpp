@@ -84,7 +84,7 @@ class JsonCursor {
           if (c == ',') {
             expect = object ? JsonExpect::kKey : JsonExpect::kValue;
             ok = true;
-          } else if (c == (object ? '}' : ']')) {
+          } else if ((object && c == '}') || (!object && c == ']')) {
             ok = reader.close(object, expect);
           }
           break;
