@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -59,11 +60,13 @@ struct Result {
   Parsed parsed;
   std::string error;
   Options options;
+  std::unique_ptr<Argv> argv;  // The strings the options' views point into.
 };
 
 Result parse(std::vector<std::string> args, bool take_positional = true) {
   Result r{};
-  Argv argv(std::move(args));
+  r.argv = std::make_unique<Argv>(std::move(args));
+  Argv& argv = *r.argv;
   const std::vector<Flag> flags = table(&r.options);
   Positional positional;
   if (take_positional) {
