@@ -24,7 +24,7 @@ esac
 # Every C and C++ file git knows, third-party code and nanopb's generated files excluded
 # (scripts/nanopb_generate.sh writes those).
 sources() {
-  git ls-files -- '*.c' '*.h' '*.cpp' '*.hpp' ':!:third_party/**' ':!:build/**' ':!:*.pb.h' ':!:*.pb.c'
+  git ls-files -- '*.c' '*.h' '*.cpp' '*.hpp' '*.inc' ':!:third_party/**' ':!:build/**' ':!:*.pb.h' ':!:*.pb.c'
 }
 
 case $mode in

@@ -39,11 +39,19 @@
 namespace stepback::gcm::detail {
 namespace {
 
+using Block = uint8x16_t;
+
 struct Wide {
   uint8x16_t lo, mid, hi;
 };
 
 STEPBACK_GCM_TARGET inline uint8x16_t zero() { return vdupq_n_u8(0); }
+
+STEPBACK_GCM_TARGET inline uint8x16_t bxor(uint8x16_t a, uint8x16_t b) { return veorq_u8(a, b); }
+
+STEPBACK_GCM_TARGET inline uint8x16_t load(const unsigned char* p) { return vld1q_u8(p); }
+
+STEPBACK_GCM_TARGET inline void store(unsigned char* p, uint8x16_t v) { vst1q_u8(p, v); }
 
 STEPBACK_GCM_TARGET inline uint8x16_t bswap(uint8x16_t v) {
   const uint8x16_t r = vrev64q_u8(v);
@@ -100,161 +108,31 @@ STEPBACK_GCM_TARGET inline uint8x16_t reduce(const Wide& w) {
   return veorq_u8(t6, t3);
 }
 
-STEPBACK_GCM_TARGET inline uint8x16_t ghash_group(uint8x16_t x, const uint8x16_t* b, unsigned n,
-                                                  const uint8x16_t* h) {
-  Wide w{zero(), zero(), zero()};
-  mul_acc(w, veorq_u8(x, b[0]), h[n - 1]);
-  for (unsigned j = 1; j < n; ++j) mul_acc(w, b[j], h[n - 1 - j]);
-  return reduce(w);
-}
-
 STEPBACK_GCM_TARGET std::uint32_t sub_word(std::uint32_t word) {
   // AESE with a zero key is ShiftRows + SubBytes; with four equal columns lane 0 is SubWord.
   const uint8x16_t v = vaeseq_u8(vreinterpretq_u8_u32(vdupq_n_u32(word)), zero());
   return vgetq_lane_u32(vreinterpretq_u32_u8(v), 0);
 }
 
-// One AES round on a block: AESE (AddRoundKey, SubBytes, ShiftRows) then AESMC.
-#define STEPBACK_AES_ROUND(b, k) (b) = vaesmcq_u8(vaeseq_u8((b), (k)))
-
-STEPBACK_GCM_TARGET inline uint8x16_t encrypt(uint8x16_t b, const uint8x16_t* rk, unsigned rounds) {
-  for (unsigned r = 0; r + 1 < rounds; ++r) STEPBACK_AES_ROUND(b, rk[r]);
+// AESE is AddRoundKey, SubBytes and ShiftRows; AESMC is MixColumns: middle round i takes
+// rk[i], and the last AESE (no AESMC) is followed by a plain AddRoundKey of rk[rounds].
+STEPBACK_GCM_TARGET inline uint8x16_t aes_first(uint8x16_t b, const uint8x16_t*) { return b; }
+STEPBACK_GCM_TARGET inline uint8x16_t aes_round(uint8x16_t b, const uint8x16_t* rk, unsigned i) {
+  return vaesmcq_u8(vaeseq_u8(b, rk[i]));
+}
+STEPBACK_GCM_TARGET inline uint8x16_t aes_last(uint8x16_t b, const uint8x16_t* rk,
+                                               unsigned rounds) {
   return veorq_u8(vaeseq_u8(b, rk[rounds - 1]), rk[rounds]);
-}
-
-STEPBACK_GCM_TARGET void load_keys(const stepback_gcm_accel_state* s, uint8x16_t* rk) {
-  for (unsigned r = 0; r <= s->rounds; ++r) rk[r] = vld1q_u8(s->rk + kBlock * r);
-}
-
-STEPBACK_GCM_TARGET void arm_encrypt_block(const stepback_gcm_accel_state* s,
-                                           const unsigned char in[16], unsigned char out[16]) {
-  uint8x16_t rk[15];
-  load_keys(s, rk);
-  vst1q_u8(out, encrypt(vld1q_u8(in), rk, s->rounds));
-}
-
-STEPBACK_GCM_TARGET void arm_setup(stepback_gcm_accel_state* s, const unsigned char* key,
-                                   unsigned keybits) {
-  expand_key(s->rk, key, keybits, &sub_word);
-  s->rounds = static_cast<unsigned char>(keybits == 256 ? 14 : 10);
-  uint8x16_t rk[15];
-  load_keys(s, rk);
-  const uint8x16_t h = bswap(encrypt(zero(), rk, s->rounds));
-  uint8x16_t p = h;
-  for (unsigned i = 0; i < 8; ++i) {
-    vst1q_u8(s->htab + kBlock * i, p);
-    Wide w{zero(), zero(), zero()};
-    mul_acc(w, p, h);
-    p = reduce(w);
-  }
-}
-
-STEPBACK_GCM_TARGET void arm_ghash(const stepback_gcm_accel_state* s, unsigned char x[16],
-                                   const unsigned char* data, std::size_t n) {
-  uint8x16_t h[8];
-#pragma GCC unroll 8
-  for (unsigned i = 0; i < 8; ++i) h[i] = vld1q_u8(s->htab + kBlock * i);
-  uint8x16_t acc = bswap(vld1q_u8(x));
-  while (n > 0) {
-    const unsigned group = n >= 8 ? 8u : static_cast<unsigned>(n);
-    uint8x16_t b[8];
-    for (unsigned j = 0; j < group; ++j) b[j] = bswap(vld1q_u8(data + kBlock * j));
-    acc = ghash_group(acc, b, group, h);
-    data += kBlock * group;
-    n -= group;
-  }
-  vst1q_u8(x, bswap(acc));
 }
 
 STEPBACK_GCM_TARGET inline uint8x16_t counter_block(uint8x16_t y, std::uint32_t c) {
   return vreinterpretq_u8_u32(vsetq_lane_u32(__builtin_bswap32(c), vreinterpretq_u32_u8(y), 3));
 }
-
-STEPBACK_GCM_TARGET void arm_crypt(stepback_gcm_accel_state* s, const unsigned char* in,
-                                   unsigned char* out, std::size_t n, bool encrypt_mode) {
-  uint8x16_t rk[15];
-  load_keys(s, rk);
-  const unsigned rounds = s->rounds;
-  uint8x16_t h[8];
-#pragma GCC unroll 8
-  for (unsigned i = 0; i < 8; ++i) h[i] = vld1q_u8(s->htab + kBlock * i);
-  const uint8x16_t y = vld1q_u8(s->y);
-  std::uint32_t ctr = __builtin_bswap32(vgetq_lane_u32(vreinterpretq_u32_u8(y), 3));
-  uint8x16_t acc = bswap(vld1q_u8(s->x));
-
-  uint8x16_t pending[8];
-  bool have_pending = false;
-  while (n >= 8) {
-    uint8x16_t b[8];
-    uint8x16_t text[8];
-#pragma GCC unroll 8
-    for (unsigned j = 0; j < 8; ++j) {
-      text[j] = vld1q_u8(in + kBlock * j);
-      b[j] = counter_block(y, ctr + 1 + j);
-    }
-    if (!encrypt_mode) {
-#pragma GCC unroll 8
-      for (unsigned j = 0; j < 8; ++j) pending[j] = bswap(text[j]);
-      have_pending = true;
-    }
-    if (have_pending) {
-      Wide w{zero(), zero(), zero()};
-      pending[0] = veorq_u8(pending[0], acc);
-#pragma GCC unroll 8
-      for (unsigned r = 0; r < 8; ++r) {
-#pragma GCC unroll 8
-        for (unsigned j = 0; j < 8; ++j) STEPBACK_AES_ROUND(b[j], rk[r]);
-        mul_acc(w, pending[r], h[7 - r]);
-      }
-      for (unsigned r = 8; r + 1 < rounds; ++r) {
-#pragma GCC unroll 8
-        for (unsigned j = 0; j < 8; ++j) STEPBACK_AES_ROUND(b[j], rk[r]);
-      }
-      acc = reduce(w);
-    } else {
-      for (unsigned r = 0; r + 1 < rounds; ++r) {
-#pragma GCC unroll 8
-        for (unsigned j = 0; j < 8; ++j) STEPBACK_AES_ROUND(b[j], rk[r]);
-      }
-    }
-#pragma GCC unroll 8
-    for (unsigned j = 0; j < 8; ++j) {
-      const uint8x16_t c = veorq_u8(veorq_u8(vaeseq_u8(b[j], rk[rounds - 1]), rk[rounds]), text[j]);
-      vst1q_u8(out + kBlock * j, c);
-      if (encrypt_mode) pending[j] = bswap(c);
-    }
-    have_pending = encrypt_mode;
-    ctr += 8;
-    in += kBlock * 8;
-    out += kBlock * 8;
-    n -= 8;
-  }
-  if (have_pending) acc = ghash_group(acc, pending, 8, h);
-
-  if (n > 0) {
-    const auto group = static_cast<unsigned>(n);
-    uint8x16_t b[8];
-    uint8x16_t text[8];
-    for (unsigned j = 0; j < group; ++j) {
-      text[j] = vld1q_u8(in + kBlock * j);
-      b[j] = counter_block(y, ctr + 1 + j);
-    }
-    for (unsigned r = 0; r + 1 < rounds; ++r) {
-      for (unsigned j = 0; j < group; ++j) STEPBACK_AES_ROUND(b[j], rk[r]);
-    }
-    for (unsigned j = 0; j < group; ++j) {
-      const uint8x16_t c = veorq_u8(veorq_u8(vaeseq_u8(b[j], rk[rounds - 1]), rk[rounds]), text[j]);
-      vst1q_u8(out + kBlock * j, c);
-      pending[j] = bswap(encrypt_mode ? c : text[j]);
-    }
-    acc = ghash_group(acc, pending, group, h);
-    ctr += group;
-  }
-  vst1q_u8(s->x, bswap(acc));
-  vst1q_u8(s->y, counter_block(y, ctr));
+STEPBACK_GCM_TARGET inline std::uint32_t counter_of(uint8x16_t y) {
+  return __builtin_bswap32(vgetq_lane_u32(vreinterpretq_u32_u8(y), 3));
 }
 
-constexpr Kernel kArm{&arm_setup, &arm_encrypt_block, &arm_ghash, &arm_crypt};
+#include "engine.inc"
 
 bool cpu_has_aes_pmull() {
 #if defined(__linux__) || defined(__ANDROID__)
@@ -283,7 +161,7 @@ const Kernel* arm_kernel() {
     v = cpu_has_aes_pmull() ? 1 : 0;
     has.store(v, std::memory_order_relaxed);
   }
-  return v != 0 ? &kArm : nullptr;
+  return v != 0 ? &kEngine : nullptr;
 }
 
 }  // namespace stepback::gcm::detail

@@ -1,5 +1,7 @@
-// The pipelined AES-GCM engines behind gcm_alt.cpp: one per instruction set, each compiled
-// with its own target attribute so that the build needs no global -maes / -march flag.
+// The pipelined AES-GCM engines behind gcm_alt.cpp: one per instruction set (gcm_x86.cpp,
+// gcm_arm.cpp: the instructions), both running the same engine (engine.inc: key set-up, GHASH,
+// CTR with GHASH interleaved), each compiled with its own target attribute so that the build
+// needs no global -maes / -march flag.
 #pragma once
 
 #include <cstddef>
