@@ -144,9 +144,6 @@ std::optional<GetOptions> parse_get_args(int argc, char** argv, std::string* err
                    ++o.pin_count;
                    return true;
                  }),
-  };
-  add_retry_flags(&flags, &o.retry);
-  const std::vector<Flag> more = {
       value_flag("--max-time", "expected seconds above 0, such as 60",
                  [&o](std::string_view value, std::string*) {
                    o.max_time = parse_seconds(value);
@@ -177,7 +174,7 @@ std::optional<GetOptions> parse_get_args(int argc, char** argv, std::string* err
       switch_flag("--operation", &o.operation),
       switch_flag("--trace", &o.trace),
   };
-  flags.insert(flags.end(), more.begin(), more.end());
+  add_retry_flags(&flags, &o.retry);
   const auto url = [&o](std::string_view arg, std::string* message) {
     if (!o.url.empty()) {
       *message = "unexpected argument '" + std::string(arg) + "' (one URL only)";
