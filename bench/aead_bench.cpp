@@ -1,6 +1,6 @@
 // The TLS record AEADs alone, on records of 16 KiB (TLS's largest): mbedTLS through its cipher
 // layer, as its record layer calls it (mbedtls_cipher_auth_encrypt_ext / _decrypt_ext), with
-// AES-GCM on the pipelined engine (https/gcm/) and forced onto mbedTLS's own GCM; OpenSSL's
+// AES-GCM on the pipelined engine (https/mbedtls/gcm/) and forced onto mbedTLS's own GCM; OpenSSL's
 // EVP on the same records as the reference. The ns_per_byte counter is the figure.
 //
 //   build/bench/bench/aead_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only

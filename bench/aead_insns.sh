@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Instructions per byte of the record AEADs (16 KiB records through mbedTLS's cipher layer,
-# bench/aead_insns.cpp), pipelined AES-GCM (https/gcm/) against mbedTLS's own, counted as the
+# bench/aead_insns.cpp), pipelined AES-GCM (https/mbedtls/gcm/) against mbedTLS's own, counted as the
 # difference between a run of K2 and a run of K1 records (start-up and key set-up cancel):
 #   x86-64   valgrind --tool=callgrind (Ir) on the host binary;
 #   aarch64  qemu-aarch64 -cpu max (AES + PMULL) -singlestep -d nochain,exec: one "Trace"
@@ -11,11 +11,11 @@
 #   x86-64: BINARY = build/bench/bench/aead_insns (cmake --build build/bench --target aead_insns)
 #   aarch64: BINARY = an aarch64 aead_insns, SYSROOT = /usr/aarch64-linux-gnu; the bench
 #            directory needs Google Benchmark, which cross builds lack, so it is compiled
-#            against the linux-aarch64-mobile build's mbedcrypto (which holds https/gcm/):
+#            against the linux-aarch64-mobile build's mbedcrypto (which holds https/mbedtls/gcm/):
 #              cmake --build build/linux-aarch64-mobile --target mbedcrypto
 #              aarch64-linux-gnu-g++ -O2 -std=c++17 \
-#                -DMBEDTLS_CONFIG_FILE="\"$PWD/https/config/stepback_mbedtls_config.h\"" \
-#                -Ihttps/gcm/include -Ithird_party/mbedtls/include bench/aead_insns.cpp \
+#                -DMBEDTLS_CONFIG_FILE="\"$PWD/https/mbedtls/stepback_mbedtls_config.h\"" \
+#                -Ihttps/mbedtls/gcm/include -Ithird_party/mbedtls/include bench/aead_insns.cpp \
 #                build/linux-aarch64-mobile/third_party/mbedtls/library/libmbedcrypto.a \
 #                -o build/linux-aarch64-mobile/aead_insns_a64
 set -euo pipefail

@@ -35,8 +35,8 @@ for abi in ${ABIS:-aarch64 armhf}; do
   mapfile -t ours < <(find "$b/core" "$b/platform" "$b/profiles" "$b/https" -name '*.a' | sort)
   mapfile -t mbed < <(find "$b/third_party" \( -name 'libmbed*.a' -o -name 'libcares*.a' \) | sort)
   inc=(-I"$repo/core/include" -I"$repo/platform/include" -I"$repo/profiles/include"
-       -I"$repo/https/include" -I"$repo/https/gcm/include" -I"$repo/third_party/mbedtls/include"
-       -DMBEDTLS_CONFIG_FILE="\"$repo/https/config/stepback_mbedtls_config.h\"" -DSTEPBACK_PROFILE_MOBILE)
+       -I"$repo/https/include" -I"$repo/https/mbedtls/gcm/include" -I"$repo/third_party/mbedtls/include"
+       -DMBEDTLS_CONFIG_FILE="\"$repo/https/mbedtls/stepback_mbedtls_config.h\"" -DSTEPBACK_PROFILE_MOBILE)
   # shellcheck disable=SC2086  # flag strings are split on purpose.
   "$p-g++" -std=c++17 ${arch_flags[$abi]} $flags $cxx_only "${inc[@]}" -c "$repo/bench/apk_lib.cpp" -o "$b/apk_lib.o"
   link=(-shared -Wl,--gc-sections -Wl,--exclude-libs,ALL -Wl,-z,defs -Wl,--as-needed)

@@ -14,7 +14,7 @@
 #include <random>
 #include <vector>
 
-#include "stepback/https/integrity.hpp"
+#include "stepback/https/integrity/integrity.hpp"
 
 #if defined(STEPBACK_BENCH_HAVE_ISAL)
 #include <isa-l/crc.h>

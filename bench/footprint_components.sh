@@ -187,9 +187,9 @@ for t in "${cmake_targets[@]}"; do
   # shellcheck disable=SC2086
   "${compiler[$t]}" ${target_flags[$t]} -Os -std=c++17 -S "$ctx_probe" -o "$tmp/ctx-$t.s" \
     -I"$repo/core/include" -I"$repo/profiles/include" -I"$repo/platform/include" \
-    -I"$repo/https/include" -I"$repo/https/gcm/include" \
+    -I"$repo/https/include" -I"$repo/https/mbedtls/gcm/include" \
     -isystem "$repo/third_party/mbedtls/include" \
-    -DMBEDTLS_CONFIG_FILE="\"$repo/https/config/stepback_mbedtls_config.h\"" \
+    -DMBEDTLS_CONFIG_FILE="\"$repo/https/mbedtls/stepback_mbedtls_config.h\"" \
     -DSTEPBACK_PROFILE_DESKTOP
   for ty in "${ctx_types[@]}"; do
     # shellcheck disable=SC2034  # Read by fp_type_table.

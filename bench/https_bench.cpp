@@ -35,9 +35,9 @@
 #include <string_view>
 
 #include "stepback/core/millis.hpp"
-#include "stepback/https/tcp_transport.hpp"
-#include "stepback/https/tls.hpp"
-#include "stepback/https/tls_arena.hpp"
+#include "stepback/https/tcp/tcp_transport.hpp"
+#include "stepback/https/tls/tls.hpp"
+#include "stepback/https/tls/tls_arena.hpp"
 #include "stepback/https/types.hpp"
 #include "stepback/platform/clock.hpp"
 

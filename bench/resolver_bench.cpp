@@ -23,7 +23,7 @@
 
 #include "stepback/core/random.hpp"
 #include "stepback/core/retry_machine.hpp"
-#include "stepback/https/cares_resolver.hpp"
+#include "stepback/https/dns/cares_resolver.hpp"
 #include "stepback/https/client.hpp"
 #include "stepback/https/poll_wait.hpp"
 #include "stepback/https/tcp_tls_connector.hpp"

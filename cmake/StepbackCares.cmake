@@ -1,4 +1,4 @@
-# c-ares, the asynchronous DNS resolver behind CaresResolver (https/src/cares_resolver.cpp),
+# c-ares, the asynchronous DNS resolver behind CaresResolver (https/src/dns/cares_resolver.cpp),
 # for the HTTPS layer (https/CMakeLists.txt). Sets STEPBACK_HAVE_CARES (also in the cache, for
 # the tests) and, when it is ON, defines the target c-ares::cares.
 #

@@ -14,17 +14,17 @@
 # Nothing found stops the configure and says to run scripts/fetch_deps.sh.
 #
 # Source trees go through mbedTLS's own CMake (static libraries only, no programs, no tests,
-# its warnings not fatal) with MBEDTLS_CONFIG_FILE = https/config/stepback_mbedtls_config.h,
+# its warnings not fatal) with MBEDTLS_CONFIG_FILE = https/mbedtls/stepback_mbedtls_config.h,
 # which mbedTLS also exports as a public definition so that our code sees the same
 # configuration.
 # The subdirectory is SYSTEM: our warnings-as-errors never apply to mbedTLS sources or headers.
-# Such a build also gets our heap-free gmtime (https/src/mbedtls_time.cpp) behind mbedx509 and
-# the pipelined AES-GCM (https/gcm/gcm.cmake) inside mbedcrypto, and is installed with stepback.
+# Such a build also gets our heap-free gmtime (https/mbedtls/mbedtls_time.cpp) behind mbedx509 and
+# the pipelined AES-GCM (https/mbedtls/gcm/gcm.cmake) inside mbedcrypto, and is installed with stepback.
 include_guard(GLOBAL)
 
 set(STEPBACK_MBEDTLS_SOURCE_DIR "" CACHE PATH
   "mbedTLS 3.6 source tree to build (default: third_party/mbedtls, then an installed package)")
-set(STEPBACK_MBEDTLS_CONFIG_FILE "${PROJECT_SOURCE_DIR}/https/config/stepback_mbedtls_config.h")
+set(STEPBACK_MBEDTLS_CONFIG_FILE "${PROJECT_SOURCE_DIR}/https/mbedtls/stepback_mbedtls_config.h")
 
 # Sets <out> to the MBEDTLS_VERSION_STRING of the source tree <dir>, or "" if there is none.
 function(stepback_mbedtls_tree_version dir out)
@@ -69,7 +69,7 @@ if(stepback_mbedtls_dir)
                    EXCLUDE_FROM_ALL SYSTEM)
   # The config sets MBEDTLS_PLATFORM_GMTIME_R_ALT: mbedx509 checks certificate dates with our
   # heap-free UTC conversion, linked behind it so every user of mbedx509 gets it.
-  add_library(stepback_mbedtls_time STATIC ${PROJECT_SOURCE_DIR}/https/src/mbedtls_time.cpp)
+  add_library(stepback_mbedtls_time STATIC ${PROJECT_SOURCE_DIR}/https/mbedtls/mbedtls_time.cpp)
   target_link_libraries(stepback_mbedtls_time PRIVATE MbedTLS::mbedcrypto $<BUILD_INTERFACE:stepback_warnings>)
   if(NOT MSVC)
     target_compile_options(stepback_mbedtls_time PRIVATE -fno-exceptions -fno-rtti)
@@ -109,7 +109,7 @@ if(stepback_mbedtls_dir)
   endif()
   # The pipelined AES-GCM (MBEDTLS_GCM_ALT), compiled into mbedcrypto; after the include
   # directories above, which it extends.
-  include(${PROJECT_SOURCE_DIR}/https/gcm/gcm.cmake)
+  include(${PROJECT_SOURCE_DIR}/https/mbedtls/gcm/gcm.cmake)
 else()
   find_package(MbedTLS 3.6 CONFIG QUIET)
   if(NOT MbedTLS_FOUND OR NOT MbedTLS_VERSION VERSION_LESS 3.7)

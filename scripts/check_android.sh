@@ -261,7 +261,7 @@ done
 looper_obj="$tmp/looper_request.o"
 if (cd "$repo" && "$cxx" -std=c++17 "${warnings[@]}" -isystem "$aosp_ndk_dir" \
       -isystem third_party/mbedtls/include \
-      -DMBEDTLS_CONFIG_FILE="\"$repo/https/config/stepback_mbedtls_config.h\"" \
+      -DMBEDTLS_CONFIG_FILE="\"$repo/https/mbedtls/stepback_mbedtls_config.h\"" \
       -Icore/include -Iprofiles/include -Iplatform/include -Ihttps/include -DSTEPBACK_PROFILE_MOBILE \
       -c examples/android/looper_request.cpp -o "$looper_obj") 2>"$tmp/looper.err"; then
   pass "examples/android/looper_request.cpp (ALooper + timerfd driver), compile only" \

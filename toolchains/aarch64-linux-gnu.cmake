@@ -17,5 +17,5 @@ set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
 
 # -cpu max: an emulated CPU with the crypto extensions (AES, PMULL), so that the ARMv8 AES-GCM
-# engine (https/gcm/) runs in the tests.
+# engine (https/mbedtls/gcm/) runs in the tests.
 set(CMAKE_CROSSCOMPILING_EMULATOR qemu-aarch64;-cpu;max;-L;/usr/aarch64-linux-gnu)

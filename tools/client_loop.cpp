@@ -6,7 +6,7 @@
 #include <cstdio>
 
 #include "stepback/https/poll_wait.hpp"
-#include "stepback/https/tls_arena.hpp"
+#include "stepback/https/tls/tls_arena.hpp"
 #include "stepback/platform/clock.hpp"
 
 namespace stepback::tools {

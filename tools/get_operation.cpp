@@ -5,7 +5,7 @@
 #include <cstring>
 #include <string_view>
 
-#include "stepback/https/tls_arena.hpp"
+#include "stepback/https/tls/tls_arena.hpp"
 #include "stepback/platform/clock.hpp"
 #include "stepback/transfer/operation_json.hpp"
 

@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "schedule.hpp"
-#include "stepback/https/tls_arena.hpp"
+#include "stepback/https/tls/tls_arena.hpp"
 
 namespace stepback::tools {
 

@@ -12,7 +12,7 @@
 #include "stepback/https/client.hpp"
 #include "stepback/https/poll_wait.hpp"
 #include "stepback/https/tcp_tls_connector.hpp"
-#include "stepback/https/tls_arena.hpp"
+#include "stepback/https/tls/tls_arena.hpp"
 #include "stepback/platform/clock.hpp"
 #include "stepback/platform/random.hpp"
 #include "stepback/profiles/active.hpp"

@@ -3,11 +3,11 @@
 #include <cstdio>
 #include <cstring>
 
-#include "content_range.hpp"
-#include "http1_text.hpp"
+#include "http/content_range.hpp"
+#include "http/http1_text.hpp"
 #include "stepback/https/failure.hpp"
-#include "stepback/https/http_date.hpp"
-#include "stepback/https/retry_info.hpp"
+#include "stepback/https/http/http_date.hpp"
+#include "stepback/https/http/retry_info.hpp"
 
 namespace stepback::https {
 namespace {

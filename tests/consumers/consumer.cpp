@@ -5,9 +5,9 @@
 #include <cstdio>
 
 #include "stepback/core/retry_machine.hpp"
-#include "stepback/https/request_writer.hpp"
-#include "stepback/https/tls.hpp"
-#include "stepback/https/tls_arena.hpp"
+#include "stepback/https/http/request_writer.hpp"
+#include "stepback/https/tls/tls.hpp"
+#include "stepback/https/tls/tls_arena.hpp"
 #include "stepback/platform/clock.hpp"
 #include "stepback/platform/random.hpp"
 #include "stepback/profiles/active.hpp"

@@ -1,5 +1,5 @@
 // libFuzzer target for the two range values a transfer trusts: a 206's Content-Range
-// ("bytes FIRST-LAST/TOTAL", https/src/content_range.hpp, read by the Client when it
+// ("bytes FIRST-LAST/TOTAL", https/src/http/content_range.hpp, read by the Client when it
 // resumes a download) and a resumable upload's 308 Range ("bytes=0-K",
 // transfer/src/held_range.hpp). The input is the field value, given to both. The target
 // aborts unless each parser agrees with a reference written here apart, and:

@@ -13,7 +13,7 @@ if(STEPBACK_BUILD_FUZZERS)
   # The parser is compiled into the target so that libFuzzer's coverage instruments it.
   add_executable(http1_response_parser_fuzz
     ${STEPBACK_HTTP1_FUZZ_DIR}/response_parser_fuzz.cpp
-    ${PROJECT_SOURCE_DIR}/https/src/response_parser.cpp)
+    ${PROJECT_SOURCE_DIR}/https/src/http/response_parser.cpp)
   target_include_directories(http1_response_parser_fuzz PRIVATE ${PROJECT_SOURCE_DIR}/https/include)
   target_link_libraries(http1_response_parser_fuzz PRIVATE stepback_warnings)
   target_compile_options(http1_response_parser_fuzz PRIVATE

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "stepback/https/retry_info.hpp"
+#include "stepback/https/http/retry_info.hpp"
 #include "stepback/transfer/operation_json.hpp"
 
 namespace {

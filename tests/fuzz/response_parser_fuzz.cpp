@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "stepback/https/response_parser.hpp"
+#include "stepback/https/http/response_parser.hpp"
 
 namespace {
 

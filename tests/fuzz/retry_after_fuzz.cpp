@@ -1,4 +1,4 @@
-// libFuzzer target for parse_http_date() and parse_retry_after() (https/src/http_date.cpp).
+// libFuzzer target for parse_http_date() and parse_retry_after() (https/src/http/http_date.cpp).
 // The input's first 8 bytes are the wall clock (little-endian milliseconds since the epoch;
 // with the top bit clear only the low 48 bits count, which keeps most inputs within a
 // plausible 9000 years), the rest is the field value. The target aborts unless:
@@ -25,7 +25,7 @@
 #include <string_view>
 
 #include "stepback/core/millis.hpp"
-#include "stepback/https/http_date.hpp"
+#include "stepback/https/http/http_date.hpp"
 
 extern "C" struct tm* mbedtls_platform_gmtime_r(const mbedtls_time_t* tt, struct tm* tm_buf);
 

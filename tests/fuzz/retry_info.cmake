@@ -5,9 +5,9 @@ include(${CMAKE_CURRENT_LIST_DIR}/fuzz_target.cmake)
 enable_language(C)  # nanopb
 stepback_fuzz_target(NAME retry_info COMPONENT https
   REPLAY_LIBS stepback::https
-  FUZZ_SOURCES ${PROJECT_SOURCE_DIR}/https/src/retry_info.cpp
-               ${PROJECT_SOURCE_DIR}/https/src/retry_info_json.cpp
-               ${PROJECT_SOURCE_DIR}/https/src/retry_info_proto.cpp
+  FUZZ_SOURCES ${PROJECT_SOURCE_DIR}/https/src/http/retry_info.cpp
+               ${PROJECT_SOURCE_DIR}/https/src/http/retry_info_json.cpp
+               ${PROJECT_SOURCE_DIR}/https/src/http/retry_info_proto.cpp
   FUZZ_C_SOURCES ${PROJECT_SOURCE_DIR}/https/proto/stepback_google_protobuf.pb.c
                  ${PROJECT_SOURCE_DIR}/https/proto/stepback_google_rpc.pb.c
                  ${STEPBACK_NANOPB_DIR}/pb_common.c ${STEPBACK_NANOPB_DIR}/pb_decode.c

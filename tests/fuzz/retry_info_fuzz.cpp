@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "stepback/core/millis.hpp"
-#include "stepback/https/retry_info.hpp"
+#include "stepback/https/http/retry_info.hpp"
 
 namespace {
 

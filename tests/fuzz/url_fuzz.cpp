@@ -1,4 +1,4 @@
-// libFuzzer target for parse_url() (https/src/request_writer.cpp): the input is the URL.
+// libFuzzer target for parse_url() (https/src/http/request_writer.cpp): the input is the URL.
 // The target aborts unless:
 //   - a refused URL leaves *out untouched;
 //   - an accepted one has sane parts, all views into the text: a host of 1 to 255
@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-#include "stepback/https/request_writer.hpp"
+#include "stepback/https/http/request_writer.hpp"
 
 namespace {
 

@@ -1,5 +1,5 @@
 // libFuzzer target for the digest announcements a response carries: IntegrityCheck's
-// x-goog-hash and Content-MD5 readers (https/src/integrity.cpp) and the upload's scan of
+// x-goog-hash and Content-MD5 readers (https/src/integrity/integrity.cpp) and the upload's scan of
 // the object metadata JSON for "crc32c" and "md5Hash" (transfer/src/metadata_scan.cpp).
 // The input's first 3 bytes choose where the scan's input is cut into pieces; the rest is
 // the field value and the JSON body. The target aborts unless:
@@ -22,7 +22,7 @@
 #include <string_view>
 #include <vector>
 
-#include "stepback/https/integrity.hpp"
+#include "stepback/https/integrity/integrity.hpp"
 #include "stepback/transfer/detail/metadata_scan.hpp"
 
 namespace {

@@ -17,7 +17,7 @@
 #include "integration_support.hpp"
 #include "resolver_support.hpp"
 #include "stepback/core/random.hpp"
-#include "stepback/https/cares_resolver.hpp"
+#include "stepback/https/dns/cares_resolver.hpp"
 #include "stepback/https/client.hpp"
 #include "stepback/https/tcp_tls_connector.hpp"
 #include "stepback/platform/clock.hpp"

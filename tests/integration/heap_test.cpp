@@ -22,11 +22,11 @@
 #include "integration_support.hpp"
 #include "tests/support/heap_trap.hpp"
 #include "stepback/core/random.hpp"
-#include "stepback/https/integrity.hpp"
+#include "stepback/https/integrity/integrity.hpp"
 #include "stepback/https/poll_wait.hpp"
-#include "stepback/https/request_writer.hpp"
+#include "stepback/https/http/request_writer.hpp"
 #include "stepback/https/tcp_tls_connector.hpp"
-#include "stepback/https/tls_arena.hpp"
+#include "stepback/https/tls/tls_arena.hpp"
 #include "stepback/platform/clock.hpp"
 
 namespace stepback::integration {

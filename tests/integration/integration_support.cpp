@@ -18,8 +18,8 @@
 
 #include "stepback/core/random.hpp"
 #include "stepback/https/poll_wait.hpp"
-#include "stepback/https/request_writer.hpp"
-#include "stepback/https/tls_arena.hpp"
+#include "stepback/https/http/request_writer.hpp"
+#include "stepback/https/tls/tls_arena.hpp"
 #include "stepback/platform/clock.hpp"
 
 namespace stepback::integration {

@@ -25,7 +25,7 @@
 #include "stepback/core/policy.hpp"
 #include "stepback/https/client.hpp"
 #include "stepback/https/tcp_tls_connector.hpp"
-#include "stepback/https/tls.hpp"
+#include "stepback/https/tls/tls.hpp"
 #include "stepback/profiles/profile.hpp"
 
 namespace stepback::integration {

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "integration_support.hpp"
-#include "stepback/https/tcp_transport.hpp"
+#include "stepback/https/tcp/tcp_transport.hpp"
 #include "stepback/platform/clock.hpp"
 
 namespace stepback::integration {

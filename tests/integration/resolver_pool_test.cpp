@@ -7,7 +7,7 @@
 
 #include "integration_support.hpp"
 #include "resolver_support.hpp"
-#include "stepback/https/cares_resolver.hpp"
+#include "stepback/https/dns/cares_resolver.hpp"
 
 namespace stepback::integration {
 namespace {

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "integration_support.hpp"
-#include "stepback/https/cares_resolver.hpp"
+#include "stepback/https/dns/cares_resolver.hpp"
 #include "stepback/https/client.hpp"
 #include "stepback/https/poll_wait.hpp"
 #include "stepback/platform/clock.hpp"

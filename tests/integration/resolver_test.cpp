@@ -18,9 +18,9 @@
 #include "integration_support.hpp"
 #include "resolver_support.hpp"
 #include "stepback/core/random.hpp"
-#include "stepback/https/cares_resolver.hpp"
+#include "stepback/https/dns/cares_resolver.hpp"
 #include "stepback/https/client.hpp"
-#include "stepback/https/request_writer.hpp"
+#include "stepback/https/http/request_writer.hpp"
 #include "stepback/https/tcp_tls_connector.hpp"
 #include "stepback/platform/clock.hpp"
 

@@ -1,4 +1,4 @@
-// The trust store (stepback/https/trust_store.hpp) in real handshakes against openssl
+// The trust store (stepback/https/tls/trust_store.hpp) in real handshakes against openssl
 // s_server on loopback, with the server's CA inside a large store: every root of this
 // machine's /etc/ssl/certs plus the test CA (or, without a system store, 150 roots generated
 // here), laid out by `openssl rehash` and as one bundle.
@@ -30,11 +30,11 @@
 #include "integration_support.hpp"
 #include "stepback/core/random.hpp"
 #include "stepback/https/poll_wait.hpp"
-#include "stepback/https/request_writer.hpp"
+#include "stepback/https/http/request_writer.hpp"
 #include "stepback/https/tcp_tls_connector.hpp"
-#include "stepback/https/tcp_transport.hpp"
-#include "stepback/https/tls_arena.hpp"
-#include "stepback/https/trust_store.hpp"
+#include "stepback/https/tcp/tcp_transport.hpp"
+#include "stepback/https/tls/tls_arena.hpp"
+#include "stepback/https/tls/trust_store.hpp"
 #include "mbedtls/x509_crt.h"
 #include "stepback/platform/clock.hpp"
 #include "tests/support/counting_sink.hpp"

@@ -13,7 +13,7 @@
 
 #include "stepback/core/policy.hpp"
 #include "stepback/https/client.hpp"
-#include "stepback/https/tls.hpp"
+#include "stepback/https/tls/tls.hpp"
 #include "stepback/transfer/operation.hpp"
 #include "tests/integration/integration_support.hpp"
 

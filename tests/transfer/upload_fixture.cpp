@@ -8,7 +8,7 @@
 
 #include "stepback/core/random.hpp"
 #include "stepback/https/poll_wait.hpp"
-#include "stepback/https/request_writer.hpp"
+#include "stepback/https/http/request_writer.hpp"
 #include "stepback/https/tcp_tls_connector.hpp"
 #include "stepback/platform/clock.hpp"
 #include "stepback/transfer/state.hpp"

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "stepback/core/policy.hpp"
-#include "stepback/https/tls.hpp"
+#include "stepback/https/tls/tls.hpp"
 #include "stepback/transfer/upload.hpp"
 #include "tests/integration/integration_support.hpp"
 

@@ -13,7 +13,7 @@
 #include <memory>
 #include <string>
 
-#include "stepback/https/tls_arena.hpp"
+#include "stepback/https/tls/tls_arena.hpp"
 #include "stepback/platform/clock.hpp"
 #include "tests/support/heap_trap.hpp"
 #include "upload_fixture.hpp"

@@ -9,8 +9,8 @@
 #include <memory>
 #include <string>
 
-#include "stepback/https/integrity.hpp"
-#include "stepback/https/tls.hpp"
+#include "stepback/https/integrity/integrity.hpp"
+#include "stepback/https/tls/tls.hpp"
 #include "upload_fixture.hpp"
 
 namespace stepback::transfer_test {

@@ -1,7 +1,7 @@
 // The Operation and google.rpc.Status JSON reader: one validating pass (RFC 8259) over the
 // caller's bytes with an explicit stack of at most kOperationJsonMaxDepth levels, as the
-// RetryInfo reader does it (https/src/retry_info_json.cpp), on the same tokens (JsonCursor,
-// stepback/https/json_cursor.hpp). Each level knows what its object
+// RetryInfo reader does it (https/src/http/retry_info_json.cpp), on the same tokens (JsonCursor,
+// stepback/https/detail/json_cursor.hpp). Each level knows what its object
 // is (the document's top, metadata, error, or anything else) and which kept field the value
 // being read belongs to; kept values are remembered as views, never copied.
 #include "stepback/transfer/operation_json.hpp"
@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "stepback/https/json_cursor.hpp"
+#include "stepback/https/detail/json_cursor.hpp"
 
 namespace stepback::transfer {
 namespace {

@@ -13,9 +13,9 @@
 #include "stepback/core/retry_machine.hpp"
 #include "stepback/core/timeouts.hpp"
 #include "stepback/https/connector.hpp"
-#include "stepback/https/integrity.hpp"
-#include "stepback/https/request_writer.hpp"
-#include "stepback/https/response_parser.hpp"
+#include "stepback/https/integrity/integrity.hpp"
+#include "stepback/https/http/request_writer.hpp"
+#include "stepback/https/http/response_parser.hpp"
 #include "stepback/https/types.hpp"
 
 namespace stepback::https {

@@ -11,7 +11,8 @@
 //   }
 //
 // POSIX only (<poll.h>); header-only, so the library itself does not depend on it.
-#pragma once
+#ifndef STEPBACK_HTTPS_POLL_WAIT_HPP_
+#define STEPBACK_HTTPS_POLL_WAIT_HPP_
 
 #include <poll.h>
 
@@ -78,3 +79,5 @@ inline bool poll_wait(const ClientNext& next, Millis now, Millis longest = kLong
 }
 
 }  // namespace stepback::https
+
+#endif  // STEPBACK_HTTPS_POLL_WAIT_HPP_

@@ -7,11 +7,11 @@
 
 #include <cstdint>
 
-#include "stepback/https/cares_resolver.hpp"
+#include "stepback/https/dns/cares_resolver.hpp"
 #include "stepback/https/connector.hpp"
-#include "stepback/https/resolver.hpp"
-#include "stepback/https/tcp_transport.hpp"
-#include "stepback/https/tls.hpp"
+#include "stepback/https/dns/resolver.hpp"
+#include "stepback/https/tcp/tcp_transport.hpp"
+#include "stepback/https/tls/tls.hpp"
 
 namespace stepback::https {
 

@@ -31,7 +31,7 @@
 #include "stepback/core/retry_machine.hpp"
 #include "stepback/https/client.hpp"
 #include "stepback/https/connector.hpp"
-#include "stepback/https/request_writer.hpp"
+#include "stepback/https/http/request_writer.hpp"
 #include "stepback/https/types.hpp"
 
 namespace stepback::transfer {

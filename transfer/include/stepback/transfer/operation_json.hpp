@@ -1,7 +1,7 @@
 // The JSON forms of google.longrunning.Operation and google.rpc.Status, read in one
 // validating pass over the caller's bytes (RFC 8259, nesting at most kOperationJsonMaxDepth,
 // an optional UTF-8 byte order mark) with an explicit stack instead of recursion, the way
-// the RetryInfo reader (https/src/retry_info_json.cpp) reads error bodies. Nothing is
+// the RetryInfo reader (https/src/http/retry_info_json.cpp) reads error bodies. Nothing is
 // copied or allocated: the reader answers with views into the caller's buffer.
 //
 // What it keeps, by path (keys compared after their escapes are decoded):

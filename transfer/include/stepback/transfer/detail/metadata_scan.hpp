@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "stepback/https/integrity.hpp"
+#include "stepback/https/integrity/integrity.hpp"
 #include "stepback/https/types.hpp"
 
 namespace stepback::transfer::detail {

@@ -1,0 +1,125 @@
+// Resolver: how a Connector turns a host name into addresses without blocking the app's loop.
+// Step-driven like everything else: start() a lookup, then step() it whenever its descriptor
+// is ready or its time has come; it answers "wait for this fd (or only until t)" or "done",
+// and result() then holds the addresses or the kind of failure, with the host name and the
+// resolver's own words in the message.
+//
+// Implementations: CaresResolver (cares_resolver.hpp; c-ares, the default on POSIX systems),
+// AndroidResolver (android_resolver.hpp; the NDK's android_res_nquery, API 29+),
+// FixedResolver (below; addresses the app resolved itself) and GetaddrinfoResolver
+// (getaddrinfo_resolver.hpp; BLOCKS in start(), only when chosen explicitly). This header
+// needs no resolver library.
+#ifndef STEPBACK_HTTPS_DNS_RESOLVER_HPP_
+#define STEPBACK_HTTPS_DNS_RESOLVER_HPP_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "stepback/core/millis.hpp"
+#include "stepback/https/tcp/tcp_transport.hpp"
+#include "stepback/https/types.hpp"
+
+namespace stepback::https {
+
+// Why a lookup produced no address. The first group are definite answers about the name
+// (retrying the same name cannot help); the second are the resolver's or the network's
+// trouble (a retry may succeed).
+enum class ResolveError : std::uint8_t {
+  kNone,
+  // Definite answers.
+  kNxDomain,     // The name does not exist (NXDOMAIN).
+  kNoData,       // The name exists but has neither an A nor an AAAA record.
+  kInvalidName,  // The name is not a valid host name (empty, too long, a bad label).
+  // Transient.
+  kTimeout,        // No server answered within the resolver's timeouts and tries.
+  kServerFailure,  // The servers answered SERVFAIL or REFUSED.
+  kBadResponse,    // The answer was malformed, truncated beyond repair, or not an answer.
+  kNoNetwork,      // No server could be reached (no servers configured, refused, unreachable).
+  kOutOfMemory,    // The resolver's bounded memory pool is exhausted.
+  kCancelled,      // cancel() or a new start() ended the lookup.
+  kInternal,       // Anything else the resolver reports.
+};
+
+// The lower-case name of `e` ("nxdomain", "timeout", ...).
+const char* to_string(ResolveError e);
+
+// Whether `e` is a definite answer about the name, which no retry of the same name heals.
+constexpr bool is_definite(ResolveError e) {
+  return e == ResolveError::kNxDomain || e == ResolveError::kNoData ||
+         e == ResolveError::kInvalidName;
+}
+
+// What a resolver needs from the main loop next.
+struct ResolverNext {
+  enum class Kind : std::uint8_t {
+    kWaitIo,     // Poll `fd` (>= 0) for `interest`, waking at `at` at the latest.
+    kWaitUntil,  // Nothing to poll: sleep until `at` (monotonic).
+    kDone,       // Finished: see Resolver::result().
+  };
+  Kind kind = Kind::kDone;
+  int fd = -1;
+  IoInterest interest = IoInterest::kNone;
+  Millis at{};
+};
+
+// The outcome of a finished lookup; valid until the next start() or cancel().
+struct ResolveResult {
+  ResolveError error = ResolveError::kNone;
+  const SocketAddress* addresses = nullptr;  // In the resolver's preference order.
+  std::size_t count = 0;                     // 0 exactly when error != kNone.
+  // Words naming the host and what the resolver said ("no such host 'exampel.com':
+  // the DNS server answered NXDOMAIN (Domain name not found)"); "" on success.
+  const char* message = "";
+};
+
+// One lookup at a time, step-driven. Not thread-safe.
+class Resolver {
+ public:
+  // Most addresses one lookup keeps (further answers are dropped).
+  static constexpr std::size_t kMaxAddresses = TcpTransport::kMaxAddresses;
+
+  // Begins resolving `host` (NUL-terminated, not a numeric address) for TCP `port` at
+  // monotonic time `now`, cancelling any lookup under way. Then call step().
+  virtual void start(const char* host, std::uint16_t port, Millis now) = 0;
+  // Advances the lookup at `now`, doing bounded non-blocking work: kWaitIo / kWaitUntil
+  // until the answer is in, then kDone (also on later calls, until the next start()).
+  [[nodiscard]] virtual ResolverNext step(Millis now) = 0;
+  // The last lookup's outcome; meaningful once step() answered kDone.
+  virtual const ResolveResult& result() const = 0;
+  // Ends the lookup under way, if any (its sockets are closed); result() then says kCancelled.
+  virtual void cancel() = 0;
+
+ protected:
+  Resolver() = default;
+  Resolver(const Resolver&) = default;
+  Resolver& operator=(const Resolver&) = default;
+  ~Resolver() = default;
+};
+
+// Addresses the app resolved itself (Android below API 29: Network.getAllByName on a worker;
+// a fixed server list), handed out for every name: no lookup, no descriptor, never blocks.
+// set() copies them; a start() with none set finishes with kNoNetwork.
+class FixedResolver final : public Resolver {
+ public:
+  FixedResolver() = default;
+  // Copies up to kMaxAddresses of `addresses` (their ports are replaced by start()'s).
+  void set(const SocketAddress* addresses, std::size_t count);
+
+  void start(const char* host, std::uint16_t port, Millis now) override;
+  [[nodiscard]] ResolverNext step(Millis now) override;
+  const ResolveResult& result() const override { return result_; }
+  void cancel() override;
+
+ private:
+  SocketAddress given_[kMaxAddresses];
+  std::size_t given_count_ = 0;
+  SocketAddress out_[kMaxAddresses];
+  ResolveResult result_;
+};
+
+// Sets the port of `address` (IPv4 or IPv6) to `port`; false when it is neither family.
+bool set_address_port(SocketAddress* address, std::uint16_t port);
+
+}  // namespace stepback::https
+
+#endif  // STEPBACK_HTTPS_DNS_RESOLVER_HPP_

@@ -1,0 +1,70 @@
+// The request half of the HTTP/1.1 message layer: URL parsing, method classification and
+// the request-head writer. Everything works on views of caller-owned text; nothing allocates.
+#ifndef STEPBACK_HTTPS_HTTP_REQUEST_WRITER_HPP_
+#define STEPBACK_HTTPS_HTTP_REQUEST_WRITER_HPP_
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "stepback/https/types.hpp"
+
+namespace stepback::https {
+
+// An absolute http or https URL split into what a request needs; views into the parsed text.
+struct Url {
+  bool tls = true;               // https (true) or http (false).
+  std::string_view host;         // Name or address; IPv6 literals without brackets.
+  std::uint16_t port = 443;      // The explicit port, else the scheme's default.
+  std::string_view target{"/"};  // Path and query; "" or "?..." is sent as "/...".
+
+  // The port a Host header may omit for this scheme: 443 for https, 80 for http.
+  constexpr std::uint16_t default_port() const { return tls ? 443 : 80; }
+};
+
+// Parses `text` as `https://host[:port][/path][?query][#fragment]` (or http://) into *out,
+// with views into `text`; the fragment is dropped. kInvalidArgument (and *out untouched)
+// for another scheme, userinfo, an empty or malformed host, a port outside 1..65535 or
+// empty, or bytes outside visible ASCII.
+[[nodiscard]] Status parse_url(std::string_view text, Url* out);
+
+// Whether a request with `method` (case-sensitive, RFC 9110 9.2.2) may be repeated
+// without changing the outcome: GET, HEAD, PUT, DELETE, OPTIONS and TRACE; any other
+// method, POST and PATCH included, is not.
+bool is_idempotent_method(std::string_view method);
+
+// One caller-supplied header field; the views must outlive write_request_head().
+struct Header {
+  std::string_view name;   // A token (RFC 9110 5.1).
+  std::string_view value;  // Visible ASCII, SP, HTAB or obs-text; no CR, LF, NUL or other CTL.
+};
+
+// What write_request_head() formats; every view is caller-owned.
+struct RequestHead {
+  std::string_view method{"GET"};  // A token, sent as is (methods are case-sensitive).
+  Url url;                         // Host, port and target.
+  std::string_view user_agent;     // The User-Agent value; omitted when empty.
+  // The Host value; empty: the URL's host (and port unless it is the default). The
+  // connection and TLS (SNI, certificate name) still go by the URL.
+  std::string_view host;
+  const Header* headers = nullptr;  // Extra fields, sent in order after the standard ones.
+  std::size_t header_count = 0;
+  std::uint64_t body_size = 0;  // Bytes of body the caller sends after the head.
+  bool close = false;           // Ask the server to close after the response.
+};
+
+// Writes the request line and header section of `head` into `out` and sets *written to
+// its length: Host (with the port unless it is the default; IPv6 literals in brackets),
+// User-Agent, Accept-Encoding: identity, Connection (keep-alive or close), Content-Length
+// when body_size > 0 or the method is POST, PUT or PATCH, then the caller's headers.
+// The body itself is not copied. kInvalidArgument for a method that is not a token, a
+// malformed host or target, or a header whose name is not a token, whose value holds
+// CR, LF, NUL or another control byte, or which the writer emits itself (Host,
+// Content-Length, Transfer-Encoding, Connection, Accept-Encoding, and User-Agent when
+// user_agent is set); kBufferTooSmall when it does not fit. On failure *written is 0.
+[[nodiscard]] Status write_request_head(const RequestHead& head, MutableBytes out,
+                                        std::size_t* written);
+
+}  // namespace stepback::https
+
+#endif  // STEPBACK_HTTPS_HTTP_REQUEST_WRITER_HPP_

@@ -1,0 +1,214 @@
+// Integrity of a downloaded body: CRC32C (hardware on x86-64 and aarch64, tables elsewhere)
+// and MD5 (mbedTLS), checked against the digests a response announces in `x-goog-hash`
+// (Cloud Storage: "crc32c=BASE64,md5=BASE64", of the whole object, also on 206) or
+// `Content-MD5`. Nothing here allocates, throws or reads anything but the caller's bytes; a
+// header value that does not parse strictly is ignored (no expectation), never trusted.
+//
+// Use: one IntegrityCheck per representation. Feed it each response's fields (add_header(),
+// or add_x_goog_hash() / add_content_md5() per field line, since x-goog-hash may come more
+// than once), then every body byte delivered to the sink, once and in order across all
+// parts of a resumed download (update()); reset() when the sink restarts the representation
+// from byte 0, clear() when a different representation replaces it (its expectations no
+// longer apply); finish() at the end of the body.
+#ifndef STEPBACK_HTTPS_INTEGRITY_INTEGRITY_HPP_
+#define STEPBACK_HTTPS_INTEGRITY_INTEGRITY_HPP_
+
+#include <mbedtls/md5.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "stepback/https/types.hpp"
+
+namespace stepback::https {
+
+// ---- CRC32C ------------------------------------------------------------------------------
+
+// CRC-32C (Castagnoli: reflected polynomial 0x82F63B78, initial value and final XOR
+// 0xFFFFFFFF), the CRC of iSCSI, ext4 and Cloud Storage. `crc` is the CRC of the bytes so far
+// (0 for none): crc32c_extend(crc32c(a), b) == crc32c(a followed by b). "123456789" gives
+// 0xE3069283. Uses the fastest path this CPU has (crc32c_path()).
+[[nodiscard]] std::uint32_t crc32c_extend(std::uint32_t crc, ConstBytes bytes);
+
+// The CRC-32C of `bytes`.
+[[nodiscard]] inline std::uint32_t crc32c(ConstBytes bytes) { return crc32c_extend(0, bytes); }
+
+// The ways of computing CRC-32C; all give the same values.
+enum class Crc32cPath : std::uint8_t {
+  kTable,   // Portable slicing-by-8 (8 KiB of constant tables); every target.
+  kSse42,   // x86-64 SSE4.2 crc32q on eight interleaved streams joined with PCLMULQDQ
+            // (needs both; GCC and clang).
+  kArmCrc,  // AArch64 CRC32 extension crc32cx on three interleaved streams joined with
+            // table shifts (GCC and clang).
+};
+
+// "table", "sse4.2", "arm-crc".
+[[nodiscard]] const char* to_string(Crc32cPath path);
+
+// Whether `path` is compiled into this build and supported by this CPU: kTable always; kSse42
+// when CPUID reports SSE4.2 and PCLMULQDQ (or the build targets both); kArmCrc when
+// getauxval(AT_HWCAP) has HWCAP_CRC32 on Linux and Android, elsewhere when the build targets
+// the extension (__ARM_FEATURE_CRC32). The answer is computed once and cached (a relaxed atomic).
+[[nodiscard]] bool crc32c_path_available(Crc32cPath path);
+
+// The path crc32c_extend() takes here: a hardware one when available, else kTable.
+[[nodiscard]] Crc32cPath crc32c_path();
+
+// crc32c_extend() through `path` (for tests and benchmarks); a path that is not available
+// computes through kTable instead, so the answer is always right.
+[[nodiscard]] std::uint32_t crc32c_extend_with(Crc32cPath path, std::uint32_t crc,
+                                               ConstBytes bytes);
+
+// ---- Base64 (RFC 4648 section 4, standard alphabet, padded) -----------------------------
+
+// Decodes `text` into exactly `size` bytes at `out`. Strict: the text is exactly
+// 4 * ceil(size / 3) characters of the standard alphabet with the padding '=' that length
+// needs and nowhere else, and the bits the padding leaves over are zero (canonical), so each
+// byte string has one accepted spelling. No whitespace, no URL-safe alphabet. False for
+// anything else, with `out` unspecified.
+[[nodiscard]] bool base64_decode_exact(std::string_view text, std::uint8_t* out, std::size_t size);
+
+// Writes the padded base64 of `bytes` to `out` (no NUL) and returns its length,
+// 4 * ceil(bytes.size / 3); 0 and nothing written when that exceeds `capacity`.
+std::size_t base64_encode(ConstBytes bytes, char* out, std::size_t capacity);
+
+// ---- Expectations and results -------------------------------------------------------------
+
+enum class HashAlgorithm : std::uint8_t { kCrc32c, kMd5 };
+
+// "crc32c", "md5": the names x-goog-hash uses.
+[[nodiscard]] const char* to_string(HashAlgorithm algorithm);
+
+// Bytes of a CRC-32C digest (big-endian, as x-goog-hash carries it) and of an MD5 digest.
+inline constexpr std::size_t kCrc32cDigestSize = 4;
+inline constexpr std::size_t kMd5DigestSize = 16;
+
+// A digest as it travels in headers: the CRC-32C big-endian, MD5 as its 16 bytes.
+struct Digest {
+  HashAlgorithm algorithm = HashAlgorithm::kCrc32c;
+  std::uint8_t size = 0;  // kCrc32cDigestSize or kMd5DigestSize; 0 for none.
+  std::uint8_t bytes[kMd5DigestSize] = {};
+
+  [[nodiscard]] ConstBytes view() const { return {bytes, size}; }
+  [[nodiscard]] static Digest crc32c(std::uint32_t crc);
+  [[nodiscard]] static Digest md5(const std::uint8_t (&digest)[kMd5DigestSize]);
+};
+
+[[nodiscard]] bool operator==(const Digest& a, const Digest& b);
+[[nodiscard]] inline bool operator!=(const Digest& a, const Digest& b) { return !(a == b); }
+
+// One algorithm's comparison at finish().
+struct DigestComparison {
+  bool checked = false;  // An expectation existed and the digest covered every byte.
+  bool match = false;    // Meaningful when checked.
+  Digest expected;       // What the response announced (the differing one, if it announced two).
+  Digest got;            // What the delivered bytes hash to.
+};
+
+enum class IntegrityStatus : std::uint8_t {
+  kNoExpectation,  // Nothing usable was announced: nothing was verified.
+  kMatch,          // Every announced digest matches the delivered bytes.
+  kMismatch,       // At least one does not: the body is not what the server announced.
+};
+
+// "no_expectation", "match", "mismatch".
+[[nodiscard]] const char* to_string(IntegrityStatus status);
+
+struct IntegrityResult {
+  IntegrityStatus status = IntegrityStatus::kNoExpectation;
+  DigestComparison crc32c;
+  DigestComparison md5;
+  std::uint64_t size = 0;  // Body bytes covered.
+};
+
+// Largest message format_integrity_message() writes, NUL included.
+inline constexpr std::size_t kIntegrityMessageMax = 128;
+
+// Writes a NUL-terminated message about `result` to `out` (truncated to capacity - 1
+// characters) and returns its untruncated length, like snprintf:
+//   "crc32c mismatch: expected AAAAAA==, got BBBBBB=="          (each failing algorithm,
+//   "md5 mismatch: expected ..., got ..."                         "; "-separated)
+//   "integrity verified: crc32c AAAAAA==, md5 ..."                 (kMatch)
+//   "no integrity digest announced"                                (kNoExpectation)
+std::size_t format_integrity_message(const IntegrityResult& result, char* out,
+                                     std::size_t capacity);
+
+// ---- The check ----------------------------------------------------------------------------
+
+// Expected digests and the running digests of one representation's body; 184 bytes on
+// x86-64, copyable. CRC-32C always runs (so a crc32c expectation that arrives late, with a resumed
+// part, still covers every byte); MD5 runs only when an md5 expectation exists before the
+// first body byte (after construction, reset() or clear()), so an md5 announced only after
+// bytes were fed is ignored (finish() reports it unchecked) rather than checked over part of
+// the body. When the response(s) announce two different values for one algorithm, the body
+// can match at most one: finish() reports a mismatch naming the one it differs from.
+class IntegrityCheck {
+ public:
+  IntegrityCheck();
+  ~IntegrityCheck();
+  IntegrityCheck(const IntegrityCheck& other);
+  IntegrityCheck& operator=(const IntegrityCheck& other);
+
+  // Takes the expectations in one response field if `name` (ASCII case-insensitive) is
+  // x-goog-hash or content-md5 (see add_content_md5() about 206); false for other names or
+  // when nothing in the value parses.
+  bool add_header(std::string_view name, std::string_view value);
+  // One x-goog-hash field value: a comma-separated list of name=base64 items ("crc32c=..."
+  // of 4 bytes, "md5=..." of 16; names case-insensitive, optional whitespace around items,
+  // names and values; empty items skipped). Each item that parses strictly is taken, others
+  // (unknown names, bad base64, wrong lengths) are ignored. True when at least one was taken.
+  bool add_x_goog_hash(std::string_view value);
+  // One Content-MD5 field value (RFC 1864: base64 of the 16-byte digest, optional
+  // surrounding whitespace); true when it parses strictly. Feed it from a response carrying
+  // the whole representation only: in a 206, Content-MD5 is the digest of the part sent
+  // (RFC 2616 14.15), unlike x-goog-hash, which is always the whole object's.
+  bool add_content_md5(std::string_view value);
+  // Expectations from elsewhere (a manifest, the caller).
+  void expect_crc32c(std::uint32_t crc);
+  void expect_md5(const std::uint8_t (&digest)[kMd5DigestSize]);
+
+  // Whether any expectation is held.
+  [[nodiscard]] bool has_expectation() const { return crc_.present || md5_.present; }
+
+  // Feeds the next body bytes, in order.
+  void update(ConstBytes bytes);
+  // The representation restarts from byte 0 (the sink restarted): the running digests start
+  // over, the expectations stay.
+  void reset();
+  // A different representation: expectations and running digests are forgotten.
+  void clear();
+
+  // Body bytes fed since construction, reset() or clear().
+  [[nodiscard]] std::uint64_t size() const { return size_; }
+  // The CRC-32C of those bytes.
+  [[nodiscard]] std::uint32_t crc32c() const { return crc_value_; }
+
+  // Compares the digests of the bytes fed so far with the expectations. Changes nothing:
+  // update() may continue after it.
+  [[nodiscard]] IntegrityResult finish() const;
+  // Compares the expectations with digests computed elsewhere (an upload's body, hashed as
+  // it was sent); a null digest is not checked. The result's size is 0.
+  [[nodiscard]] IntegrityResult compare_with(const Digest* crc32c, const Digest* md5) const;
+
+ private:
+  // Up to two distinct announced values of one algorithm (see the class comment).
+  struct Expected {
+    bool present = false;
+    bool conflict = false;
+    Digest first;
+    Digest other;
+  };
+  static void expect(Expected* e, const Digest& d);
+
+  Expected crc_;
+  Expected md5_;
+  std::uint64_t size_ = 0;
+  std::uint32_t crc_value_ = 0;
+  bool md5_running_ = false;  // md5_ctx_ has seen every byte since the last restart.
+  mbedtls_md5_context md5_ctx_{};
+};
+
+}  // namespace stepback::https
+
+#endif  // STEPBACK_HTTPS_INTEGRITY_INTEGRITY_HPP_

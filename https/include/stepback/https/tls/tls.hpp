@@ -1,0 +1,170 @@
+// TLS on mbedTLS 3.6: the client configuration shared by a client's connections, saved
+// sessions for resumption, and TlsTransport, a Transport that runs TLS over another one.
+// All mbedTLS memory comes from the TLS arena (tls_arena.hpp) once it is installed.
+#ifndef STEPBACK_HTTPS_TLS_TLS_HPP_
+#define STEPBACK_HTTPS_TLS_TLS_HPP_
+
+#include <mbedtls/ctr_drbg.h>
+#include <mbedtls/entropy.h>
+#include <mbedtls/ssl.h>
+#include <mbedtls/x509_crt.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "stepback/https/transport.hpp"
+#include "stepback/https/types.hpp"
+
+namespace stepback::https {
+
+class TrustStore;
+struct PublicKeyPin;
+
+// Protocol versions a configuration may negotiate.
+enum class TlsVersion : std::uint8_t { kTls12, kTls13 };
+
+// The trust anchors, DRBG and mbedTLS configuration of one client; set up once, then
+// shared by every connection of the client. Not copyable or movable (mbedTLS keeps
+// pointers into it).
+class TlsClientConfig {
+ public:
+  TlsClientConfig();
+  ~TlsClientConfig();
+  TlsClientConfig(const TlsClientConfig&) = delete;
+  TlsClientConfig& operator=(const TlsClientConfig&) = delete;
+
+  // Seeds the DRBG from the OS and selects TLS 1.2-1.3 with verification required, and the
+  // cipher suites by hardware: AES-128-GCM first when the CPU runs the pipelined AES-GCM
+  // (stepback/gcm/gcm.hpp), mbedTLS's default order (ChaCha20-Poly1305 first) otherwise;
+  // kError if the crypto library or the entropy source fails.
+  [[nodiscard]] Status init();
+  // Adds the PEM or DER certificates of `path` as trust anchors; kInvalidArgument if none parse
+  // (or once use_trust_store() was called).
+  [[nodiscard]] Status add_ca_file(const char* path);
+  // Adds every certificate file in directory `path`; kInvalidArgument if none parse.
+  [[nodiscard]] Status add_ca_dir(const char* path);
+  // Adds PEM certificates from memory (`size` bytes, NUL not required).
+  [[nodiscard]] Status add_ca_pem(const char* pem, std::size_t size);
+  // Finds the trust anchors through `store` when a handshake needs them (mbedTLS's CA
+  // callback; trust_store.hpp) instead of keeping them parsed: mbedTLS consults either the
+  // callback or the list add_ca_* builds, so add_ca_* fail from now on and anchors they
+  // added are no longer used (put extra anchors in the store: TrustStore::add_memory or
+  // add_bundle). Before or after init(). `store` must outlive the configuration;
+  // kInvalidArgument when it has no source.
+  [[nodiscard]] Status use_trust_store(TrustStore& store);
+  // Requires one of `count` public-key pins (SHA-256 of a SubjectPublicKeyInfo; see
+  // trust_store.hpp) on some certificate of every verified chain: leaf, intermediate or
+  // trust anchor. A full handshake whose chain has none fails with kTlsVerify and the
+  // failure message "public-key pin mismatch: ..."; resumed sessions were pinned when they
+  // were made. `pins` must outlive the configuration; count 0 ends pinning.
+  void set_public_key_pins(const PublicKeyPin* pins, std::size_t count);
+  const PublicKeyPin* public_key_pins() const { return pins_; }
+  std::size_t public_key_pin_count() const { return pin_count_; }
+  // Limits the negotiated versions (both inclusive).
+  void set_versions(TlsVersion min, TlsVersion max);
+  // Whether at least one trust anchor is loaded.
+  bool has_trust_anchors() const { return anchors_ > 0; }
+  // The cipher suites offered, in order, 0-terminated, as init() chose them; nullptr for
+  // mbedTLS's default list (mbedtls_ssl_list_ciphersuites()).
+  const int* ciphersuites() const { return suites_; }
+
+  // The mbedTLS configuration, for TlsTransport.
+  mbedtls_ssl_config* config() { return &conf_; }
+
+ private:
+  // Zeroed here, then set up by their mbedtls_*_init() in the constructor.
+  mbedtls_ssl_config conf_{};
+  mbedtls_x509_crt ca_{};
+  mbedtls_entropy_context entropy_{};
+  mbedtls_ctr_drbg_context drbg_{};
+  TrustStore* store_ = nullptr;
+  const PublicKeyPin* pins_ = nullptr;
+  std::size_t pin_count_ = 0;
+  const int* suites_ = nullptr;
+  int anchors_ = 0;
+  bool ready_ = false;
+};
+
+// A session saved after a handshake, offered on the next connection to skip the full
+// handshake (TLS 1.2 tickets or session IDs, TLS 1.3 tickets).
+class TlsSession {
+ public:
+  TlsSession();
+  ~TlsSession();
+  TlsSession(const TlsSession&) = delete;
+  TlsSession& operator=(const TlsSession&) = delete;
+
+  // Whether a session is saved.
+  bool valid() const { return valid_; }
+  // Forgets the saved session.
+  void clear();
+
+ private:
+  friend class TlsTransport;
+  mbedtls_ssl_session session_{};
+  bool valid_ = false;
+};
+
+// TLS over a connected lower transport (usually TcpTransport), step-driven like it.
+class TlsTransport final : public Transport {
+ public:
+  TlsTransport();
+  ~TlsTransport();
+  TlsTransport(const TlsTransport&) = delete;
+  TlsTransport& operator=(const TlsTransport&) = delete;
+
+  // Prepares a handshake over `lower` with `host` as SNI and the name to verify, offering
+  // `session` if it holds one; `lower`, `config` and `session` must outlive the transport.
+  [[nodiscard]] Status start(Transport& lower, TlsClientConfig& config, const char* host,
+                             const TlsSession* session);
+  // Advances the handshake: kOk when done, kWouldBlock (poll fd() for wants()),
+  // kTlsVerify (failure_message() says which check failed, or that no public-key pin
+  // matched), kTlsHandshake, or kReset.
+  [[nodiscard]] Status handshake();
+  // Saves the current session into *out for the next connection.
+  [[nodiscard]] Status save_session(TlsSession* out);
+  // Whether the handshake resumed a saved session.
+  bool resumed() const { return resumed_; }
+  // Whether the last handshake failed only because no certificate matched a public-key pin.
+  bool pin_mismatch() const { return pin_mismatch_; }
+  // The negotiated version, e.g. "TLSv1.3", or "" before the handshake.
+  const char* version() const;
+  // Why the last failure happened, in words (e.g. the certificate checks that failed).
+  const char* failure_message() const { return message_; }
+
+  [[nodiscard]] Status send(ConstBytes data, std::size_t* sent) override;
+  [[nodiscard]] Status recv(MutableBytes out, std::size_t* received) override;
+  int fd() const override;
+  IoInterest wants() const override { return wants_; }
+  // Sends close_notify if it can without blocking, then closes the lower transport.
+  void close() override;
+
+ private:
+  static int bio_send(void* self, const unsigned char* buf, std::size_t len);
+  static int bio_recv(void* self, unsigned char* buf, std::size_t len);
+  static int verify_certificate(void* self, mbedtls_x509_crt* crt, int depth, std::uint32_t* flags);
+  Status from_mbedtls(int ret);
+
+  mbedtls_ssl_context ssl_{};
+  Transport* lower_ = nullptr;
+  const TlsClientConfig* config_ = nullptr;
+  Status lower_status_ = Status::kOk;  // What the lower transport last reported.
+  // A send of the lower transport failed for good (reset, closed): what it reported. Later
+  // sends report it at once, and the bytes mbedTLS flushes by itself while reading (TLS 1.3
+  // flushes pending output after a NewSessionTicket) are dropped, so that the records the
+  // server sent before it closed can still be read (an early 413).
+  Status send_failure_ = Status::kOk;
+  IoInterest wants_ = IoInterest::kNone;
+  bool started_ = false;
+  bool resumed_ = false;
+  bool handshake_done_ = false;
+  bool offered_session_ = false;
+  bool cert_seen_ = false;     // Set by the verify callback: a full handshake presents one.
+  bool pin_matched_ = false;   // Some certificate of the verified chain has a pinned key.
+  bool pin_mismatch_ = false;  // None had: the verify callback failed the chain.
+  char message_[256] = {};
+};
+
+}  // namespace stepback::https
+
+#endif  // STEPBACK_HTTPS_TLS_TLS_HPP_

@@ -1,0 +1,144 @@
+/* stepback's complete mbedTLS 3.6 configuration (MBEDTLS_CONFIG_FILE), not an adjustment of
+ * the default: every option that is not defined here is off. cmake/StepbackMbedTLS.cmake
+ * passes it to the mbedTLS build and, as a public definition, to everything that includes
+ * mbedTLS headers, so the library and its users always agree on the layout of mbedTLS
+ * structures. */
+
+/* Platform: C library time for certificate validity, and file I/O to load CA files and
+ * directories. */
+#define MBEDTLS_HAVE_ASM
+#define MBEDTLS_HAVE_TIME
+#define MBEDTLS_HAVE_TIME_DATE
+/* Certificate dates through https/mbedtls/mbedtls_time.cpp: no time-zone files, no heap. */
+#define MBEDTLS_PLATFORM_GMTIME_R_ALT
+#define MBEDTLS_PLATFORM_C
+#define MBEDTLS_FS_IO
+
+/* Memory: every mbedTLS allocation goes to the caller's static arena (stepback/https/
+ * tls_arena.hpp) instead of the system heap; MEMORY_DEBUG keeps the peak counters the arena
+ * reports; blocks aligned to 8 because mbedTLS structures hold 64-bit integers and pointers
+ * (the default of 4 misaligns them on 64-bit CPUs). */
+#define MBEDTLS_PLATFORM_MEMORY
+#define MBEDTLS_MEMORY_BUFFER_ALLOC_C
+#define MBEDTLS_MEMORY_DEBUG
+#define MBEDTLS_MEMORY_ALIGN_MULTIPLE 8
+
+/* Randomness: the OS entropy source (getrandom, /dev/urandom) feeding CTR_DRBG. */
+#define MBEDTLS_ENTROPY_C
+#define MBEDTLS_CTR_DRBG_C
+
+/* PSA Crypto: TLS 1.3's key schedule (HKDF) and ECDHE run on it; the PSA_WANT_* set is derived
+ * from the legacy options in this file (MBEDTLS_PSA_CRYPTO_CONFIG stays off), so HKDF_C is
+ * what turns on PSA's HKDF. */
+#define MBEDTLS_PSA_CRYPTO_C
+#define MBEDTLS_HKDF_C
+
+/* Big numbers and elliptic curves: ECDHE over X25519 and P-256, ECDSA with P-256 (our own
+ * certificates) and P-384 (real CA chains, e.g. Let's Encrypt E5/E6, sign with P-384). */
+#define MBEDTLS_BIGNUM_C
+#define MBEDTLS_ECP_C
+#define MBEDTLS_ECP_NIST_OPTIM
+#define MBEDTLS_ECP_DP_SECP256R1_ENABLED
+#define MBEDTLS_ECP_DP_SECP384R1_ENABLED
+#define MBEDTLS_ECP_DP_CURVE25519_ENABLED
+#define MBEDTLS_ECDH_C
+#define MBEDTLS_ECDSA_C
+
+/* RSA signature verification: most public servers still present RSA certificates;
+ * PKCS#1 v1.5 for certificate signatures, PSS for TLS 1.3 handshake signatures. */
+#define MBEDTLS_RSA_C
+#define MBEDTLS_PKCS1_V15
+#define MBEDTLS_PKCS1_V21
+
+/* Hashes: SHA-256 and SHA-384 for the TLS cipher suites and certificate signatures
+ * (SHA-384 is built on the SHA-512 code). */
+#define MBEDTLS_MD_C
+#define MBEDTLS_SHA256_C
+#define MBEDTLS_SHA384_C
+#define MBEDTLS_SHA512_C
+
+/* Ciphers: AEADs only, AES-GCM and ChaCha20-Poly1305; AES tables in read-only memory (saves
+ * 8 KiB of RAM), with AES-NI / Armv8 crypto extensions used where the CPU has them. */
+#define MBEDTLS_CIPHER_C
+#define MBEDTLS_AES_C
+#define MBEDTLS_AES_ROM_TABLES
+#define MBEDTLS_AESNI_C
+#define MBEDTLS_AESCE_C
+#define MBEDTLS_GCM_C
+/* GCM through stepback's pipelined AES-GCM (https/mbedtls/gcm/: AES-NI + PCLMULQDQ on x86-64, AES +
+ * PMULL on ARMv8, chosen at run time) with mbedTLS's own GCM as its fallback; that fallback is
+ * gcm.c compiled once more under other names (https/mbedtls/gcm/src/gcm_soft.c), the one file that
+ * defines STEPBACK_GCM_SOFTWARE_TU. */
+#if !defined(STEPBACK_GCM_SOFTWARE_TU)
+#define MBEDTLS_GCM_ALT
+#endif
+#define MBEDTLS_CHACHA20_C
+#define MBEDTLS_POLY1305_C
+#define MBEDTLS_CHACHAPOLY_C
+
+/* Keys and ASN.1: parse CA and server keys, write the demo's self-generated key. */
+#define MBEDTLS_OID_C
+#define MBEDTLS_ASN1_PARSE_C
+#define MBEDTLS_ASN1_WRITE_C
+#define MBEDTLS_BASE64_C
+#define MBEDTLS_PK_C
+#define MBEDTLS_PK_PARSE_C
+#define MBEDTLS_PK_WRITE_C
+#define MBEDTLS_PEM_PARSE_C
+#define MBEDTLS_PEM_WRITE_C
+
+/* X.509: verify server chains (DER and PEM); create the demo's self-signed certificate. */
+#define MBEDTLS_X509_USE_C
+#define MBEDTLS_X509_CRT_PARSE_C
+#define MBEDTLS_X509_CREATE_C
+#define MBEDTLS_X509_CRT_WRITE_C
+
+/* TLS: 1.2 and 1.3 only (no SSLv3/TLS 1.0/1.1, no DTLS), client and server (the demo and the
+ * tests run an in-process server). */
+#define MBEDTLS_SSL_TLS_C
+#define MBEDTLS_SSL_CLI_C
+#define MBEDTLS_SSL_SRV_C
+#define MBEDTLS_SSL_PROTO_TLS1_2
+#define MBEDTLS_SSL_PROTO_TLS1_3
+
+/* Key exchange: ECDHE only (forward secrecy); TLS 1.2 with ECDSA or RSA certificates, TLS 1.3
+ * full handshakes (ephemeral) and ticket resumption (PSK + ephemeral). */
+#define MBEDTLS_KEY_EXCHANGE_ECDHE_ECDSA_ENABLED
+#define MBEDTLS_KEY_EXCHANGE_ECDHE_RSA_ENABLED
+#define MBEDTLS_SSL_TLS1_3_KEY_EXCHANGE_MODE_EPHEMERAL_ENABLED
+#define MBEDTLS_SSL_TLS1_3_KEY_EXCHANGE_MODE_PSK_EPHEMERAL_ENABLED
+
+/* TLS 1.3 details: middlebox compatibility mode (some networks drop TLS 1.3 without it), and
+ * the peer certificate kept in the session, which mbedTLS's TLS 1.3 code requires. */
+#define MBEDTLS_SSL_TLS1_3_COMPATIBILITY_MODE
+#define MBEDTLS_SSL_KEEP_PEER_CERTIFICATE
+
+/* Extensions: SNI (virtual hosts), ALPN (to say http/1.1), extended master secret (TLS 1.2
+ * resumption safety), session tickets on both sides (retries resume instead of a full
+ * handshake), and max fragment length (ask for small records where servers honour it). */
+#define MBEDTLS_SSL_SERVER_NAME_INDICATION
+#define MBEDTLS_SSL_ALPN
+#define MBEDTLS_SSL_EXTENDED_MASTER_SECRET
+#define MBEDTLS_SSL_SESSION_TICKETS
+#define MBEDTLS_SSL_TICKET_C
+#define MBEDTLS_SSL_MAX_FRAGMENT_LENGTH
+#define MBEDTLS_SSL_ALL_ALERT_MESSAGES
+
+/* Record buffers: the incoming one must take a full 16 KiB record (servers may ignore max
+ * fragment length); we never send more than 4 KiB at a time. */
+#define MBEDTLS_SSL_IN_CONTENT_LEN 16384
+#define MBEDTLS_SSL_OUT_CONTENT_LEN 4096
+
+/* Trust anchors looked up when a handshake needs them (stepback/https/tls/trust_store.hpp):
+ * mbedTLS asks a callback for the candidate issuers of each certificate it verifies instead of
+ * searching a list loaded up front. SHA-1 and MD5 compute OpenSSL's subject-name hashes, the
+ * file names of hashed certificate directories (SHA-1: `openssl rehash`, Debian; MD5: the
+ * pre-1.0 hash Android's cacerts use). Neither signs or protects anything: the X.509 profile
+ * and the TLS signature algorithms still refuse both, and without CBC no cipher suite uses
+ * SHA-1. */
+#define MBEDTLS_X509_TRUSTED_CERTIFICATE_CALLBACK
+#define MBEDTLS_SHA1_C
+#define MBEDTLS_MD5_C
+
+/* Diagnostics: mbedtls_strerror() and x509_crt_verify_info() text for error messages. */
+#define MBEDTLS_ERROR_C

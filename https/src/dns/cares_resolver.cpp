@@ -1,0 +1,439 @@
+#include "stepback/https/dns/cares_resolver.hpp"
+
+#include <cstdio>
+#include <cstring>
+
+#if defined(STEPBACK_HAVE_CARES)
+
+#include <ares.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+namespace stepback::https {
+
+// dns_pool.cpp: installs the built-in pool unless the app installed one; false if c-ares
+// could not be initialized.
+bool dns_pool_ensure();
+
+namespace {
+
+// How long the loop may sleep on one socket while c-ares has others open (it names only one
+// descriptor to the loop); the others are polled without waiting at each step().
+constexpr Millis kOtherSocketsPoll{10};
+
+// The whole milliseconds of `tv`, rounded up so that the loop never wakes a moment early
+// and spins.
+Millis ceil_millis(const timeval& tv) {
+  const std::int64_t us =
+      static_cast<std::int64_t>(tv.tv_sec) * 1000000 + static_cast<std::int64_t>(tv.tv_usec);
+  return Millis(us <= 0 ? 0 : static_cast<std::uint64_t>((us + 999) / 1000));
+}
+
+int to_int(Millis m) {
+  const auto count = m.count();
+  return count > 0x3fffffff ? 0x3fffffff : static_cast<int>(count);
+}
+
+}  // namespace
+
+CaresResolver::~CaresResolver() { destroy(); }
+
+void CaresResolver::destroy() {
+  if (channel_ != nullptr) {
+    ares_channeldata* channel = channel_;
+    ares_destroy(channel);  // Ends a pending lookup through on_answer (ARES_EDESTRUCTION).
+    channel_ = nullptr;
+  }
+  for (Socket& s : sockets_) s = Socket{};
+  pending_ = false;
+}
+
+Status CaresResolver::init(const CaresOptions& options) {
+  destroy();
+  init_message_[0] = '\0';
+  if (!dns_pool_ensure()) {
+    std::snprintf(init_message_, sizeof init_message_,
+                  "the DNS resolver could not be initialized (ares_library_init_mem failed)");
+    return Status::kError;
+  }
+  if (options.tries < 1 || options.ndots < 0 || options.try_timeout.count() < 1 ||
+      options.max_try < options.try_timeout) {
+    std::snprintf(init_message_, sizeof init_message_,
+                  "invalid resolver options (tries >= 1, ndots >= 0, 0 < try_timeout <= "
+                  "max_try)");
+    return Status::kInvalidArgument;
+  }
+  const bool given_servers = options.servers != nullptr && options.servers[0] != '\0';
+
+  ares_options o{};
+  int mask = 0;
+  // Names as given only (no search domains, not even the one gethostname() implies, no
+  // HOSTALIASES); without given servers, no silent fallback to 127.0.0.1.
+  o.flags = ARES_FLAG_NOSEARCH | ARES_FLAG_NOALIASES;
+  if (options.edns_payload > 0) o.flags |= ARES_FLAG_EDNS;
+  if (options.tcp_only) o.flags |= ARES_FLAG_USEVC;
+  if (!given_servers) o.flags |= ARES_FLAG_NO_DFLT_SVR;
+  mask |= ARES_OPT_FLAGS;
+  o.timeout = to_int(options.try_timeout);
+  mask |= ARES_OPT_TIMEOUTMS;
+  o.maxtimeout = to_int(options.max_try);
+  mask |= ARES_OPT_MAXTIMEOUTMS;
+  o.tries = options.tries;
+  mask |= ARES_OPT_TRIES;
+  o.ndots = options.ndots;
+  mask |= ARES_OPT_NDOTS;
+  o.domains = nullptr;
+  o.ndomains = 0;
+  mask |= ARES_OPT_DOMAINS;
+  char lookups[3] = {'b', '\0', '\0'};
+  if (options.hosts_file) std::memcpy(lookups, "fb", 3);
+  o.lookups = lookups;
+  mask |= ARES_OPT_LOOKUPS;
+  o.sock_state_cb = &CaresResolver::on_socket_state;
+  o.sock_state_cb_data = this;
+  mask |= ARES_OPT_SOCK_STATE_CB;
+  if (options.edns_payload > 0) {
+    o.ednspsz = options.edns_payload;
+    mask |= ARES_OPT_EDNSPSZ;
+  }
+  mask |= ARES_OPT_NOROTATE;
+  o.qcache_max_ttl = 0;  // No cache: an answer from an old network is never reused.
+  mask |= ARES_OPT_QUERY_CACHE;
+  o.udp_max_queries = 0;
+  mask |= ARES_OPT_UDP_MAX_QUERIES;
+  o.sortlist = nullptr;
+  o.nsort = 0;
+  mask |= ARES_OPT_SORTLIST;
+  o.server_failover_opts.retry_chance = 10;  // c-ares's defaults, stated.
+  o.server_failover_opts.retry_delay = 5000;
+  mask |= ARES_OPT_SERVER_FAILOVER;
+  char resolv_conf[256] = {};
+  if (given_servers) {
+    // An empty server list keeps resolv.conf's servers out; the given ones replace the
+    // placeholder c-ares then adds, below.
+    o.servers = nullptr;
+    o.nservers = 0;
+    mask |= ARES_OPT_SERVERS;
+  } else if (options.resolv_conf != nullptr) {
+    std::snprintf(resolv_conf, sizeof resolv_conf, "%s", options.resolv_conf);
+    o.resolvconf_path = resolv_conf;
+    mask |= ARES_OPT_RESOLVCONF;
+  }
+
+  ares_channel_t* channel = nullptr;
+  const int rc = ares_init_options(&channel, &o, mask);
+  if (rc != ARES_SUCCESS) {
+    std::snprintf(init_message_, sizeof init_message_, "the DNS resolver could not start: %s%s",
+                  ares_strerror(rc),
+                  rc == ARES_ENOSERVER ? " (no nameserver in resolv.conf; give servers)" : "");
+    return rc == ARES_ENOMEM ? Status::kError
+                             : (rc == ARES_ENOSERVER ? Status::kError : Status::kInvalidArgument);
+  }
+  if (given_servers) {
+    const int set = ares_set_servers_ports_csv(channel, options.servers);
+    if (set != ARES_SUCCESS) {
+      std::snprintf(init_message_, sizeof init_message_, "bad DNS server list '%.80s': %s",
+                    options.servers, ares_strerror(set));
+      ares_destroy(channel);
+      return Status::kInvalidArgument;
+    }
+  }
+  channel_ = channel;
+  limit_ = options.limit;
+  return Status::kOk;
+}
+
+void CaresResolver::start(const char* host, std::uint16_t port, Millis now) {
+  cancel();
+  result_ = ResolveResult{};
+  message_[0] = '\0';
+  std::snprintf(host_, sizeof host_, "%s", host == nullptr ? "" : host);
+  port_ = port;
+  timed_out_ = false;
+  out_of_memory_ = false;
+  deadline_ = limit_.count() > 0 ? now + limit_ : Millis::max();
+  if (channel_ == nullptr) {
+    result_.error = ResolveError::kInternal;
+    std::snprintf(message_, sizeof message_, "cannot look up '%.200s': %.100s", host_,
+                  init_message_[0] != '\0' ? init_message_ : "the resolver was not initialized");
+    result_.message = message_;
+    return;
+  }
+  ares_addrinfo_hints hints{};
+  hints.ai_family = AF_UNSPEC;  // AAAA and A, asked together.
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_protocol = IPPROTO_TCP;
+  pending_ = true;
+  // May answer at once (the hosts file, a malformed name, an exhausted pool).
+  ares_getaddrinfo(channel_, host_, nullptr, &hints, &CaresResolver::on_answer, this);
+}
+
+ResolverNext CaresResolver::step(Millis now) {
+  if (!pending_) return ResolverNext{};
+  if (now >= deadline_) {
+    timed_out_ = true;
+    ares_cancel(channel_);  // Ends the lookup through on_answer (ARES_ECANCELLED).
+    return ResolverNext{};
+  }
+  // Which of c-ares's sockets are ready, without waiting (poll with a zero timeout).
+  pollfd fds[kMaxSockets];
+  nfds_t n = 0;
+  for (const Socket& s : sockets_) {
+    if (s.fd < 0) continue;
+    fds[n].fd = s.fd;
+    fds[n].events = static_cast<decltype(pollfd::events)>(
+        ((static_cast<unsigned>(s.interest) & static_cast<unsigned>(IoInterest::kRead)) != 0
+             ? POLLIN
+             : 0) |
+        ((static_cast<unsigned>(s.interest) & static_cast<unsigned>(IoInterest::kWrite)) != 0
+             ? POLLOUT
+             : 0));
+    fds[n].revents = 0;
+    ++n;
+  }
+  ares_fd_events_t events[kMaxSockets];
+  std::size_t ready = 0;
+  if (n > 0 && poll(fds, n, 0) > 0) {
+    for (nfds_t i = 0; i < n; ++i) {
+      unsigned e = 0;
+      if ((fds[i].revents & (POLLIN | POLLERR | POLLHUP | POLLNVAL)) != 0) e |= ARES_FD_EVENT_READ;
+      if ((fds[i].revents & POLLOUT) != 0) e |= ARES_FD_EVENT_WRITE;
+      if (e == 0) continue;
+      events[ready].fd = fds[i].fd;
+      events[ready].events = e;
+      ++ready;
+    }
+  }
+  // Reads what arrived, sends what is due, and runs c-ares's own timeouts. Out of pool, c-ares
+  // drops the connection and would try again later; the lookup ends here instead.
+  if (ares_process_fds(channel_, events, ready, ARES_PROCESS_FLAG_NONE) == ARES_ENOMEM &&
+      pending_) {
+    out_of_memory_ = true;
+    ares_cancel(channel_);
+  }
+  if (!pending_) return ResolverNext{};
+
+  Millis at = deadline_;
+  timeval tv{};
+  if (ares_timeout(channel_, nullptr, &tv) != nullptr) at = min(at, now + ceil_millis(tv));
+  ResolverNext next;
+  next.at = at;
+  std::size_t open = 0;
+  for (const Socket& s : sockets_) {
+    if (s.fd < 0 || s.interest == IoInterest::kNone) continue;
+    if (open++ == 0) {
+      next.fd = s.fd;
+      next.interest = s.interest;
+    }
+  }
+  if (open > 1) next.at = min(next.at, now + kOtherSocketsPoll);
+  next.kind = open > 0 ? ResolverNext::Kind::kWaitIo : ResolverNext::Kind::kWaitUntil;
+  return next;
+}
+
+void CaresResolver::cancel() {
+  if (pending_ && channel_ != nullptr) ares_cancel(channel_);
+  pending_ = false;
+}
+
+void CaresResolver::on_socket_state(void* self, int fd, int readable, int writable) {
+  auto* r = static_cast<CaresResolver*>(self);
+  const auto interest = static_cast<IoInterest>((readable != 0 ? 1 : 0) | (writable != 0 ? 2 : 0));
+  Socket* slot = nullptr;
+  for (Socket& s : r->sockets_) {
+    if (s.fd == fd) slot = &s;
+  }
+  if (slot == nullptr && interest != IoInterest::kNone) {
+    for (Socket& s : r->sockets_) {
+      if (s.fd < 0) {
+        slot = &s;
+        break;
+      }
+    }
+    // More sockets than slots: the extra one is still served, by c-ares's timeouts.
+    if (slot == nullptr) return;
+  }
+  if (slot == nullptr) return;
+  if (interest == IoInterest::kNone) {
+    *slot = Socket{};
+  } else {
+    slot->fd = fd;
+    slot->interest = interest;
+  }
+}
+
+void CaresResolver::on_answer(void* self, int status, int /*timeouts*/, ares_addrinfo* result) {
+  static_cast<CaresResolver*>(self)->finish(status, result);
+}
+
+void CaresResolver::finish(int status, ares_addrinfo* answer) {
+  pending_ = false;
+  result_ = ResolveResult{};
+  std::size_t n = 0;
+  if (status == ARES_SUCCESS && answer != nullptr) {
+    for (const ares_addrinfo_node* node = answer->nodes; node != nullptr && n < kMaxAddresses;
+         node = node->ai_next) {
+      if (node->ai_addr == nullptr || node->ai_addrlen == 0 ||
+          node->ai_addrlen > sizeof addresses_[n].bytes) {
+        continue;
+      }
+      SocketAddress& a = addresses_[n];
+      a = SocketAddress{};
+      std::memcpy(a.bytes, node->ai_addr, node->ai_addrlen);
+      a.size = static_cast<std::uint32_t>(node->ai_addrlen);
+      if (set_address_port(&a, port_)) ++n;
+    }
+  }
+  if (answer != nullptr) ares_freeaddrinfo(answer);
+
+  const char* words = ares_strerror(status);
+  ResolveError e = ResolveError::kNone;
+  switch (status) {
+    case ARES_SUCCESS:
+      e = n > 0 ? ResolveError::kNone : ResolveError::kNoData;
+      break;
+    case ARES_ENOTFOUND:
+      e = ResolveError::kNxDomain;
+      break;
+    case ARES_ENODATA:
+      e = ResolveError::kNoData;
+      break;
+    case ARES_ETIMEOUT:
+      e = ResolveError::kTimeout;
+      break;
+    case ARES_ESERVFAIL:
+    case ARES_EREFUSED:
+    case ARES_ENOTIMP:
+      e = ResolveError::kServerFailure;
+      break;
+    case ARES_EFORMERR:
+    case ARES_EBADRESP:
+      e = ResolveError::kBadResponse;
+      break;
+    case ARES_ECONNREFUSED:
+    case ARES_ENOSERVER:
+      e = ResolveError::kNoNetwork;
+      break;
+    case ARES_ENOMEM:
+      e = ResolveError::kOutOfMemory;
+      break;
+    case ARES_EBADNAME:
+    case ARES_EBADQUERY:
+      e = ResolveError::kInvalidName;
+      break;
+    case ARES_ECANCELLED:
+    case ARES_EDESTRUCTION:
+      e = out_of_memory_ ? ResolveError::kOutOfMemory
+                         : (timed_out_ ? ResolveError::kTimeout : ResolveError::kCancelled);
+      break;
+    default:
+      e = ResolveError::kInternal;
+      break;
+  }
+  result_.error = e;
+  if (e == ResolveError::kNone) {
+    result_.addresses = addresses_;
+    result_.count = n;
+    return;
+  }
+  const char* h = host_;
+  switch (e) {
+    case ResolveError::kNxDomain:
+      std::snprintf(message_, sizeof message_,
+                    "no such host '%.200s': the DNS server answered NXDOMAIN (resolver: %.60s)", h,
+                    words);
+      break;
+    case ResolveError::kNoData:
+      std::snprintf(
+          message_, sizeof message_,
+          "host '%.200s' has no IPv4 or IPv6 address: no A or AAAA record (resolver: %.60s)", h,
+          words);
+      break;
+    case ResolveError::kTimeout:
+      if (timed_out_) {
+        std::snprintf(message_, sizeof message_,
+                      "looking up '%.200s' took longer than the resolver's limit of %lld ms", h,
+                      static_cast<long long>(limit_.count()));
+      } else {
+        std::snprintf(message_, sizeof message_,
+                      "looking up '%.200s' timed out: no DNS server answered (resolver: %.60s)", h,
+                      words);
+      }
+      break;
+    case ResolveError::kServerFailure:
+      std::snprintf(
+          message_, sizeof message_,
+          "looking up '%.200s' failed: the DNS server answered %s (resolver: %.60s)", h,
+          status == ARES_EREFUSED ? "REFUSED" : (status == ARES_ENOTIMP ? "NOTIMP" : "SERVFAIL"),
+          words);
+      break;
+    case ResolveError::kBadResponse:
+      std::snprintf(
+          message_, sizeof message_,
+          "looking up '%.200s' failed: the DNS server's answer was malformed (resolver: %.60s)", h,
+          words);
+      break;
+    case ResolveError::kNoNetwork:
+      std::snprintf(message_, sizeof message_,
+                    "looking up '%.200s' failed: no DNS server could be reached (resolver: %.60s)",
+                    h, words);
+      break;
+    case ResolveError::kOutOfMemory:
+      std::snprintf(
+          message_, sizeof message_,
+          "looking up '%.200s' failed: the resolver's memory pool (%zu bytes) is exhausted", h,
+          dns_pool_stats().capacity);
+      break;
+    case ResolveError::kInvalidName:
+      std::snprintf(message_, sizeof message_,
+                    "'%.200s' is not a valid host name (resolver: %.60s)", h, words);
+      break;
+    case ResolveError::kCancelled:
+      std::snprintf(message_, sizeof message_, "the lookup of '%.200s' was cancelled", h);
+      break;
+    case ResolveError::kNone:
+    case ResolveError::kInternal:
+      std::snprintf(message_, sizeof message_, "looking up '%.200s' failed (resolver: %.60s)", h,
+                    words);
+      break;
+  }
+  result_.message = message_;
+}
+
+}  // namespace stepback::https
+
+#else  // !STEPBACK_HAVE_CARES: built without c-ares (-DSTEPBACK_CARES=OFF); every lookup fails.
+
+namespace stepback::https {
+
+CaresResolver::~CaresResolver() = default;
+void CaresResolver::destroy() {}
+
+Status CaresResolver::init(const CaresOptions& /*options*/) {
+  std::snprintf(init_message_, sizeof init_message_,
+                "stepback was built without c-ares (STEPBACK_CARES=OFF); give the connector a "
+                "Resolver");
+  return Status::kError;
+}
+
+void CaresResolver::start(const char* host, std::uint16_t /*port*/, Millis /*now*/) {
+  result_ = ResolveResult{};
+  result_.error = ResolveError::kInternal;
+  std::snprintf(message_, sizeof message_, "cannot look up '%s': %s", host == nullptr ? "" : host,
+                "stepback was built without c-ares; give the connector a Resolver");
+  result_.message = message_;
+}
+
+ResolverNext CaresResolver::step(Millis /*now*/) { return ResolverNext{}; }
+void CaresResolver::cancel() {}
+void CaresResolver::on_socket_state(void*, int, int, int) {}
+void CaresResolver::on_answer(void*, int, int, ares_addrinfo*) {}
+void CaresResolver::finish(int, ares_addrinfo*) {}
+
+Status dns_pool_init(MutableBytes /*buffer*/) { return Status::kError; }
+DnsPoolStats dns_pool_stats() { return DnsPoolStats{}; }
+
+}  // namespace stepback::https
+
+#endif  // STEPBACK_HAVE_CARES

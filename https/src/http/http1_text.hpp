@@ -1,0 +1,95 @@
+// Character classes and ASCII helpers shared by the HTTP/1.1 sources (private).
+#ifndef STEPBACK_HTTPS_SRC_HTTP_HTTP1_TEXT_HPP_
+#define STEPBACK_HTTPS_SRC_HTTP_HTTP1_TEXT_HPP_
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace stepback::https::http1_text {
+
+// tchar of RFC 9110 5.6.2.
+constexpr bool is_tchar(unsigned char c) {
+  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
+  switch (c) {
+    case '!':
+    case '#':
+    case '$':
+    case '%':
+    case '&':
+    case '\'':
+    case '*':
+    case '+':
+    case '-':
+    case '.':
+    case '^':
+    case '_':
+    case '`':
+    case '|':
+    case '~':
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Whether `s` is a non-empty token.
+constexpr bool is_token(std::string_view s) {
+  if (s.empty()) return false;
+  for (const char c : s) {
+    if (!is_tchar(static_cast<unsigned char>(c))) return false;
+  }
+  return true;
+}
+
+// Whether `c` may appear in a field value: VCHAR, SP, HTAB or obs-text.
+constexpr bool is_field_char(unsigned char c) { return c == '\t' || (c >= 0x20 && c != 0x7F); }
+
+// std::string_view::substr without its out_of_range throw, which would tie the library to
+// the C++ runtime (scripts/check_runtime_free.sh): `pos` is clamped to the size.
+constexpr std::string_view sub(std::string_view s, std::size_t pos,
+                               std::size_t n = std::string_view::npos) {
+  pos = pos < s.size() ? pos : s.size();
+  const std::size_t left = s.size() - pos;
+  return std::string_view(s.data() + pos, n < left ? n : left);
+}
+
+constexpr bool is_ows(char c) { return c == ' ' || c == '\t'; }
+constexpr bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+constexpr char to_lower(char c) {
+  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+}
+
+// ASCII case-insensitive equality.
+constexpr bool iequals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (to_lower(a[i]) != to_lower(b[i])) return false;
+  }
+  return true;
+}
+
+// `s` without leading and trailing SP and HTAB.
+constexpr std::string_view trim_ows(std::string_view s) {
+  while (!s.empty() && is_ows(s.front())) s.remove_prefix(1);
+  while (!s.empty() && is_ows(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+// Calls fn(element) for each trimmed non-empty element of a comma-separated list;
+// stops early and returns false when fn does.
+template <typename Fn>
+constexpr bool for_each_list_element(std::string_view list, Fn fn) {
+  while (true) {
+    const std::size_t comma = list.find(',');
+    const std::string_view item = trim_ows(sub(list, 0, comma));
+    if (!item.empty() && !fn(item)) return false;
+    if (comma == std::string_view::npos) return true;
+    list.remove_prefix(comma + 1);
+  }
+}
+
+}  // namespace stepback::https::http1_text
+
+#endif  // STEPBACK_HTTPS_SRC_HTTP_HTTP1_TEXT_HPP_

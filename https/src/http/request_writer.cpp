@@ -1,0 +1,240 @@
+#include "stepback/https/http/request_writer.hpp"
+
+#include <cstring>
+
+#include "http1_text.hpp"
+
+namespace stepback::https {
+namespace {
+
+using http1_text::iequals;
+using http1_text::is_field_char;
+using http1_text::is_token;
+
+constexpr std::size_t kMaxHostSize = 255;
+
+bool is_reg_name_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+         c == '.' || c == '_' || c == '~';
+}
+
+bool is_ipv6_char(char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') || c == ':' ||
+         c == '.';
+}
+
+// A host name (reg-name without percent-encoding) or, when it holds a colon, the inside
+// of an IPv6 literal; the resolver does the full check, this keeps the Host line safe.
+bool valid_host(std::string_view host) {
+  if (host.empty() || host.size() > kMaxHostSize) return false;
+  if (host.find(':') != std::string_view::npos) {
+    if (host.size() < 2) return false;
+    for (const char c : host) {
+      if (!is_ipv6_char(c)) return false;
+    }
+    return true;
+  }
+  for (const char c : host) {
+    if (!is_reg_name_char(c)) return false;
+  }
+  return true;
+}
+
+// Visible ASCII without '#': what may follow the authority in a request target.
+bool valid_target_chars(std::string_view s) {
+  for (const char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x21 || u > 0x7E || c == '#') return false;
+  }
+  return true;
+}
+
+bool valid_field_value(std::string_view s) {
+  for (const char c : s) {
+    if (!is_field_char(static_cast<unsigned char>(c))) return false;
+  }
+  return true;
+}
+
+// 1..5 digits with a value in 1..65535.
+bool parse_port(std::string_view s, std::uint16_t* port) {
+  if (s.empty() || s.size() > 5) return false;
+  std::uint32_t v = 0;
+  for (const char c : s) {
+    if (!http1_text::is_digit(c)) return false;
+    v = v * 10 + static_cast<std::uint32_t>(c - '0');
+  }
+  if (v == 0 || v > 65535) return false;
+  *port = static_cast<std::uint16_t>(v);
+  return true;
+}
+
+// Appends to a caller buffer and remembers whether anything did not fit.
+class Writer {
+ public:
+  explicit Writer(MutableBytes out) : out_(out) {}
+
+  void put(std::string_view s) {
+    if (overflow_ || s.size() > out_.size - size_) {
+      overflow_ = true;
+      return;
+    }
+    if (!s.empty()) std::memcpy(out_.data + size_, s.data(), s.size());
+    size_ += s.size();
+  }
+  void put_decimal(std::uint64_t v) {
+    char digits[20];
+    std::size_t n = 0;
+    do {
+      digits[sizeof digits - 1 - n++] = static_cast<char>('0' + v % 10);
+      v /= 10;
+    } while (v != 0);
+    put(std::string_view(digits + sizeof digits - n, n));
+  }
+  void put_field(std::string_view name, std::string_view value) {
+    put(name);
+    put(": ");
+    put(value);
+    put("\r\n");
+  }
+  bool overflow() const { return overflow_; }
+  std::size_t size() const { return size_; }
+
+ private:
+  MutableBytes out_;
+  std::size_t size_ = 0;
+  bool overflow_ = false;
+};
+
+bool sends_content_length_when_empty(std::string_view method) {
+  return method == "POST" || method == "PUT" || method == "PATCH";
+}
+
+// Fields the writer owns: a caller copy would contradict the framing or a standard field.
+bool reserved_field(std::string_view name, bool has_user_agent) {
+  return iequals(name, "host") || iequals(name, "content-length") ||
+         iequals(name, "transfer-encoding") || iequals(name, "connection") ||
+         iequals(name, "accept-encoding") || (has_user_agent && iequals(name, "user-agent"));
+}
+
+bool valid_head(const RequestHead& head) {
+  if (!is_token(head.method)) return false;
+  if (!valid_host(head.url.host) || head.url.port == 0) return false;
+  const std::string_view target = head.url.target;
+  if (!valid_target_chars(target)) return false;
+  const bool origin_form = target.empty() || target.front() == '/' || target.front() == '?';
+  const bool asterisk_form = target == "*" && head.method == "OPTIONS";
+  if (!origin_form && !asterisk_form) return false;
+  if (!valid_field_value(head.user_agent) || !valid_field_value(head.host)) return false;
+  if (head.header_count > 0 && head.headers == nullptr) return false;
+  for (std::size_t i = 0; i < head.header_count; ++i) {
+    const Header& h = head.headers[i];
+    if (!is_token(h.name) || !valid_field_value(h.value)) return false;
+    if (reserved_field(h.name, !head.user_agent.empty())) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Status parse_url(std::string_view text, Url* out) {
+  const std::size_t sep = text.find("://");
+  if (sep == std::string_view::npos || out == nullptr) return Status::kInvalidArgument;
+  Url url;
+  const std::string_view scheme = http1_text::sub(text, 0, sep);
+  if (iequals(scheme, "https")) {
+    url.tls = true;
+  } else if (iequals(scheme, "http")) {
+    url.tls = false;
+  } else {
+    return Status::kInvalidArgument;
+  }
+  std::string_view rest = http1_text::sub(text, sep + 3);
+  const std::size_t fragment = rest.find('#');
+  if (fragment != std::string_view::npos) rest = http1_text::sub(rest, 0, fragment);
+
+  const std::size_t authority_end = rest.find_first_of("/?");
+  const std::string_view authority = http1_text::sub(rest, 0, authority_end);
+  url.target = authority_end == std::string_view::npos ? std::string_view()
+                                                       : http1_text::sub(rest, authority_end);
+  if (!valid_target_chars(url.target)) return Status::kInvalidArgument;
+  if (authority.find('@') != std::string_view::npos) return Status::kInvalidArgument;
+
+  std::string_view port_text;
+  bool has_port = false;
+  if (!authority.empty() && authority.front() == '[') {
+    const std::size_t close = authority.find(']');
+    if (close == std::string_view::npos) return Status::kInvalidArgument;
+    url.host = http1_text::sub(authority, 1, close - 1);
+    if (url.host.find(':') == std::string_view::npos) return Status::kInvalidArgument;
+    const std::string_view after = http1_text::sub(authority, close + 1);
+    if (!after.empty()) {
+      if (after.front() != ':') return Status::kInvalidArgument;
+      has_port = true;
+      port_text = http1_text::sub(after, 1);
+    }
+  } else {
+    const std::size_t colon = authority.find(':');
+    url.host = http1_text::sub(authority, 0, colon);
+    if (colon != std::string_view::npos) {
+      has_port = true;
+      port_text = http1_text::sub(authority, colon + 1);
+    }
+    if (url.host.find(':') != std::string_view::npos) return Status::kInvalidArgument;
+  }
+  if (!valid_host(url.host)) return Status::kInvalidArgument;
+  url.port = url.default_port();
+  if (has_port && !parse_port(port_text, &url.port)) return Status::kInvalidArgument;
+  if (url.target.empty()) url.target = "/";
+  *out = url;
+  return Status::kOk;
+}
+
+bool is_idempotent_method(std::string_view method) {
+  return method == "GET" || method == "HEAD" || method == "PUT" || method == "DELETE" ||
+         method == "OPTIONS" || method == "TRACE";
+}
+
+Status write_request_head(const RequestHead& head, MutableBytes out, std::size_t* written) {
+  if (written == nullptr) return Status::kInvalidArgument;
+  *written = 0;
+  if (out.data == nullptr && out.size != 0) return Status::kInvalidArgument;
+  if (!valid_head(head)) return Status::kInvalidArgument;
+
+  Writer w(out);
+  w.put(head.method);
+  w.put(" ");
+  if (head.url.target.empty() || head.url.target.front() == '?') w.put("/");
+  w.put(head.url.target);
+  w.put(" HTTP/1.1\r\nHost: ");
+  if (!head.host.empty()) {
+    w.put(head.host);
+  } else {
+    const bool ipv6 = head.url.host.find(':') != std::string_view::npos;
+    if (ipv6) w.put("[");
+    w.put(head.url.host);
+    if (ipv6) w.put("]");
+    if (head.url.port != head.url.default_port()) {
+      w.put(":");
+      w.put_decimal(head.url.port);
+    }
+  }
+  w.put("\r\n");
+  if (!head.user_agent.empty()) w.put_field("User-Agent", head.user_agent);
+  w.put_field("Accept-Encoding", "identity");
+  w.put_field("Connection", head.close ? "close" : "keep-alive");
+  if (head.body_size > 0 || sends_content_length_when_empty(head.method)) {
+    w.put("Content-Length: ");
+    w.put_decimal(head.body_size);
+    w.put("\r\n");
+  }
+  for (std::size_t i = 0; i < head.header_count; ++i) {
+    w.put_field(head.headers[i].name, head.headers[i].value);
+  }
+  w.put("\r\n");
+  if (w.overflow()) return Status::kBufferTooSmall;
+  *written = w.size();
+  return Status::kOk;
+}
+
+}  // namespace stepback::https

@@ -1,0 +1,613 @@
+// TcpTransport on POSIX sockets: Linux, Android and Apple.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#if defined(__linux__)
+#include <sys/epoll.h>
+#define STEPBACK_TCP_EPOLL 1
+#else
+#define STEPBACK_TCP_EPOLL 0
+#endif
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "socket_length.hpp"
+#include "stepback/https/tcp/tcp_transport.hpp"
+
+namespace stepback::https {
+namespace {
+
+static_assert(sizeof(sockaddr_storage) <= sizeof(SocketAddress::bytes),
+              "SocketAddress cannot hold a sockaddr_storage");
+static_assert(alignof(sockaddr_storage) <= alignof(SocketAddress),
+              "SocketAddress is less aligned than sockaddr_storage");
+
+// Longest numeric host accepted: an IPv6 literal with brackets and a scope id.
+constexpr std::size_t kMaxNumericHost = 64;
+
+const sockaddr* as_sockaddr(const SocketAddress& a) {
+  return reinterpret_cast<const sockaddr*>(a.bytes);
+}
+
+int family_of(const SocketAddress& a) { return as_sockaddr(a)->sa_family; }
+
+// Whether a host is meant as a numeric address. Names never contain ':', and no top-level
+// domain is all digits (RFC 3696 section 2), so digits and dots alone are an IPv4 literal.
+bool looks_numeric(const char* host) {
+  if (host[0] == '[' || std::strchr(host, ':') != nullptr) return true;
+  for (const char* c = host; *c != '\0'; ++c) {
+    if ((*c < '0' || *c > '9') && *c != '.') return false;
+  }
+  return true;
+}
+
+void set_port(SocketAddress* a, std::uint16_t port) {
+  if (family_of(*a) == AF_INET) {
+    sockaddr_in sin{};
+    std::memcpy(&sin, a->bytes, sizeof sin);
+    sin.sin_port = htons(port);
+    std::memcpy(a->bytes, &sin, sizeof sin);
+  } else {
+    sockaddr_in6 sin6{};
+    std::memcpy(&sin6, a->bytes, sizeof sin6);
+    sin6.sin6_port = htons(port);
+    std::memcpy(a->bytes, &sin6, sizeof sin6);
+  }
+}
+
+// Copies the IPv4 and IPv6 entries of `list` into `out` (at most `capacity`), with `port`.
+std::size_t copy_addresses(const addrinfo* list, std::uint16_t port, SocketAddress* out,
+                           std::size_t capacity) {
+  std::size_t n = 0;
+  for (const addrinfo* ai = list; ai != nullptr && n < capacity; ai = ai->ai_next) {
+    if (ai->ai_family != AF_INET && ai->ai_family != AF_INET6) continue;
+    const auto length = detail::checked_socket_length(ai->ai_addrlen, sizeof(SocketAddress::bytes));
+    if (ai->ai_addr == nullptr || !length) continue;
+    out[n] = SocketAddress{};
+    std::memcpy(out[n].bytes, ai->ai_addr, *length);
+    out[n].size = *length;
+    set_port(&out[n], port);
+    ++n;
+  }
+  return n;
+}
+
+// Resolves the name `host` into `out`; returns the EAI_* code (0 on success) and the number
+// of addresses in *count.
+int resolve(const char* host, std::uint16_t port, SocketAddress* out, std::size_t capacity,
+            std::size_t* count) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_protocol = IPPROTO_TCP;
+  addrinfo* list = nullptr;
+  const int rc = ::getaddrinfo(host, nullptr, &hints, &list);
+  if (rc != 0) return rc;
+  *count = copy_addresses(list, port, out, capacity);
+  ::freeaddrinfo(list);
+  return *count == 0 ? EAI_NONAME : 0;
+}
+
+// Copies a numeric host into `buf` without the brackets of an IPv6 literal; false if it
+// does not fit or the brackets do not match.
+bool strip_brackets(const char* host, char (&buf)[kMaxNumericHost + 1]) {
+  std::size_t len = std::strlen(host);
+  if (len > kMaxNumericHost) return false;
+  if (host[0] == '[') {
+    if (len < 2 || host[len - 1] != ']') return false;
+    ++host;
+    len -= 2;
+  }
+  std::memcpy(buf, host, len);
+  buf[len] = '\0';
+  return true;
+}
+
+// The status of a failed connect() or SO_ERROR value.
+Status connect_status(int error) {
+  switch (error) {
+    case ETIMEDOUT:
+      return Status::kConnectTimeout;
+    case ECONNREFUSED:
+    case ENETUNREACH:
+    case EHOSTUNREACH:
+    case ENETDOWN:
+    case EHOSTDOWN:
+    case ECONNRESET:
+    case ECONNABORTED:
+    case EADDRNOTAVAIL:
+    case EAFNOSUPPORT:
+    case EPROTONOSUPPORT:
+    case EACCES:
+    case EPERM:
+      return Status::kConnectFailed;
+    default:
+      return Status::kError;
+  }
+}
+
+// The status of a failed send() or recv() on an established connection.
+Status io_status(int error) {
+  if (error == EAGAIN || error == EWOULDBLOCK) return Status::kWouldBlock;
+  switch (error) {
+    case ECONNRESET:
+    case EPIPE:
+    case ECONNABORTED:
+    case ETIMEDOUT:
+    case ENETRESET:
+    case ENETDOWN:
+    case ENETUNREACH:
+    case EHOSTUNREACH:
+    case EHOSTDOWN:
+      return Status::kReset;
+    default:
+      return Status::kError;
+  }
+}
+
+// Opens a non-blocking, close-on-exec TCP socket for `family` with the options every
+// connection needs; -1 with errno set on failure.
+int open_socket(int family) {
+#if defined(SOCK_CLOEXEC) && defined(SOCK_NONBLOCK)
+  const int fd = ::socket(family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, IPPROTO_TCP);
+  if (fd < 0) return -1;
+#else
+  // Apple has no SOCK_CLOEXEC: another thread's fork() between these calls leaks the fd.
+  const int fd = ::socket(family, SOCK_STREAM, IPPROTO_TCP);
+  if (fd < 0) return -1;
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags < 0 || ::fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0 ||
+      ::fcntl(fd, F_SETFD, FD_CLOEXEC) != 0) {
+    const int saved = errno;
+    ::close(fd);
+    errno = saved;
+    return -1;
+  }
+#endif
+#ifdef SO_NOSIGPIPE
+  const int on_nosigpipe = 1;
+  if (::setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &on_nosigpipe, sizeof on_nosigpipe) != 0) {
+    const int saved = errno;
+    ::close(fd);
+    errno = saved;
+    return -1;
+  }
+#endif
+  // Best effort: without it only latency suffers.
+  const int on = 1;
+  (void)::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
+  return fd;
+}
+
+#ifdef MSG_NOSIGNAL
+constexpr int kSendFlags = MSG_NOSIGNAL;
+#else
+constexpr int kSendFlags = 0;  // SO_NOSIGPIPE on the socket does the same.
+#endif
+
+}  // namespace
+
+Status parse_numeric_address(const char* host, std::uint16_t port, SocketAddress* out) {
+  if (host == nullptr || out == nullptr || !looks_numeric(host)) return Status::kInvalidArgument;
+  char buf[kMaxNumericHost + 1];
+  if (!strip_brackets(host, buf) || buf[0] == '\0') return Status::kInvalidArgument;
+  // inet_aton / inet_pton rather than getaddrinfo(AI_NUMERICHOST): the same answers without
+  // the allocations getaddrinfo makes inside libc, so a request's step loop stays heap-free.
+  *out = SocketAddress{};
+  if (std::strchr(buf, ':') == nullptr) {
+    sockaddr_in sin{};
+    sin.sin_family = AF_INET;
+    if (::inet_aton(buf, &sin.sin_addr) == 0) return Status::kInvalidArgument;  // Also "127.1".
+    std::memcpy(out->bytes, &sin, sizeof sin);
+    out->size = sizeof sin;
+  } else {
+    sockaddr_in6 sin6{};
+    sin6.sin6_family = AF_INET6;
+    char* zone = std::strchr(buf, '%');
+    if (zone != nullptr) {
+      *zone++ = '\0';
+      char* end = nullptr;
+      const auto index = std::strtoul(zone, &end, 10);
+      sin6.sin6_scope_id = (*zone != '\0' && *end == '\0') ? static_cast<std::uint32_t>(index)
+                                                           : ::if_nametoindex(zone);
+      if (sin6.sin6_scope_id == 0) return Status::kInvalidArgument;
+    }
+    if (::inet_pton(AF_INET6, buf, &sin6.sin6_addr) != 1) return Status::kInvalidArgument;
+    std::memcpy(out->bytes, &sin6, sizeof sin6);
+    out->size = sizeof sin6;
+  }
+  set_port(out, port);
+  return Status::kOk;
+}
+
+TcpTransport::~TcpTransport() { close(); }
+
+Status TcpTransport::start(const char* host, std::uint16_t port, Millis now,
+                           Millis connect_timeout) {
+  close();
+  address_count_ = 0;
+  next_address_ = 0;
+  ever_connected_ = false;
+  last_error_ = 0;
+  failure_ = Status::kInvalidArgument;
+  state_ = State::kFailed;
+  if (host == nullptr || host[0] == '\0' || port == 0) return failure_;
+  if (looks_numeric(host)) {
+    // Numeric hosts yield one address; a malformed one is the caller's error, not a lookup.
+    if (parse_numeric_address(host, port, &addresses_[0]) != Status::kOk) return failure_;
+    address_count_ = 1;
+  } else {
+    const int rc = resolve(host, port, addresses_, kMaxAddresses, &address_count_);
+    if (rc != 0) {
+      address_count_ = 0;
+      last_error_ = rc;
+      failure_ = Status::kDnsFailed;
+      return failure_;
+    }
+  }
+  connect_timeout_ = connect_timeout;
+  return begin_race(now);
+}
+
+Status TcpTransport::start(const SocketAddress* addresses, std::size_t count, Millis now,
+                           Millis connect_timeout) {
+  close();
+  address_count_ = 0;
+  next_address_ = 0;
+  ever_connected_ = false;
+  last_error_ = 0;
+  failure_ = Status::kInvalidArgument;
+  state_ = State::kFailed;
+  if (addresses == nullptr || count == 0) return failure_;
+  if (count > kMaxAddresses) count = kMaxAddresses;
+  for (std::size_t i = 0; i < count; ++i) {
+    const SocketAddress& a = addresses[i];
+    if (a.size == 0 || a.size > sizeof a.bytes) return failure_;
+    const int family = family_of(a);
+    if ((family == AF_INET && a.size < sizeof(sockaddr_in)) ||
+        (family == AF_INET6 && a.size < sizeof(sockaddr_in6)) ||
+        (family != AF_INET && family != AF_INET6)) {
+      return failure_;
+    }
+  }
+  for (std::size_t i = 0; i < count; ++i) addresses_[i] = addresses[i];
+  address_count_ = count;
+  connect_timeout_ = connect_timeout;
+  return begin_race(now);
+}
+
+Status TcpTransport::begin_race(Millis now) {
+  // RFC 8305 section 4: IPv6 first, then the families alternate, each in the given order.
+  SocketAddress ordered[kMaxAddresses];
+  std::size_t v6 = 0;
+  std::size_t v4 = 0;
+  for (std::size_t n = 0; n < address_count_; ++n) {
+    const bool want_v6 = n % 2 == 0;
+    std::size_t* cursor = want_v6 ? &v6 : &v4;
+    const int family = want_v6 ? AF_INET6 : AF_INET;
+    while (*cursor < address_count_ && family_of(addresses_[*cursor]) != family) ++*cursor;
+    if (*cursor == address_count_) {
+      // This family has no address left: take the other one's next.
+      cursor = want_v6 ? &v4 : &v6;
+      const int other = want_v6 ? AF_INET : AF_INET6;
+      while (*cursor < address_count_ && family_of(addresses_[*cursor]) != other) ++*cursor;
+    }
+    ordered[n] = addresses_[*cursor];
+    ++*cursor;
+  }
+  for (std::size_t i = 0; i < address_count_; ++i) {
+    addresses_[i] = ordered[i];
+    attempt_fd_[i] = -1;
+    attempt_error_[i] = 0;
+  }
+  next_address_ = 0;
+  failure_ = Status::kConnectFailed;
+  deadline_ = now + connect_timeout_;
+  next_attempt_at_ = now;
+  state_ = State::kConnecting;
+  const Status s = advance(now);
+  return s == Status::kWouldBlock ? Status::kOk : s;
+}
+
+Status TcpTransport::start_attempt(Millis now) {
+  const std::size_t i = next_address_++;
+  next_attempt_at_ = now + kConnectionAttemptDelay;
+  const SocketAddress& a = addresses_[i];
+  const int fd = open_socket(family_of(a));
+  if (fd < 0) {
+    // EAFNOSUPPORT (no IPv6 on this device) lands here and moves on like a refusal.
+    const int error = errno;
+    fail_attempt(i, error);
+    return connect_status(error);
+  }
+  attempt_fd_[i] = fd;
+  if (::connect(fd, as_sockaddr(a), detail::to_socket_length<socklen_t>(a.size)) == 0) {
+    return win(i);
+  }
+  // After EINTR the connect goes on asynchronously, exactly as after EINPROGRESS.
+  if (errno == EINPROGRESS || errno == EINTR) {
+#if STEPBACK_TCP_EPOLL
+    if (poll_fd_ >= 0) {
+      epoll_event e{};
+      e.events = EPOLLOUT;
+      e.data.fd = fd;
+      if (::epoll_ctl(poll_fd_, EPOLL_CTL_ADD, fd, &e) != 0) {
+        // Without the set, the loop polls the newest socket and wakes to check the others.
+        ::close(poll_fd_);
+        poll_fd_ = -1;
+      }
+    }
+#endif
+    return Status::kWouldBlock;
+  }
+  const int error = errno;
+  fail_attempt(i, error);
+  return connect_status(error);
+}
+
+void TcpTransport::fail_attempt(std::size_t i, int error) {
+  if (attempt_fd_[i] >= 0) ::close(attempt_fd_[i]);  // Also leaves the epoll set.
+  attempt_fd_[i] = -1;
+  attempt_error_[i] = error != 0 ? error : EIO;
+  last_error_ = attempt_error_[i];
+  // The newest attempt failed: the next address need not wait out the attempt delay, even
+  // while older attempts still run.
+  if (i + 1 == next_address_ && error != ETIMEDOUT) next_attempt_at_ = Millis(0);
+  const Status s = connect_status(attempt_error_[i]);
+  // kError (an unexpected OS error) outranks a refusal in the final verdict.
+  if (s == Status::kError || failure_ != Status::kError) failure_ = s;
+}
+
+Status TcpTransport::win(std::size_t i) {
+  fd_ = attempt_fd_[i];
+  attempt_fd_[i] = -1;
+  close_attempts();
+  state_ = State::kConnected;
+  ever_connected_ = true;
+  wants_ = IoInterest::kNone;
+  deadline_ = Millis::max();
+  wake_ = Millis::max();
+  return Status::kOk;
+}
+
+void TcpTransport::close_attempts() {
+  for (std::size_t i = 0; i < next_address_ && i < address_count_; ++i) {
+    if (attempt_fd_[i] >= 0) ::close(attempt_fd_[i]);
+    attempt_fd_[i] = -1;
+  }
+  if (poll_fd_ >= 0) ::close(poll_fd_);
+  poll_fd_ = -1;
+}
+
+std::size_t TcpTransport::attempts_in_flight() const {
+  if (state_ != State::kConnecting) return 0;
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < next_address_; ++i) n += attempt_fd_[i] >= 0 ? 1 : 0;
+  return n;
+}
+
+Status TcpTransport::advance(Millis now) {
+  // Starts what is due: the first address, the next one after the attempt delay, and the
+  // next one at once when the newest attempt failed or nothing is in flight.
+  while (next_address_ < address_count_ && now < deadline_ &&
+         (now >= next_attempt_at_ || attempts_in_flight() == 0)) {
+#if STEPBACK_TCP_EPOLL
+    if (attempts_in_flight() == 1 && poll_fd_ < 0) {
+      // A second connect is about to run beside the first: watch both through one epoll fd.
+      poll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
+      for (std::size_t i = 0; poll_fd_ >= 0 && i < next_address_; ++i) {
+        if (attempt_fd_[i] < 0) continue;
+        epoll_event e{};
+        e.events = EPOLLOUT;
+        e.data.fd = attempt_fd_[i];
+        if (::epoll_ctl(poll_fd_, EPOLL_CTL_ADD, attempt_fd_[i], &e) != 0) {
+          ::close(poll_fd_);
+          poll_fd_ = -1;
+        }
+      }
+    }
+#endif
+    const Status s = start_attempt(now);
+    if (s == Status::kOk) return s;
+  }
+  const std::size_t in_flight = attempts_in_flight();
+  if (in_flight > 0 && now >= deadline_) {
+    for (std::size_t i = 0; i < next_address_; ++i) {
+      if (attempt_fd_[i] >= 0) fail_attempt(i, ETIMEDOUT);
+    }
+  } else if (in_flight > 0) {
+    expose_attempts(now);
+    return Status::kWouldBlock;
+  }
+  // Every address failed (or the time ran out before the rest could start).
+  bool all_timed_out = true;
+  for (std::size_t i = 0; i < next_address_; ++i) {
+    all_timed_out = all_timed_out && attempt_error_[i] == ETIMEDOUT;
+  }
+  if (next_address_ > 0 && all_timed_out) failure_ = Status::kConnectTimeout;
+  close_attempts();
+  state_ = State::kFailed;
+  fd_ = -1;
+  deadline_ = Millis::max();
+  wake_ = Millis::max();
+  wants_ = IoInterest::kNone;
+  return failure_;
+}
+
+void TcpTransport::expose_attempts(Millis now) {
+  std::size_t newest = 0;
+  std::size_t in_flight = 0;
+  for (std::size_t i = 0; i < next_address_; ++i) {
+    if (attempt_fd_[i] < 0) continue;
+    newest = i;
+    ++in_flight;
+  }
+  wake_ = deadline_;
+  if (next_address_ < address_count_) wake_ = min(wake_, next_attempt_at_);
+  if (in_flight > 1 && poll_fd_ >= 0) {
+    fd_ = poll_fd_;
+    wants_ = IoInterest::kRead;  // An epoll fd is readable when a member is ready.
+    return;
+  }
+  fd_ = attempt_fd_[newest];
+  wants_ = IoInterest::kWrite;
+  if (in_flight > 1) wake_ = min(wake_, now + kOtherAttemptsPoll);
+}
+
+Status TcpTransport::step_connect(Millis now) {
+  switch (state_) {
+    case State::kConnected:
+      return Status::kOk;
+    case State::kFailed:
+      return failure_;
+    case State::kIdle:
+    case State::kClosed:
+      return Status::kError;
+    case State::kConnecting:
+      break;
+  }
+  // One poll() over every connect in flight, without waiting.
+  pollfd p[kMaxAddresses];
+  std::size_t which[kMaxAddresses];
+  nfds_t n = 0;
+  for (std::size_t i = 0; i < next_address_; ++i) {
+    if (attempt_fd_[i] < 0) continue;
+    p[n].fd = attempt_fd_[i];
+    p[n].events = POLLOUT;
+    p[n].revents = 0;
+    which[n++] = i;
+  }
+  int ready = 0;
+  do {
+    ready = ::poll(p, n, 0);
+  } while (ready < 0 && errno == EINTR);
+  if (ready < 0) {
+    const int error = errno;
+    for (nfds_t k = 0; k < n; ++k) fail_attempt(which[k], error);
+    return advance(now);
+  }
+  for (nfds_t k = 0; ready > 0 && k < n; ++k) {
+    if (p[k].revents == 0) continue;
+    int error = 0;
+    auto len = detail::to_socket_length<socklen_t>(sizeof error);
+    if (::getsockopt(p[k].fd, SOL_SOCKET, SO_ERROR, &error, &len) != 0) error = errno;
+    if (error == 0) return win(which[k]);
+    fail_attempt(which[k], error);
+  }
+  return advance(now);
+}
+
+Millis TcpTransport::deadline() const {
+  return state_ == State::kConnecting ? wake_ : Millis::max();
+}
+
+std::size_t TcpTransport::describe_failure(char* out, std::size_t size) const {
+  if (size == 0) return 0;
+  out[0] = '\0';
+  std::size_t used = 0;
+  std::size_t tried = 0;
+  for (std::size_t i = 0; i < next_address_ && i < address_count_; ++i) {
+    if (attempt_error_[i] == 0) continue;
+    char host[INET6_ADDRSTRLEN] = "?";
+    std::uint16_t port = 0;
+    const bool v6 = family_of(addresses_[i]) == AF_INET6;
+    if (v6) {
+      sockaddr_in6 sin6{};
+      std::memcpy(&sin6, addresses_[i].bytes, sizeof sin6);
+      (void)::inet_ntop(AF_INET6, &sin6.sin6_addr, host, sizeof host);
+      port = ntohs(sin6.sin6_port);
+    } else {
+      sockaddr_in sin{};
+      std::memcpy(&sin, addresses_[i].bytes, sizeof sin);
+      (void)::inet_ntop(AF_INET, &sin.sin_addr, host, sizeof host);
+      port = ntohs(sin.sin_port);
+    }
+    const char* why =
+        attempt_error_[i] == ETIMEDOUT ? "no answer" : std::strerror(attempt_error_[i]);
+    const int w =
+        std::snprintf(out + used, size - used, "%s%s%s%s:%u (%s)", tried > 0 ? ", " : "",
+                      v6 ? "[" : "", host, v6 ? "]" : "", static_cast<unsigned>(port), why);
+    ++tried;
+    if (w < 0 || static_cast<std::size_t>(w) >= size - used) break;  // Cut, still terminated.
+    used += static_cast<std::size_t>(w);
+  }
+  return tried;
+}
+
+Status TcpTransport::send(ConstBytes data, std::size_t* sent) {
+  *sent = 0;
+  if (state_ != State::kConnected) return Status::kError;
+  if (data.size == 0) return Status::kOk;
+  ssize_t n = 0;
+  do {
+    n = ::send(fd_, data.data, data.size, kSendFlags);
+  } while (n < 0 && errno == EINTR);
+  if (n >= 0) {
+    *sent = static_cast<std::size_t>(n);
+    wants_ = IoInterest::kNone;
+    return Status::kOk;
+  }
+  const Status s = io_status(errno);
+  if (s == Status::kWouldBlock) {
+    wants_ = IoInterest::kWrite;
+  } else {
+    last_error_ = errno;
+    wants_ = IoInterest::kNone;
+  }
+  return s;
+}
+
+Status TcpTransport::recv(MutableBytes out, std::size_t* received) {
+  *received = 0;
+  if (state_ != State::kConnected) return Status::kError;
+  if (out.size == 0) return Status::kOk;
+  ssize_t n = 0;
+  do {
+    n = ::recv(fd_, out.data, out.size, 0);
+  } while (n < 0 && errno == EINTR);
+  if (n > 0) {
+    *received = static_cast<std::size_t>(n);
+    wants_ = IoInterest::kNone;
+    return Status::kOk;
+  }
+  if (n == 0) {
+    wants_ = IoInterest::kNone;
+    return Status::kClosed;
+  }
+  const Status s = io_status(errno);
+  if (s == Status::kWouldBlock) {
+    wants_ = IoInterest::kRead;
+  } else {
+    last_error_ = errno;
+    wants_ = IoInterest::kNone;
+  }
+  return s;
+}
+
+void TcpTransport::close() {
+  // While connecting, fd_ is one of the attempts or the epoll set: close_attempts() owns them.
+  if (state_ == State::kConnecting) fd_ = -1;
+  close_attempts();
+  if (fd_ >= 0) {
+    // Never retried after EINTR: on Linux the descriptor is gone either way.
+    ::close(fd_);
+    fd_ = -1;
+  }
+  if (state_ != State::kIdle) state_ = State::kClosed;
+  wants_ = IoInterest::kNone;
+  deadline_ = Millis::max();
+  wake_ = Millis::max();
+}
+
+}  // namespace stepback::https

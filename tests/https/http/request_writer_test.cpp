@@ -1,0 +1,342 @@
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "stepback/https/http/request_writer.hpp"
+
+namespace stepback::https {
+namespace {
+
+struct UrlCase {
+  const char* text;
+  bool ok;
+  bool tls = true;
+  const char* host = "";
+  std::uint16_t port = 0;
+  const char* target = "";
+};
+
+// A CTest-friendly rendering of a case's text: letters and digits, the rest as '_'.
+std::string label(std::string_view text) {
+  std::string out;
+  for (const char c : text.substr(0, 40)) {
+    const bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    out += alnum ? c : '_';
+  }
+  return out.empty() ? "empty" : out;
+}
+
+void PrintTo(const UrlCase& c, std::ostream* os) { *os << label(c.text); }
+
+class Http1UrlTable : public testing::TestWithParam<UrlCase> {};
+
+TEST_P(Http1UrlTable, Parses) {
+  const UrlCase& c = GetParam();
+  Url url;
+  url.host = "untouched";
+  const Status s = parse_url(c.text, &url);
+  if (!c.ok) {
+    EXPECT_EQ(s, Status::kInvalidArgument) << c.text;
+    EXPECT_EQ(url.host, "untouched") << c.text;
+    return;
+  }
+  ASSERT_EQ(s, Status::kOk) << c.text;
+  EXPECT_EQ(url.tls, c.tls) << c.text;
+  EXPECT_EQ(url.host, c.host) << c.text;
+  EXPECT_EQ(url.port, c.port) << c.text;
+  EXPECT_EQ(url.target, c.target) << c.text;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Urls, Http1UrlTable,
+    testing::Values(
+        UrlCase{"https://example.com", true, true, "example.com", 443, "/"},
+        UrlCase{"https://example.com/", true, true, "example.com", 443, "/"},
+        UrlCase{"http://example.com/a", true, false, "example.com", 80, "/a"},
+        UrlCase{"HTTPS://Example.COM/X", true, true, "Example.COM", 443, "/X"},
+        UrlCase{"https://example.com:8443/a/b?c=d&e", true, true, "example.com", 8443,
+                "/a/b?c=d&e"},
+        UrlCase{"https://example.com/p#frag", true, true, "example.com", 443, "/p"},
+        UrlCase{"https://example.com#frag", true, true, "example.com", 443, "/"},
+        UrlCase{"https://example.com?q=1", true, true, "example.com", 443, "?q=1"},
+        UrlCase{"https://h:1/", true, true, "h", 1, "/"},
+        UrlCase{"https://h:65535/", true, true, "h", 65535, "/"},
+        UrlCase{"https://h:00443/", true, true, "h", 443, "/"},
+        UrlCase{"https://127.0.0.1:8443/x", true, true, "127.0.0.1", 8443, "/x"},
+        UrlCase{"https://[::1]:8443/", true, true, "::1", 8443, "/"},
+        UrlCase{"https://[::1]/", true, true, "::1", 443, "/"},
+        UrlCase{"http://[2001:db8::1]", true, false, "2001:db8::1", 80, "/"},
+        UrlCase{"https://[::ffff:192.0.2.1]/x", true, true, "::ffff:192.0.2.1", 443, "/x"},
+        UrlCase{"https://a_b-c.example~/%7Euser?x=%20", true, true, "a_b-c.example~", 443,
+                "/%7Euser?x=%20"},
+        UrlCase{"ftp://example.com/", false}, UrlCase{"https:/example.com/", false},
+        UrlCase{"//example.com/", false}, UrlCase{"example.com", false}, UrlCase{"https://", false},
+        UrlCase{"https:///path", false}, UrlCase{"https://:443/", false},
+        UrlCase{"https://user@example.com/", false}, UrlCase{"https://user:pw@example.com/", false},
+        UrlCase{"https://example.com:0/", false}, UrlCase{"https://example.com:65536/", false},
+        UrlCase{"https://example.com:123456/", false}, UrlCase{"https://example.com:/", false},
+        UrlCase{"https://example.com:abc/", false}, UrlCase{"https://example.com:-1/", false},
+        UrlCase{"https://example.com:80:90/", false}, UrlCase{"https://exa mple.com/", false},
+        UrlCase{"https://exa%41mple.com/", false}, UrlCase{"https://[::1/", false},
+        UrlCase{"https://[::1]x/", false}, UrlCase{"https://[::1]:/", false},
+        UrlCase{"https://[]/", false}, UrlCase{"https://[1.2.3.4]/", false},
+        UrlCase{"https://[g::1]/", false}, UrlCase{"https://[::1%25eth0]/", false},
+        UrlCase{"https://::1/", false}, UrlCase{"https://example.com/a b", false},
+        UrlCase{"https://example.com/a\x7f", false},
+        UrlCase{"https://example.com/a\r\nX: y", false},
+        UrlCase{"https://example.com/\xc3\xa9", false}));
+
+TEST(Http1Method, IdempotentByMethod) {
+  for (const char* m : {"GET", "HEAD", "PUT", "DELETE", "OPTIONS", "TRACE"}) {
+    EXPECT_TRUE(is_idempotent_method(m)) << m;
+  }
+  for (const char* m : {"POST", "PATCH", "CONNECT", "get", "Get", "", "PROPFIND"}) {
+    EXPECT_FALSE(is_idempotent_method(m)) << m;
+  }
+}
+
+std::string write(const RequestHead& head, Status* status = nullptr, std::size_t size = 1024) {
+  std::vector<std::uint8_t> buf(size);
+  std::size_t written = 12345;
+  const Status s = write_request_head(head, MutableBytes{buf.data(), buf.size()}, &written);
+  if (status != nullptr) *status = s;
+  if (s != Status::kOk) {
+    EXPECT_EQ(written, 0U);
+    return {};
+  }
+  return std::string(reinterpret_cast<const char*>(buf.data()), written);
+}
+
+Url url_of(const char* text) {
+  Url url;
+  EXPECT_EQ(parse_url(text, &url), Status::kOk) << text;
+  return url;
+}
+
+TEST(Http1RequestWriter, GoldenGet) {
+  RequestHead head;
+  head.url = url_of("https://example.com/path?q=1#f");
+  head.user_agent = "stepback/0.1.0";
+  EXPECT_EQ(write(head),
+            "GET /path?q=1 HTTP/1.1\r\n"
+            "Host: example.com\r\n"
+            "User-Agent: stepback/0.1.0\r\n"
+            "Accept-Encoding: identity\r\n"
+            "Connection: keep-alive\r\n"
+            "\r\n");
+}
+
+TEST(Http1RequestWriter, GoldenPostWithBodyAndHeaders) {
+  const Header extra[] = {{"Content-Type", "application/json"}, {"X-Trace", ""}, {"X-Tab", "a\tb"}};
+  RequestHead head;
+  head.method = "POST";
+  head.url = url_of("https://api.example.com:8443/v1/items");
+  head.headers = extra;
+  head.header_count = 3;
+  head.body_size = 17;
+  head.close = true;
+  EXPECT_EQ(write(head),
+            "POST /v1/items HTTP/1.1\r\n"
+            "Host: api.example.com:8443\r\n"
+            "Accept-Encoding: identity\r\n"
+            "Connection: close\r\n"
+            "Content-Length: 17\r\n"
+            "Content-Type: application/json\r\n"
+            "X-Trace: \r\n"
+            "X-Tab: a\tb\r\n"
+            "\r\n");
+}
+
+TEST(Http1RequestWriter, HostCarriesNonDefaultPortsAndBracketsIpv6) {
+  RequestHead head;
+  head.url = url_of("http://example.com/");
+  EXPECT_NE(write(head).find("\r\nHost: example.com\r\n"), std::string::npos);
+  head.url = url_of("http://example.com:443/");
+  EXPECT_NE(write(head).find("\r\nHost: example.com:443\r\n"), std::string::npos);
+  head.url = url_of("https://example.com:80/");
+  EXPECT_NE(write(head).find("\r\nHost: example.com:80\r\n"), std::string::npos);
+  head.url = url_of("https://[::1]:8443/x");
+  EXPECT_EQ(write(head).substr(0, 35), "GET /x HTTP/1.1\r\nHost: [::1]:8443\r\n");
+  head.url = url_of("https://[2001:db8::1]/");
+  EXPECT_NE(write(head).find("\r\nHost: [2001:db8::1]\r\n"), std::string::npos);
+}
+
+TEST(Http1RequestWriter, AGivenHostValueReplacesTheUrls) {
+  RequestHead head;
+  head.url = url_of("https://127.0.0.1:8443/x");
+  head.host = "storage.example.test";
+  const std::string written = write(head);
+  EXPECT_EQ(written.substr(0, 45), "GET /x HTTP/1.1\r\nHost: storage.example.test\r\n");
+  EXPECT_EQ(written.find("127.0.0.1"), std::string::npos);
+  head.host = "bad\r\nInjected: 1";
+  std::uint8_t buf[256];
+  std::size_t n = 0;
+  EXPECT_EQ(write_request_head(head, MutableBytes{buf, sizeof buf}, &n), Status::kInvalidArgument);
+}
+
+TEST(Http1RequestWriter, ContentLengthRules) {
+  RequestHead head;
+  head.url = url_of("https://h/");
+  for (const char* m : {"POST", "PUT", "PATCH"}) {
+    head.method = m;
+    EXPECT_NE(write(head).find("\r\nContent-Length: 0\r\n"), std::string::npos) << m;
+  }
+  for (const char* m : {"GET", "HEAD", "DELETE", "OPTIONS"}) {
+    head.method = m;
+    EXPECT_EQ(write(head).find("Content-Length"), std::string::npos) << m;
+  }
+  head.method = "DELETE";
+  head.body_size = 3;
+  EXPECT_NE(write(head).find("\r\nContent-Length: 3\r\n"), std::string::npos);
+  head.body_size = ~std::uint64_t{0};
+  EXPECT_NE(write(head).find("\r\nContent-Length: 18446744073709551615\r\n"), std::string::npos);
+}
+
+TEST(Http1RequestWriter, TargetForms) {
+  RequestHead head;
+  head.url.host = "h";
+  head.url.target = "";
+  EXPECT_EQ(write(head).substr(0, 16), "GET / HTTP/1.1\r\n");
+  head.url.target = "?a=1";
+  EXPECT_EQ(write(head).substr(0, 20), "GET /?a=1 HTTP/1.1\r\n");
+  head.url = url_of("https://h?a=1");
+  EXPECT_EQ(write(head).substr(0, 20), "GET /?a=1 HTTP/1.1\r\n");
+  head.method = "OPTIONS";
+  head.url.target = "*";
+  EXPECT_EQ(write(head).substr(0, 20), "OPTIONS * HTTP/1.1\r\n");
+}
+
+TEST(Http1RequestWriter, UserAgentHeaderAllowedWhenFieldUnset) {
+  const Header extra[] = {{"user-agent", "custom/1"}};
+  RequestHead head;
+  head.url = url_of("https://h/");
+  head.headers = extra;
+  head.header_count = 1;
+  EXPECT_NE(write(head).find("\r\nuser-agent: custom/1\r\n"), std::string::npos);
+  head.user_agent = "stepback/0.1.0";
+  Status s = Status::kOk;
+  write(head, &s);
+  EXPECT_EQ(s, Status::kInvalidArgument);
+}
+
+struct Rejection {
+  const char* what;
+  RequestHead head;
+};
+
+RequestHead base() {
+  RequestHead head;
+  head.url.host = "example.com";
+  head.url.target = "/";
+  return head;
+}
+
+const Header kBadHeaders[][1] = {
+    {{"", "v"}},
+    {{"X A", "v"}},
+    {{"X:A", "v"}},
+    {{"X\r\nY", "v"}},
+    {{"X\n", "v"}},
+    {{"X(", "v"}},
+    {{"X", "a\r\nB: c"}},
+    {{"X", "a\nb"}},
+    {{"X", "a\rb"}},
+    {{"X", "a\x01"}},
+    {{"X", "a\x7f"}},
+    {{"Host", "evil"}},
+    {{"content-length", "5"}},
+    {{"Transfer-Encoding", "chunked"}},
+    {{"CONNECTION", "close"}},
+    {{"Accept-Encoding", "gzip"}},
+};
+
+TEST(Http1RequestWriter, RejectsEveryInvalidArgument) {
+  std::vector<Rejection> cases;
+  auto add = [&](const char* what, auto edit) {
+    RequestHead h = base();
+    edit(h);
+    cases.push_back({what, h});
+  };
+  add("empty method", [](RequestHead& h) { h.method = ""; });
+  add("method with space", [](RequestHead& h) { h.method = "GE T"; });
+  add("method with CRLF", [](RequestHead& h) { h.method = "GET\r\n"; });
+  add("empty host", [](RequestHead& h) { h.url.host = ""; });
+  add("host with space", [](RequestHead& h) { h.url.host = "a b"; });
+  add("host with CRLF", [](RequestHead& h) { h.url.host = "a\r\nX: y"; });
+  add("host with slash", [](RequestHead& h) { h.url.host = "a/b"; });
+  add("bad IPv6 host", [](RequestHead& h) { h.url.host = "::g"; });
+  add("port 0", [](RequestHead& h) { h.url.port = 0; });
+  add("relative target", [](RequestHead& h) { h.url.target = "path"; });
+  add("target with space", [](RequestHead& h) { h.url.target = "/a b"; });
+  add("target with CRLF", [](RequestHead& h) { h.url.target = "/a\r\n"; });
+  add("target with NUL", [](RequestHead& h) { h.url.target = std::string_view("/a\0", 3); });
+  add("target with fragment", [](RequestHead& h) { h.url.target = "/a#b"; });
+  add("asterisk for GET", [](RequestHead& h) { h.url.target = "*"; });
+  add("user agent with CR", [](RequestHead& h) { h.user_agent = "ua\r"; });
+  add("user agent with LF", [](RequestHead& h) { h.user_agent = "ua\nX: y"; });
+  add("user agent with NUL", [](RequestHead& h) { h.user_agent = std::string_view("ua\0", 3); });
+  add("headers without array", [](RequestHead& h) { h.header_count = 1; });
+  for (const auto& bad : kBadHeaders) {
+    add("bad header", [&](RequestHead& h) {
+      h.headers = bad;
+      h.header_count = 1;
+    });
+  }
+  add("NUL in header name", [](RequestHead& h) {
+    static const Header kNul[] = {{std::string_view("X\0", 2), "v"}};
+    h.headers = kNul;
+    h.header_count = 1;
+  });
+  add("NUL in header value", [](RequestHead& h) {
+    static const Header kNul[] = {{"X", std::string_view("v\0", 2)}};
+    h.headers = kNul;
+    h.header_count = 1;
+  });
+  ASSERT_EQ(write(base()).empty(), false);
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    Status s = Status::kOk;
+    write(cases[i].head, &s);
+    EXPECT_EQ(s, Status::kInvalidArgument) << i << ": " << cases[i].what;
+  }
+}
+
+TEST(Http1RequestWriter, BufferTooSmallAtEverySizeReportsNothing) {
+  const Header extra[] = {{"X-A", "1"}};
+  RequestHead head;
+  head.method = "PUT";
+  head.url = url_of("https://[::1]:8443/x?y");
+  head.user_agent = "ua";
+  head.headers = extra;
+  head.header_count = 1;
+  head.body_size = 12;
+  const std::string full = write(head);
+  ASSERT_FALSE(full.empty());
+  for (std::size_t size = 0; size < full.size(); ++size) {
+    Status s = Status::kOk;
+    write(head, &s, size);
+    EXPECT_EQ(s, Status::kBufferTooSmall) << size;
+  }
+  EXPECT_EQ(write(head, nullptr, full.size()), full);
+}
+
+TEST(Http1RequestWriter, NullArguments) {
+  std::size_t written = 7;
+  EXPECT_EQ(write_request_head(base(), MutableBytes{nullptr, 10}, &written),
+            Status::kInvalidArgument);
+  EXPECT_EQ(written, 0U);
+  EXPECT_EQ(write_request_head(base(), MutableBytes{nullptr, 0}, &written),
+            Status::kBufferTooSmall);
+  std::uint8_t buf[64];
+  EXPECT_EQ(write_request_head(base(), MutableBytes{buf, sizeof buf}, nullptr),
+            Status::kInvalidArgument);
+  Url url;
+  EXPECT_EQ(parse_url("https://h/", nullptr), Status::kInvalidArgument);
+  EXPECT_EQ(parse_url("", &url), Status::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace stepback::https
