@@ -115,6 +115,8 @@ const char* kind_name(transfer::UploadEvent::Kind kind) {
                                    "120"};
   if (options.tls)
     argv.insert(argv.end(), {"--cert", certs->server_cert, "--key", certs->server_key});
+  if (options.log_delay_ms > 0)
+    argv.insert(argv.end(), {"--log-delay", std::to_string(options.log_delay_ms / 1000.0)});
   if (!process_.start(argv, dir_.file("output.txt"))) {
     return ::testing::AssertionFailure() << "could not start " << integration::python_path();
   }

@@ -27,6 +27,9 @@ class UploadServer {
   struct Options {
     std::string script = "[]";  // The faults (see upload_server.py).
     bool tls = true;
+    // How long the server waits before writing each log record (its --log-delay): a server
+    // thread that runs late, as on a loaded machine.
+    int log_delay_ms = 0;
   };
   ::testing::AssertionResult start(const Options& options);
   std::uint16_t port() const { return port_; }

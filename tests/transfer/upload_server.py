@@ -136,6 +136,8 @@ class Server:
         self.port = 0
 
     def log(self, record):
+        if self.args.log_delay > 0:
+            time.sleep(self.args.log_delay)  # A slow server thread (--log-delay).
         with LOCK:
             self.log_file.write(json.dumps(record, sort_keys=True) + "\n")
 
@@ -382,11 +384,14 @@ class Server:
                   503: "Service Unavailable"}.get(status, "Status")
         head = ["HTTP/1.1 %d %s" % (status, reason), "Content-Length: %d" % len(body)]
         head += ["%s: %s" % h for h in headers]
-        sock.sendall(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body)
         record["answer"] = status
         if session is not None:
             record["held"] = len(session.data)
+        # Logged before the answer goes out: a client that has read the answer (and a test
+        # reading the log after it) finds the request's record there, however late this
+        # thread runs.
         self.log(record)
+        sock.sendall(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body)
         return True
 
     def run(self):
@@ -480,6 +485,8 @@ def main():
     p.add_argument("--cert")
     p.add_argument("--key")
     p.add_argument("--lifetime", type=float, default=120.0)
+    p.add_argument("--log-delay", type=float, default=0.0,
+                   help="seconds each log record waits before it is written (a slow server)")
     args = p.parse_args()
     Server(args).run()
 

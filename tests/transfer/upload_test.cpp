@@ -38,6 +38,7 @@ class UploadLoopbackTest : public ::testing::Test {
     UploadServer::Options options;
     options.script = faults;
     options.tls = tls;
+    options.log_delay_ms = log_delay_ms_;
     EXPECT_TRUE(server_.start(options));
     setup.url = server_.initiation_url("object");
     setup.size = size;
@@ -73,7 +74,20 @@ class UploadLoopbackTest : public ::testing::Test {
 
   UploadServer server_;
   std::unique_ptr<https::TlsClientConfig> tls_;
+  int log_delay_ms_ = 0;  // The server's --log-delay for upload().
 };
+
+// Regression test: the server wrote a request's log record after sending its answer, so a
+// test that read the log as soon as the upload returned could miss the last chunk (seen on a
+// fresh machine: count("chunk") was 4, not 5). With every record written 300 ms late, as by
+// a server thread on a loaded machine, the log must still hold all five chunks.
+TEST_F(UploadLoopbackTest, TheServerLogHoldsEveryChunkWhenTheUploadReturns) {
+  log_delay_ms_ = 300;
+  const UploadRun run = upload("[]");
+  EXPECT_EQ(run.result.outcome, Outcome::kSuccess) << run.summary();
+  EXPECT_EQ(server_.count("chunk"), 5) << server_.log();
+  EXPECT_EQ(server_.count("post"), 1) << server_.log();
+}
 
 TEST_F(UploadLoopbackTest, WithoutFaultsTheBodyGoesOnceInChunks) {
   const UploadRun run = upload("[]");
