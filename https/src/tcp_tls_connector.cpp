@@ -6,16 +6,6 @@
 namespace stepback::https {
 namespace {
 
-// Whether a host is meant as a numeric address (as TcpTransport decides): names never
-// contain ':', and no top-level domain is all digits (RFC 3696 section 2).
-bool looks_numeric(const char* host) {
-  if (host[0] == '[' || std::strchr(host, ':') != nullptr) return true;
-  for (const char* c = host; *c != '\0'; ++c) {
-    if ((*c < '0' || *c > '9') && *c != '.') return false;
-  }
-  return true;
-}
-
 // The connector's status for a lookup that failed with `e`: definite answers about the name
 // are the caller's error (terminal); the rest is a transient lookup failure (retried).
 Status lookup_status(ResolveError e) {
@@ -42,7 +32,7 @@ Status TcpTlsConnector::open(const Url& url, const char* host, Millis now,
   if (host == nullptr || host[0] == '\0' || url.port == 0) {
     return fail(Status::kInvalidArgument, "no host or port to connect to");
   }
-  if (looks_numeric(host)) {
+  if (is_numeric_host(host)) {
     SocketAddress address;
     if (parse_numeric_address(host, url.port, &address) != Status::kOk) {
       std::snprintf(message_, sizeof message_, "'%.200s' is not a valid IP address", host);
@@ -187,7 +177,7 @@ Status TcpTlsConnector::connect_failed(Status s) {
   // than ours; a name is named too, since its addresses are not what the user typed.
   char tried[304];  // With the host cut to 120 characters, the message fits message_.
   const std::size_t count = tcp_.describe_failure(tried, sizeof tried);
-  const bool named = !looks_numeric(host_);
+  const bool named = !is_numeric_host(host_);
   const char* verdict = s == Status::kConnectTimeout ? " within the connect timeout" : "";
   if (count > 1) {
     std::snprintf(message_, sizeof message_,

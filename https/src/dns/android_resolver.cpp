@@ -82,8 +82,10 @@ ResolveError parse_dns_answer(const std::uint8_t*, std::size_t, int, std::uint16
 
 #if defined(__ANDROID__)
 
+#if __ANDROID_API__ >= 29
 namespace {
 
+// Used only by android_res_nquery (API 29): below that level they would be unused.
 constexpr int kClassIn = 1;
 constexpr int kTypeA = 1;
 constexpr int kTypeAaaa = 28;
@@ -92,6 +94,7 @@ constexpr int kTypeAaaa = 28;
 constexpr std::size_t kAnswerBuffer = 8192;
 
 }  // namespace
+#endif  // __ANDROID_API__ >= 29
 
 void AndroidResolver::start(const char* host, std::uint16_t port, Millis now) {
   cancel();

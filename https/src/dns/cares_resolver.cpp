@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "tcp/socket_length.hpp"
+
 #if defined(STEPBACK_HAVE_CARES)
 
 #include <ares.h>
@@ -274,15 +276,7 @@ void CaresResolver::finish(int status, ares_addrinfo* answer) {
   if (status == ARES_SUCCESS && answer != nullptr) {
     for (const ares_addrinfo_node* node = answer->nodes; node != nullptr && n < kMaxAddresses;
          node = node->ai_next) {
-      if (node->ai_addr == nullptr || node->ai_addrlen == 0 ||
-          node->ai_addrlen > sizeof addresses_[n].bytes) {
-        continue;
-      }
-      SocketAddress& a = addresses_[n];
-      a = SocketAddress{};
-      std::memcpy(a.bytes, node->ai_addr, node->ai_addrlen);
-      a.size = static_cast<std::uint32_t>(node->ai_addrlen);
-      if (set_address_port(&a, port_)) ++n;
+      if (detail::copy_socket_address(node->ai_addr, node->ai_addrlen, port_, &addresses_[n])) ++n;
     }
   }
   if (answer != nullptr) ares_freeaddrinfo(answer);

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "tcp/socket_length.hpp"
+
 namespace stepback::https {
 
 void GetaddrinfoResolver::start(const char* host, std::uint16_t port, Millis /*now*/) {
@@ -19,14 +21,7 @@ void GetaddrinfoResolver::start(const char* host, std::uint16_t port, Millis /*n
   std::size_t n = 0;
   if (rc == 0) {
     for (const addrinfo* a = list; a != nullptr && n < kMaxAddresses; a = a->ai_next) {
-      if (a->ai_addr == nullptr || a->ai_addrlen == 0 ||
-          a->ai_addrlen > sizeof addresses_[n].bytes) {
-        continue;
-      }
-      addresses_[n] = SocketAddress{};
-      std::memcpy(addresses_[n].bytes, a->ai_addr, a->ai_addrlen);
-      addresses_[n].size = static_cast<std::uint32_t>(a->ai_addrlen);
-      if (set_address_port(&addresses_[n], port)) ++n;
+      if (detail::copy_socket_address(a->ai_addr, a->ai_addrlen, port, &addresses_[n])) ++n;
     }
     freeaddrinfo(list);
   }

@@ -36,22 +36,6 @@ const char* to_string(ResolveError e) {
   return "unknown";
 }
 
-bool set_address_port(SocketAddress* address, std::uint16_t port) {
-  sa_family_t family = 0;
-  if (address->size < sizeof family) return false;
-  std::memcpy(&family, address->bytes + offsetof(sockaddr, sa_family), sizeof family);
-  const std::uint16_t net = htons(port);
-  if (family == AF_INET && address->size >= sizeof(sockaddr_in)) {
-    std::memcpy(address->bytes + offsetof(sockaddr_in, sin_port), &net, sizeof net);
-    return true;
-  }
-  if (family == AF_INET6 && address->size >= sizeof(sockaddr_in6)) {
-    std::memcpy(address->bytes + offsetof(sockaddr_in6, sin6_port), &net, sizeof net);
-    return true;
-  }
-  return false;
-}
-
 void FixedResolver::set(const SocketAddress* addresses, std::size_t count) {
   given_count_ = 0;
   for (std::size_t i = 0; i < count && given_count_ < kMaxAddresses; ++i) {

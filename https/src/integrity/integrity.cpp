@@ -63,29 +63,6 @@ constexpr SliceTables make_slice_tables() {
 
 constexpr SliceTables kSlices = make_slice_tables();
 
-// Polynomials mod P in the reflected representation (x^0 in bit 31), as zlib's
-// crc32_combine: a * b mod P.
-constexpr std::uint32_t mul_mod_p(std::uint32_t a, std::uint32_t b) {
-  std::uint32_t p = 0;
-  for (int i = 31; i >= 0; --i) {
-    if (((a >> i) & 1u) != 0) p ^= b;
-    b = (b & 1u) != 0 ? (b >> 1) ^ kPoly : b >> 1;
-  }
-  return p;
-}
-
-// x^bits mod P. Moving a CRC register past n zero bytes multiplies it by x^(8n).
-constexpr std::uint32_t x_pow_mod_p(std::uint64_t bits) {
-  std::uint32_t result = 1u << 31;  // x^0
-  std::uint32_t square = 1u << 30;  // x^1
-  while (bits != 0) {
-    if ((bits & 1u) != 0) result = mul_mod_p(result, square);
-    square = mul_mod_p(square, square);
-    bits >>= 1;
-  }
-  return result;
-}
-
 // A little-endian 64-bit load from any alignment.
 inline std::uint64_t load_le64(const std::uint8_t* p) {
   std::uint64_t v = 0;
@@ -116,6 +93,29 @@ std::uint32_t table_update(std::uint32_t r, const std::uint8_t* p, std::size_t n
 // ---- Hardware paths -------------------------------------------------------------------------
 
 #if defined(STEPBACK_CRC32C_HW)
+
+// Polynomials mod P in the reflected representation (x^0 in bit 31), as zlib's
+// crc32_combine: a * b mod P.
+constexpr std::uint32_t mul_mod_p(std::uint32_t a, std::uint32_t b) {
+  std::uint32_t p = 0;
+  for (int i = 31; i >= 0; --i) {
+    if (((a >> i) & 1u) != 0) p ^= b;
+    b = (b & 1u) != 0 ? (b >> 1) ^ kPoly : b >> 1;
+  }
+  return p;
+}
+
+// x^bits mod P. Moving a CRC register past n zero bytes multiplies it by x^(8n).
+constexpr std::uint32_t x_pow_mod_p(std::uint64_t bits) {
+  std::uint32_t result = 1u << 31;  // x^0
+  std::uint32_t square = 1u << 30;  // x^1
+  while (bits != 0) {
+    if ((bits & 1u) != 0) result = mul_mod_p(result, square);
+    square = mul_mod_p(square, square);
+    bits >>= 1;
+  }
+  return result;
+}
 
 // The crc instruction has a latency of 2 or 3 cycles and a throughput of one or more per
 // cycle, so a single chain of them runs at a fraction of the unit's speed. The bodies below

@@ -4,10 +4,15 @@
 #ifndef STEPBACK_HTTPS_SRC_TCP_SOCKET_LENGTH_HPP_
 #define STEPBACK_HTTPS_SRC_TCP_SOCKET_LENGTH_HPP_
 
+#include <sys/socket.h>
+
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <type_traits>
+
+#include "stepback/https/tcp/address.hpp"
 
 namespace stepback::https::detail {
 
@@ -28,6 +33,23 @@ constexpr std::optional<std::uint32_t> checked_socket_length(Len length, std::si
 template <typename Len>
 constexpr Len to_socket_length(std::size_t size) {
   return static_cast<Len>(size);
+}
+
+// Copies the IPv4 or IPv6 sockaddr at `address`, `length` bytes (a socklen_t or
+// ares_socklen_t, signed or not), into *out with `port`: the one copy every resolver and the
+// transport use. False, and *out cleared, for no address, a length that is negative, 0 or
+// above SocketAddress's capacity, or another family.
+template <typename Len>
+bool copy_socket_address(const sockaddr* address, Len length, std::uint16_t port,
+                         SocketAddress* out) {
+  *out = SocketAddress{};
+  const std::optional<std::uint32_t> n = checked_socket_length(length, sizeof out->bytes);
+  if (address == nullptr || !n || *n == 0) return false;
+  std::memcpy(out->bytes, address, *n);
+  out->size = *n;
+  if (set_address_port(out, port)) return true;
+  *out = SocketAddress{};
+  return false;
 }
 
 }  // namespace stepback::https::detail

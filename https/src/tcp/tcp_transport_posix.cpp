@@ -33,37 +33,8 @@ static_assert(sizeof(sockaddr_storage) <= sizeof(SocketAddress::bytes),
 static_assert(alignof(sockaddr_storage) <= alignof(SocketAddress),
               "SocketAddress is less aligned than sockaddr_storage");
 
-// Longest numeric host accepted: an IPv6 literal with brackets and a scope id.
-constexpr std::size_t kMaxNumericHost = 64;
-
 const sockaddr* as_sockaddr(const SocketAddress& a) {
   return reinterpret_cast<const sockaddr*>(a.bytes);
-}
-
-int family_of(const SocketAddress& a) { return as_sockaddr(a)->sa_family; }
-
-// Whether a host is meant as a numeric address. Names never contain ':', and no top-level
-// domain is all digits (RFC 3696 section 2), so digits and dots alone are an IPv4 literal.
-bool looks_numeric(const char* host) {
-  if (host[0] == '[' || std::strchr(host, ':') != nullptr) return true;
-  for (const char* c = host; *c != '\0'; ++c) {
-    if ((*c < '0' || *c > '9') && *c != '.') return false;
-  }
-  return true;
-}
-
-void set_port(SocketAddress* a, std::uint16_t port) {
-  if (family_of(*a) == AF_INET) {
-    sockaddr_in sin{};
-    std::memcpy(&sin, a->bytes, sizeof sin);
-    sin.sin_port = htons(port);
-    std::memcpy(a->bytes, &sin, sizeof sin);
-  } else {
-    sockaddr_in6 sin6{};
-    std::memcpy(&sin6, a->bytes, sizeof sin6);
-    sin6.sin6_port = htons(port);
-    std::memcpy(a->bytes, &sin6, sizeof sin6);
-  }
 }
 
 // Copies the IPv4 and IPv6 entries of `list` into `out` (at most `capacity`), with `port`.
@@ -71,14 +42,7 @@ std::size_t copy_addresses(const addrinfo* list, std::uint16_t port, SocketAddre
                            std::size_t capacity) {
   std::size_t n = 0;
   for (const addrinfo* ai = list; ai != nullptr && n < capacity; ai = ai->ai_next) {
-    if (ai->ai_family != AF_INET && ai->ai_family != AF_INET6) continue;
-    const auto length = detail::checked_socket_length(ai->ai_addrlen, sizeof(SocketAddress::bytes));
-    if (ai->ai_addr == nullptr || !length) continue;
-    out[n] = SocketAddress{};
-    std::memcpy(out[n].bytes, ai->ai_addr, *length);
-    out[n].size = *length;
-    set_port(&out[n], port);
-    ++n;
+    if (detail::copy_socket_address(ai->ai_addr, ai->ai_addrlen, port, &out[n])) ++n;
   }
   return n;
 }
@@ -98,22 +62,6 @@ int resolve(const char* host, std::uint16_t port, SocketAddress* out, std::size_
   ::freeaddrinfo(list);
   return *count == 0 ? EAI_NONAME : 0;
 }
-
-// Copies a numeric host into `buf` without the brackets of an IPv6 literal; false if it
-// does not fit or the brackets do not match.
-bool strip_brackets(const char* host, char (&buf)[kMaxNumericHost + 1]) {
-  std::size_t len = std::strlen(host);
-  if (len > kMaxNumericHost) return false;
-  if (host[0] == '[') {
-    if (len < 2 || host[len - 1] != ']') return false;
-    ++host;
-    len -= 2;
-  }
-  std::memcpy(buf, host, len);
-  buf[len] = '\0';
-  return true;
-}
-
 // The status of a failed connect() or SO_ERROR value.
 Status connect_status(int error) {
   switch (error) {
@@ -198,39 +146,6 @@ constexpr int kSendFlags = 0;  // SO_NOSIGPIPE on the socket does the same.
 
 }  // namespace
 
-Status parse_numeric_address(const char* host, std::uint16_t port, SocketAddress* out) {
-  if (host == nullptr || out == nullptr || !looks_numeric(host)) return Status::kInvalidArgument;
-  char buf[kMaxNumericHost + 1];
-  if (!strip_brackets(host, buf) || buf[0] == '\0') return Status::kInvalidArgument;
-  // inet_aton / inet_pton rather than getaddrinfo(AI_NUMERICHOST): the same answers without
-  // the allocations getaddrinfo makes inside libc, so a request's step loop stays heap-free.
-  *out = SocketAddress{};
-  if (std::strchr(buf, ':') == nullptr) {
-    sockaddr_in sin{};
-    sin.sin_family = AF_INET;
-    if (::inet_aton(buf, &sin.sin_addr) == 0) return Status::kInvalidArgument;  // Also "127.1".
-    std::memcpy(out->bytes, &sin, sizeof sin);
-    out->size = sizeof sin;
-  } else {
-    sockaddr_in6 sin6{};
-    sin6.sin6_family = AF_INET6;
-    char* zone = std::strchr(buf, '%');
-    if (zone != nullptr) {
-      *zone++ = '\0';
-      char* end = nullptr;
-      const auto index = std::strtoul(zone, &end, 10);
-      sin6.sin6_scope_id = (*zone != '\0' && *end == '\0') ? static_cast<std::uint32_t>(index)
-                                                           : ::if_nametoindex(zone);
-      if (sin6.sin6_scope_id == 0) return Status::kInvalidArgument;
-    }
-    if (::inet_pton(AF_INET6, buf, &sin6.sin6_addr) != 1) return Status::kInvalidArgument;
-    std::memcpy(out->bytes, &sin6, sizeof sin6);
-    out->size = sizeof sin6;
-  }
-  set_port(out, port);
-  return Status::kOk;
-}
-
 TcpTransport::~TcpTransport() { close(); }
 
 Status TcpTransport::start(const char* host, std::uint16_t port, Millis now,
@@ -243,7 +158,7 @@ Status TcpTransport::start(const char* host, std::uint16_t port, Millis now,
   failure_ = Status::kInvalidArgument;
   state_ = State::kFailed;
   if (host == nullptr || host[0] == '\0' || port == 0) return failure_;
-  if (looks_numeric(host)) {
+  if (is_numeric_host(host)) {
     // Numeric hosts yield one address; a malformed one is the caller's error, not a lookup.
     if (parse_numeric_address(host, port, &addresses_[0]) != Status::kOk) return failure_;
     address_count_ = 1;
@@ -274,7 +189,7 @@ Status TcpTransport::start(const SocketAddress* addresses, std::size_t count, Mi
   for (std::size_t i = 0; i < count; ++i) {
     const SocketAddress& a = addresses[i];
     if (a.size == 0 || a.size > sizeof a.bytes) return failure_;
-    const int family = family_of(a);
+    const int family = address_family(a);
     if ((family == AF_INET && a.size < sizeof(sockaddr_in)) ||
         (family == AF_INET6 && a.size < sizeof(sockaddr_in6)) ||
         (family != AF_INET && family != AF_INET6)) {
@@ -296,12 +211,12 @@ Status TcpTransport::begin_race(Millis now) {
     const bool want_v6 = n % 2 == 0;
     std::size_t* cursor = want_v6 ? &v6 : &v4;
     const int family = want_v6 ? AF_INET6 : AF_INET;
-    while (*cursor < address_count_ && family_of(addresses_[*cursor]) != family) ++*cursor;
+    while (*cursor < address_count_ && address_family(addresses_[*cursor]) != family) ++*cursor;
     if (*cursor == address_count_) {
       // This family has no address left: take the other one's next.
       cursor = want_v6 ? &v4 : &v6;
       const int other = want_v6 ? AF_INET : AF_INET6;
-      while (*cursor < address_count_ && family_of(addresses_[*cursor]) != other) ++*cursor;
+      while (*cursor < address_count_ && address_family(addresses_[*cursor]) != other) ++*cursor;
     }
     ordered[n] = addresses_[*cursor];
     ++*cursor;
@@ -324,7 +239,7 @@ Status TcpTransport::start_attempt(Millis now) {
   const std::size_t i = next_address_++;
   next_attempt_at_ = now + kConnectionAttemptDelay;
   const SocketAddress& a = addresses_[i];
-  const int fd = open_socket(family_of(a));
+  const int fd = open_socket(address_family(a));
   if (fd < 0) {
     // EAFNOSUPPORT (no IPv6 on this device) lands here and moves on like a refusal.
     const int error = errno;
@@ -521,7 +436,7 @@ std::size_t TcpTransport::describe_failure(char* out, std::size_t size) const {
     if (attempt_error_[i] == 0) continue;
     char host[INET6_ADDRSTRLEN] = "?";
     std::uint16_t port = 0;
-    const bool v6 = family_of(addresses_[i]) == AF_INET6;
+    const bool v6 = address_family(addresses_[i]) == AF_INET6;
     if (v6) {
       sockaddr_in6 sin6{};
       std::memcpy(&sin6, addresses_[i].bytes, sizeof sin6);

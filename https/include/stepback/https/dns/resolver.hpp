@@ -117,9 +117,6 @@ class FixedResolver final : public Resolver {
   ResolveResult result_;
 };
 
-// Sets the port of `address` (IPv4 or IPv6) to `port`; false when it is neither family.
-bool set_address_port(SocketAddress* address, std::uint16_t port);
-
 }  // namespace stepback::https
 
 #endif  // STEPBACK_HTTPS_DNS_RESOLVER_HPP_

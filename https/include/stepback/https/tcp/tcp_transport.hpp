@@ -20,23 +20,11 @@
 #include <cstdint>
 
 #include "stepback/core/millis.hpp"
+#include "stepback/https/tcp/address.hpp"
 #include "stepback/https/transport.hpp"
 #include "stepback/https/types.hpp"
 
 namespace stepback::https {
-
-// One IPv4 or IPv6 socket address with its port, held in the OS's sockaddr layout.
-struct SocketAddress {
-  // The sockaddr_in or sockaddr_in6 bytes; 128 is the size of sockaddr_storage.
-  alignas(8) std::uint8_t bytes[128] = {};
-  // How many of `bytes` are in use; 0 for no address.
-  std::uint32_t size = 0;
-};
-
-// Parses a numeric IPv4 or IPv6 literal ("192.0.2.1", "::1", "[::1]", "fe80::1%eth0") with
-// `port` into *out without touching DNS; kInvalidArgument when `host` is not such a literal.
-[[nodiscard]] Status parse_numeric_address(const char* host, std::uint16_t port,
-                                           SocketAddress* out);
 
 // A TCP connection that never blocks after start(): connect, send and receive report
 // kWouldBlock and say what to poll for. The descriptor is close-on-exec, non-blocking, has
