@@ -41,7 +41,7 @@ cd "$(dirname "$0")/.."
 targets=(
   "http1_response_parser tests/fuzz/http1_response_parser_fuzz tests/fuzz/corpus/response"
   "transfer_state tests/transfer/transfer_state_fuzz tests/transfer/corpus/state"
-  "operation_json tests/operation/operation_json_fuzz tests/fuzz/corpus/operation"
+  "operation_json tests/transfer/operation_json_fuzz tests/fuzz/corpus/operation"
   "retry_after tests/fuzz/retry_after_fuzz tests/fuzz/corpus/retry_after"
   "url tests/fuzz/url_fuzz tests/fuzz/corpus/url"
   "retry_info tests/fuzz/retry_info_fuzz tests/fuzz/corpus/retry_info"
