@@ -19,7 +19,7 @@ namespace {
 constexpr std::size_t kTlsArenaBytes = std::size_t{96} * 1024;
 alignas(16) std::uint8_t g_tls_arena[kTlsArenaBytes];
 
-// The client's buffers. Static rather than on the stack: together they are 36 KiB.
+// The client's buffers. Static rather than on the stack: together they are 60 KiB.
 std::uint8_t g_request_head[8 * 1024];
 // Response heads up to 32 KiB: Cloud Storage's carry many x-goog-* fields, and some servers
 // send large cookies; an app gives the Client the buffer its servers need.

@@ -16,7 +16,7 @@ enum class Status : std::uint8_t {
   kClosed,           // The peer closed the connection in an orderly way.
   kInvalidArgument,  // A caller-supplied value is malformed (URL, header, method).
   kBufferTooSmall,   // The caller's buffer cannot hold what has to be written.
-  kDnsFailed,        // getaddrinfo found no address.
+  kDnsFailed,        // The name lookup failed for a reason that may pass (see ResolveError).
   kConnectFailed,    // Refused or unreachable on every address.
   kConnectTimeout,
   kTlsHandshake,     // The handshake failed for a reason other than verification.
