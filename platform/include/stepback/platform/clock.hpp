@@ -1,5 +1,6 @@
 // Clock shims. The monotonic clock counts time the device spends suspended, because a
-// backoff wait is about the server's time, not the CPU's (docs/architecture.md, "Where time, randomness and memory come from").
+// backoff wait is about the server's time, not the CPU's (docs/architecture.md, "Where time,
+// randomness and memory come from").
 #ifndef STEPBACK_PLATFORM_CLOCK_HPP_
 #define STEPBACK_PLATFORM_CLOCK_HPP_
 
