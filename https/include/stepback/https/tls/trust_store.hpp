@@ -65,11 +65,7 @@
 //         (SecCertificateCreateWithData, SecPolicyCreateSSL(true, host)) and sets
 //         MBEDTLS_X509_BADCERT_NOT_TRUSTED unless SecTrustEvaluateWithError() trusts it.
 //
-// Public-key pinning (PublicKeyPin, TlsClientConfig::set_public_key_pins): SHA-256 of a
-// certificate's DER SubjectPublicKeyInfo, as OkHttp's CertificatePinner ("sha256/BASE64")
-// and Android's network security config (<pin digest="SHA-256">BASE64</pin>) express it.
-// A handshake passes when ANY certificate of the verified chain (leaf, intermediates or the
-// trust anchor; OkHttp's rule) has a pinned key.
+// Public-key pinning (PublicKeyPin and its functions) is declared in pins.hpp, included here.
 #ifndef STEPBACK_HTTPS_TLS_TRUST_STORE_HPP_
 #define STEPBACK_HTTPS_TLS_TRUST_STORE_HPP_
 
@@ -78,6 +74,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "stepback/https/tls/pins.hpp"
 #include "stepback/https/types.hpp"
 
 namespace stepback::https {
@@ -108,26 +105,6 @@ enum class DirectoryHash : std::uint8_t {
   kSubjectHashOld,  // Before OpenSSL 1.0 (Android's cacerts directories).
   kBoth,            // Try the current hash, then the old one (c_rehash -compat folders).
 };
-
-// A pinned public key: SHA-256 of a certificate's DER SubjectPublicKeyInfo.
-struct PublicKeyPin {
-  std::uint8_t sha256[32] = {};
-};
-
-// Reads "sha256/BASE64" (OkHttp's form) or the bare 44-character BASE64 (Android's network
-// security config) into *pin; kInvalidArgument for anything else.
-[[nodiscard]] Status parse_public_key_pin(const char* text, PublicKeyPin* pin);
-
-// The pin of `cert`'s public key.
-PublicKeyPin public_key_pin_of(const mbedtls_x509_crt& cert);
-
-// Whether `cert`'s public key is one of the `count` pins.
-bool matches_pin(const mbedtls_x509_crt& cert, const PublicKeyPin* pins, std::size_t count);
-
-// Whether any certificate of the linked chain starting at `chain` matches one of the pins
-// (for a check after the handshake, e.g. on mbedtls_ssl_get_peer_cert(): note that the peer's
-// chain as sent need not contain the trust anchor).
-bool chain_matches_pins(const mbedtls_x509_crt* chain, const PublicKeyPin* pins, std::size_t count);
 
 // The trust anchors of a client, found on demand. See the top of this file.
 class TrustStore {
@@ -213,7 +190,7 @@ class TrustStore {
     std::int64_t mtime = 0;
     std::uint64_t inode = 0;
   };
-  class Scan;  // The PEM/DER scanner of one file or buffer (trust_store.cpp).
+  class Scan;  // The PEM/DER scanner of one file or buffer (src/tls/cert_scanner.hpp).
 
   Status add_path(Kind kind, const char* path, DirectoryHash hash);
   Status index_source(Source* source);
