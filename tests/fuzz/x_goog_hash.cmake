@@ -5,6 +5,8 @@ include(${CMAKE_CURRENT_LIST_DIR}/fuzz_target.cmake)
 stepback_fuzz_target(NAME x_goog_hash COMPONENT transfer
   REPLAY_LIBS stepback::transfer
   FUZZ_SOURCES ${PROJECT_SOURCE_DIR}/https/src/integrity/integrity.cpp
+               ${PROJECT_SOURCE_DIR}/https/src/integrity/base64.cpp
+               ${PROJECT_SOURCE_DIR}/https/src/integrity/crc32c.cpp
                ${PROJECT_SOURCE_DIR}/transfer/src/metadata_scan.cpp
   FUZZ_LIBS stepback::core MbedTLS::mbedcrypto
   INCLUDES ${PROJECT_SOURCE_DIR}/https/include ${PROJECT_SOURCE_DIR}/transfer/include)

@@ -1,8 +1,9 @@
-// Integrity of a downloaded body: CRC32C (hardware on x86-64 and aarch64, tables elsewhere)
-// and MD5 (mbedTLS), checked against the digests a response announces in `x-goog-hash`
-// (Cloud Storage: "crc32c=BASE64,md5=BASE64", of the whole object, also on 206) or
-// `Content-MD5`. Nothing here allocates, throws or reads anything but the caller's bytes; a
-// header value that does not parse strictly is ignored (no expectation), never trusted.
+// Integrity of a downloaded body: CRC32C (crc32c.hpp: hardware on x86-64 and aarch64, tables
+// elsewhere) and MD5 (mbedTLS), checked against the digests a response announces in
+// `x-goog-hash` (Cloud Storage: "crc32c=BASE64,md5=BASE64", of the whole object, also on 206)
+// or `Content-MD5` (their base64 read by base64.hpp). Nothing here allocates, throws or reads
+// anything but the caller's bytes; a header value that does not parse strictly is ignored (no
+// expectation), never trusted.
 //
 // Use: one IntegrityCheck per representation. Feed it each response's fields (add_header(),
 // or add_x_goog_hash() / add_content_md5() per field line, since x-goog-hash may come more
@@ -19,59 +20,11 @@
 #include <cstdint>
 #include <string_view>
 
+#include "stepback/https/integrity/base64.hpp"
+#include "stepback/https/integrity/crc32c.hpp"
 #include "stepback/https/types.hpp"
 
 namespace stepback::https {
-
-// ---- CRC32C ------------------------------------------------------------------------------
-
-// CRC-32C (Castagnoli: reflected polynomial 0x82F63B78, initial value and final XOR
-// 0xFFFFFFFF), the CRC of iSCSI, ext4 and Cloud Storage. `crc` is the CRC of the bytes so far
-// (0 for none): crc32c_extend(crc32c(a), b) == crc32c(a followed by b). "123456789" gives
-// 0xE3069283. Uses the fastest path this CPU has (crc32c_path()).
-[[nodiscard]] std::uint32_t crc32c_extend(std::uint32_t crc, ConstBytes bytes);
-
-// The CRC-32C of `bytes`.
-[[nodiscard]] inline std::uint32_t crc32c(ConstBytes bytes) { return crc32c_extend(0, bytes); }
-
-// The ways of computing CRC-32C; all give the same values.
-enum class Crc32cPath : std::uint8_t {
-  kTable,   // Portable slicing-by-8 (8 KiB of constant tables); every target.
-  kSse42,   // x86-64 SSE4.2 crc32q on eight interleaved streams joined with PCLMULQDQ
-            // (needs both; GCC and clang).
-  kArmCrc,  // AArch64 CRC32 extension crc32cx on three interleaved streams joined with
-            // table shifts (GCC and clang).
-};
-
-// "table", "sse4.2", "arm-crc".
-[[nodiscard]] const char* to_string(Crc32cPath path);
-
-// Whether `path` is compiled into this build and supported by this CPU: kTable always; kSse42
-// when CPUID reports SSE4.2 and PCLMULQDQ (or the build targets both); kArmCrc when
-// getauxval(AT_HWCAP) has HWCAP_CRC32 on Linux and Android, elsewhere when the build targets
-// the extension (__ARM_FEATURE_CRC32). The answer is computed once and cached (a relaxed atomic).
-[[nodiscard]] bool crc32c_path_available(Crc32cPath path);
-
-// The path crc32c_extend() takes here: a hardware one when available, else kTable.
-[[nodiscard]] Crc32cPath crc32c_path();
-
-// crc32c_extend() through `path` (for tests and benchmarks); a path that is not available
-// computes through kTable instead, so the answer is always right.
-[[nodiscard]] std::uint32_t crc32c_extend_with(Crc32cPath path, std::uint32_t crc,
-                                               ConstBytes bytes);
-
-// ---- Base64 (RFC 4648 section 4, standard alphabet, padded) -----------------------------
-
-// Decodes `text` into exactly `size` bytes at `out`. Strict: the text is exactly
-// 4 * ceil(size / 3) characters of the standard alphabet with the padding '=' that length
-// needs and nowhere else, and the bits the padding leaves over are zero (canonical), so each
-// byte string has one accepted spelling. No whitespace, no URL-safe alphabet. False for
-// anything else, with `out` unspecified.
-[[nodiscard]] bool base64_decode_exact(std::string_view text, std::uint8_t* out, std::size_t size);
-
-// Writes the padded base64 of `bytes` to `out` (no NUL) and returns its length,
-// 4 * ceil(bytes.size / 3); 0 and nothing written when that exceeds `capacity`.
-std::size_t base64_encode(ConstBytes bytes, char* out, std::size_t capacity);
 
 // ---- Expectations and results -------------------------------------------------------------
 
