@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "stepback/https/integrity/crc32c.hpp"
 #include "stepback/transfer/state.hpp"
 
 namespace {
@@ -68,7 +69,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::memcpy(g_framed, head, sizeof head);
   if (size > 0) std::memcpy(g_framed + sizeof head, data, size);
   const std::uint32_t crc =
-      stepback::transfer::crc32c(stepback::https::ConstBytes{g_framed, sizeof head + size});
+      stepback::https::crc32c(stepback::https::ConstBytes{g_framed, sizeof head + size});
   for (int i = 0; i < 4; ++i) {
     g_framed[sizeof head + size + static_cast<std::size_t>(i)] =
         static_cast<std::uint8_t>(crc >> (8 * i));

@@ -1,5 +1,5 @@
 // The transfer state record: round trips, the frame's refusals (cut, damaged, foreign,
-// newer, self-contradictory), the restore rule for the wait under way, CRC-32C, and a
+// newer, self-contradictory), the restore rule for the wait under way, the frame's CRC-32C, and a
 // randomized mutation run that drives nanopb's decoder with records whose checksum is
 // recomputed, so that damage gets past the frame.
 #include "stepback/transfer/state.hpp"
@@ -12,6 +12,8 @@
 #include <random>
 #include <string>
 #include <vector>
+
+#include "stepback/https/integrity/crc32c.hpp"
 
 namespace stepback::transfer {
 namespace {
@@ -58,7 +60,7 @@ StateStatus decode(const std::vector<std::uint8_t>& bytes, TransferState* out) {
 void reseal(std::vector<std::uint8_t>* bytes) {
   if (bytes->size() < 16) return;
   const std::size_t body = bytes->size() - 4;
-  const std::uint32_t crc = crc32c(ConstBytes{bytes->data(), body});
+  const std::uint32_t crc = https::crc32c(ConstBytes{bytes->data(), body});
   for (int i = 0; i < 4; ++i)
     (*bytes)[body + static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(crc >> (8 * i));
 }
@@ -229,13 +231,25 @@ TEST(TransferState, TheRestoredWaitIsNeverLongerNorBelowZero) {
   EXPECT_EQ(remaining_wait(s, at(s.saved_wall_ms)), Millis(0));
 }
 
-TEST(TransferState, Crc32cMatchesTheStandardCheckValue) {
+// The frame ends with the CRC-32C (Castagnoli) of everything before it, little-endian: the
+// format's checksum, computed here bit by bit apart from the library's.
+TEST(TransferState, TheRecordEndsWithTheCrc32cOfWhatPrecedesIt) {
+  const auto crc32c_bitwise = [](const std::uint8_t* p, std::size_t n) {
+    std::uint32_t c = 0xFFFFFFFFU;
+    for (std::size_t i = 0; i < n; ++i) {
+      c ^= p[i];
+      for (int k = 0; k < 8; ++k) c = (c & 1U) != 0 ? (c >> 1) ^ 0x82F63B78U : c >> 1;
+    }
+    return ~c;
+  };
   const char* text = "123456789";
-  EXPECT_EQ(crc32c(ConstBytes{reinterpret_cast<const std::uint8_t*>(text), 9}), 0xE3069283U);
-  // Continued across pieces.
-  const std::uint32_t first = crc32c(ConstBytes{reinterpret_cast<const std::uint8_t*>(text), 4});
-  EXPECT_EQ(crc32c(ConstBytes{reinterpret_cast<const std::uint8_t*>(text) + 4, 5}, first),
-            0xE3069283U);
+  ASSERT_EQ(crc32c_bitwise(reinterpret_cast<const std::uint8_t*>(text), 9), 0xE3069283U);
+  const std::vector<std::uint8_t> bytes = encode(sample());
+  ASSERT_GE(bytes.size(), 16U);
+  const std::size_t body = bytes.size() - 4;
+  std::uint32_t trailer = 0;
+  for (int i = 3; i >= 0; --i) trailer = (trailer << 8) | bytes[body + static_cast<std::size_t>(i)];
+  EXPECT_EQ(trailer, crc32c_bitwise(bytes.data(), body));
 }
 
 // Random damage behind a valid frame: byte changes, cuts, insertions, all resealed. The

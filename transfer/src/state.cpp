@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "stepback/core/policy.hpp"
+#include "stepback/https/integrity/crc32c.hpp"
 #include "stepback_transfer_state.pb.h"
 
 #if defined(PB_ENABLE_MALLOC)
@@ -32,19 +33,6 @@ static_assert(sizeof(Message{}.url) == kMaxStateUrl + 1 &&
                   sizeof(Message{}.session_uri) == kMaxStateSessionUri + 1 &&
                   sizeof(Message{}.validator) == kMaxStateValidator + 1,
               "the .options bounds and state.hpp's must agree");
-
-// The CRC-32C table (reflected polynomial 0x82F63B78), built at compile time.
-struct CrcTable {
-  std::uint32_t entries[256] = {};
-  constexpr CrcTable() {
-    for (std::uint32_t i = 0; i < 256; ++i) {
-      std::uint32_t c = i;
-      for (int k = 0; k < 8; ++k) c = (c & 1U) != 0 ? (c >> 1) ^ 0x82F63B78U : c >> 1;
-      entries[i] = c;
-    }
-  }
-};
-constexpr CrcTable kCrcTable;
 
 void put_u16(std::uint8_t* p, std::uint16_t v) {
   p[0] = static_cast<std::uint8_t>(v);
@@ -170,7 +158,7 @@ StateStatus encode_state(const TransferState& state, https::MutableBytes out,
   put_u16(out.data + 6, 0);
   put_u32(out.data + 8, length);
   const std::size_t body = kHeaderBytes + length;
-  put_u32(out.data + body, crc32c(https::ConstBytes{out.data, body}));
+  put_u32(out.data + body, https::crc32c(https::ConstBytes{out.data, body}));
   *written = body + kCrcBytes;
   return StateStatus::kOk;
 }
@@ -190,7 +178,7 @@ StateStatus decode_state(https::ConstBytes in, TransferState* out) {
   const std::size_t body = kHeaderBytes + length;
   if (in.size < body + kCrcBytes) return StateStatus::kTruncated;
   if (in.size > body + kCrcBytes) return StateStatus::kCorrupt;
-  if (get_u32(in.data + body) != crc32c(https::ConstBytes{in.data, body})) {
+  if (get_u32(in.data + body) != https::crc32c(https::ConstBytes{in.data, body})) {
     return StateStatus::kCorrupt;
   }
   Message m = stepback_pb_transfer_TransferState_init_zero;
@@ -225,14 +213,6 @@ Millis remaining_wait(const TransferState& state, Millis wall_now) {
   // Until the release instant by the wall clock now (none left once it has passed).
   const std::int64_t until_release = state.release_wall_ms > now ? state.release_wall_ms - now : 0;
   return min(state.wait_remaining, Millis(static_cast<std::uint64_t>(until_release)));
-}
-
-std::uint32_t crc32c(https::ConstBytes data, std::uint32_t crc) {
-  crc = ~crc;
-  for (std::size_t i = 0; i < data.size; ++i) {
-    crc = kCrcTable.entries[(crc ^ data.data[i]) & 0xFFU] ^ (crc >> 8);
-  }
-  return ~crc;
 }
 
 }  // namespace stepback::transfer

@@ -93,9 +93,6 @@ class TransferState {
 // set back (or a reboot) cannot lengthen the wait, nor one set forward cut it below zero.
 Millis remaining_wait(const TransferState& state, Millis wall_now);
 
-// CRC-32C (Castagnoli, as Cloud Storage's crc32c) of `data`, continuing from `crc` (0 to start).
-std::uint32_t crc32c(https::ConstBytes data, std::uint32_t crc = 0);
-
 }  // namespace stepback::transfer
 
 #endif  // STEPBACK_TRANSFER_STATE_HPP_
