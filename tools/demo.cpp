@@ -11,7 +11,6 @@
 #include "args.hpp"
 #include "demo_server.hpp"
 #include "client_loop.hpp"
-#include "get.hpp"
 #include "schedule.hpp"
 #include "stepback/core/budget.hpp"
 #include "stepback/core/retry_machine.hpp"

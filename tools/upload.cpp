@@ -15,7 +15,7 @@
 
 #include "args.hpp"
 #include "client_loop.hpp"
-#include "get.hpp"
+#include "request_flags.hpp"
 #include "schedule.hpp"
 #include "stepback/core/budget.hpp"
 #include "stepback/core/retry_machine.hpp"
@@ -37,7 +37,6 @@ namespace stepback::tools {
 namespace {
 
 constexpr const char* kPrefix = "stepback upload: ";
-constexpr const char* kSystemBundle = "/etc/ssl/certs/ca-certificates.crt";
 constexpr const char* kUserAgent = "stepback/" STEPBACK_VERSION;
 constexpr std::size_t kMaxHeaders = transfer::kMaxUploadHeaders;
 constexpr std::uint64_t kDefaultChunk = std::uint64_t{8} * 1024 * 1024;

@@ -1,0 +1,143 @@
+#include "request_flags.hpp"
+
+#include <string>
+#include <utility>
+
+#include "args.hpp"
+#include "schedule.hpp"
+#include "stepback/https/tls/trust_store.hpp"
+
+namespace stepback::tools {
+namespace {
+
+// Longest --max-backoff and --deadline accepted, in seconds; the policy's own limits.
+constexpr std::uint64_t kMaxSeconds = 400ULL * 24 * 3600;
+
+// The process's trust store: fixed buffers, roots parsed only while a handshake verifies.
+https::TrustStore g_trust_store;
+
+}  // namespace
+
+// Parses "12", "0.5" or "2.25" seconds (at most millisecond precision, at most kMaxSeconds).
+std::optional<Millis> parse_seconds(std::string_view text) {
+  const std::size_t dot = text.find('.');
+  const std::optional<std::uint64_t> whole = parse_u64(text.substr(0, dot));
+  if (!whole || *whole > kMaxSeconds) return std::nullopt;
+  std::uint64_t ms = *whole * 1000;
+  if (dot != std::string_view::npos) {
+    const std::string_view fraction = text.substr(dot + 1);
+    if (fraction.empty() || fraction.size() > 3) return std::nullopt;
+    const std::optional<std::uint64_t> digits = parse_u64(fraction);
+    if (!digits) return std::nullopt;
+    std::uint64_t scaled = *digits;
+    for (std::size_t i = fraction.size(); i < 3; ++i) scaled *= 10;
+    ms += scaled;
+  }
+  return Millis(ms);
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+// Splits "Name: value"; false when there is no colon or the name is empty or holds blanks.
+bool parse_header(std::string_view text, https::Header* out) {
+  const std::size_t colon = text.find(':');
+  if (colon == std::string_view::npos || colon == 0) return false;
+  const std::string_view name = text.substr(0, colon);
+  if (name.find_first_of(" \t") != std::string_view::npos) return false;
+  *out = https::Header{name, trim(text.substr(colon + 1))};
+  return true;
+}
+
+// Sets up the trust anchors and pins the options name; false with *error when none can be.
+bool load_trust(const char* cacert, const char* capath, const https::PublicKeyPin* pins,
+                std::size_t pin_count, https::TlsClientConfig* tls, std::string* error) {
+  if (capath != nullptr) {
+    if (g_trust_store.add_directory(capath) != https::Status::kOk) {
+      *error = std::string("'") + capath +
+               "' is not a hashed CA directory (no <hash>.0 files); run: openssl rehash " + capath;
+      return false;
+    }
+  } else if (cacert != nullptr) {
+    if (g_trust_store.add_bundle(cacert) != https::Status::kOk) {
+      *error = std::string("no usable CA certificate in '") + cacert + "'";
+      return false;
+    }
+  } else if (g_trust_store.add_platform_default() != https::Status::kOk) {
+    *error = std::string("no system CA store found (/etc/ssl/certs, ") + kSystemBundle +
+             ", ...); pass --cacert FILE or --capath DIR";
+    return false;
+  }
+  if (tls->use_trust_store(g_trust_store) != https::Status::kOk) {
+    *error = "cannot use the CA store";
+    return false;
+  }
+  if (pin_count > 0) tls->set_public_key_pins(pins, pin_count);
+  return true;
+}
+
+void add_retry_flags(std::vector<Flag>* flags, RetryFlags* out) {
+  const auto seconds = [](std::optional<Millis>* into, bool zero_allowed) {
+    return [into, zero_allowed](std::string_view value, std::string*) {
+      const std::optional<Millis> s = parse_seconds(value);
+      if (!s || (!zero_allowed && s->count() == 0)) return false;
+      *into = s;
+      return true;
+    };
+  };
+  flags->push_back(profile_flag(&out->profile));
+  flags->push_back(value_flag("--max-retries", "expected an integer in 0..1000",
+                              [out](std::string_view value, std::string*) {
+                                const std::optional<std::uint64_t> n = parse_u64(value);
+                                if (!n || *n > 1000) return false;
+                                out->max_retries = static_cast<std::uint32_t>(*n);
+                                return true;
+                              }));
+  flags->push_back(value_flag("--max-backoff", "expected seconds such as 30 or 0.5, above 0",
+                              seconds(&out->max_backoff, false)));
+  flags->push_back(value_flag("--deadline", "expected seconds such as 30 or 0.5, 0 for none",
+                              seconds(&out->deadline, true)));
+  flags->push_back(strategy_flag("--jitter", &out->jitter));
+  flags->push_back(value_flag("--idempotency", "allowed: auto, strict, yes, no",
+                              [out](std::string_view value, std::string*) {
+                                using I = https::RequestSpec::Idempotency;
+                                for (const auto& [name, rule] :
+                                     {std::pair{"auto", I::kByMethod},
+                                      std::pair{"strict", I::kStrict}, std::pair{"yes", I::kYes},
+                                      std::pair{"no", I::kNo}}) {
+                                  if (value == name) {
+                                    out->idempotency = rule;
+                                    return true;
+                                  }
+                                }
+                                return false;
+                              }));
+}
+
+// The profile's retry policy with the command line's overrides; nullopt (and *error) when
+// they do not make a usable policy.
+std::optional<Policy> make_policy(const RetryFlags& o, std::string* error) {
+  Policy p = o.profile->retry;
+  if (o.max_retries) p.max_retries = *o.max_retries;
+  if (o.max_backoff) {
+    p.max_backoff = *o.max_backoff;
+    p.initial_delay = min(p.initial_delay, p.max_backoff);
+  }
+  if (o.deadline) p.total_deadline = *o.deadline;
+  if (o.jitter) p.jitter = *o.jitter;
+  if (p.max_backoff > kMaxBackoffLimit) {
+    *error = "--max-backoff is at most " + std::to_string(kMaxBackoffLimit.count() / 1000) + " s";
+    return std::nullopt;
+  }
+  if (!valid(p)) {
+    *error = "--deadline must be 0 (none) or at least the first backoff (" +
+             std::to_string(p.initial_delay.count()) + " ms)";
+    return std::nullopt;
+  }
+  return p;
+}
+
+}  // namespace stepback::tools

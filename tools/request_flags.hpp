@@ -1,0 +1,57 @@
+// The request flags the subcommands that make requests (get, upload) share: the retry flags,
+// headers, seconds and the trust anchors. Their main loop, exit codes and buffers are in
+// client_loop.hpp, their progress lines in reporter.hpp.
+#ifndef STEPBACK_TOOLS_REQUEST_FLAGS_HPP_
+#define STEPBACK_TOOLS_REQUEST_FLAGS_HPP_
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "args.hpp"
+#include "stepback/core/millis.hpp"
+#include "stepback/https/client.hpp"
+#include "stepback/https/tls/tls.hpp"
+#include "stepback/https/tls/trust_store.hpp"
+#include "stepback/https/types.hpp"
+#include "stepback/core/policy.hpp"
+#include "stepback/profiles/active.hpp"
+
+namespace stepback::tools {
+
+// The system's CA bundle, named in help texts and messages.
+inline constexpr const char* kSystemBundle = "/etc/ssl/certs/ca-certificates.crt";
+
+// The retry flags: --profile, --max-retries, --max-backoff, --deadline, --jitter and
+// --idempotency, on top of the profile compiled in.
+struct RetryFlags {
+  const profiles::DeviceProfile* profile = &profiles::active;
+  std::optional<std::uint32_t> max_retries;
+  std::optional<Millis> max_backoff;
+  std::optional<Millis> deadline;
+  std::optional<Jitter> jitter;
+  https::RequestSpec::Idempotency idempotency = https::RequestSpec::Idempotency::kByMethod;
+};
+// Appends the retry flags to a subcommand's flag table, each writing into *out.
+void add_retry_flags(std::vector<Flag>* flags, RetryFlags* out);
+// The profile's retry policy with the flags' overrides; nullopt with *error when they do not
+// make a usable policy.
+std::optional<Policy> make_policy(const RetryFlags& flags, std::string* error);
+
+// Parses "12", "0.5" or "2.25" seconds (at most millisecond precision); nullopt otherwise.
+std::optional<Millis> parse_seconds(std::string_view text);
+// `s` without leading and trailing blanks (spaces, tabs).
+std::string_view trim(std::string_view s);
+// Splits "Name: value"; false when there is no colon or the name is empty or holds blanks.
+bool parse_header(std::string_view text, https::Header* out);
+// Sets up the trust anchors (a hashed --capath directory, a --cacert bundle, or the system's
+// store, looked up on demand) and `pin_count` public-key pins on `tls`; false with *error.
+bool load_trust(const char* cacert, const char* capath, const https::PublicKeyPin* pins,
+                std::size_t pin_count, https::TlsClientConfig* tls, std::string* error);
+
+}  // namespace stepback::tools
+
+#endif  // STEPBACK_TOOLS_REQUEST_FLAGS_HPP_
