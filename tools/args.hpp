@@ -2,7 +2,8 @@
 // subcommand declares its flags in a table (name, whether it takes a value, what a valid value
 // is, and what to do with it) and parse_flags() walks argv against it, so that "--name value"
 // and "--name=value", --help, unknown options, missing values and switches given a value are
-// handled, and worded, once. Also strict decimal numbers and lists of names.
+// handled, and worded, once. Also strict decimal numbers, lists of names, and the flags that
+// name a device profile or a jitter strategy.
 #ifndef STEPBACK_TOOLS_ARGS_HPP_
 #define STEPBACK_TOOLS_ARGS_HPP_
 
@@ -13,6 +14,9 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "stepback/core/policy.hpp"
+#include "stepback/profiles/profile.hpp"
 
 namespace stepback::tools {
 
@@ -97,6 +101,17 @@ std::optional<std::uint64_t> parse_u64(std::string_view text);
 
 // "a, b, c": the allowed values of a flag, for error messages.
 std::string join_names(std::initializer_list<const char*> names);
+
+// The profile called `name` ("desktop" or "mobile"), or nullptr.
+const profiles::DeviceProfile* find_profile(std::string_view name);
+
+// The jitter strategy called `name` (as to_string(Jitter) spells it), or nullopt.
+std::optional<Jitter> find_strategy(std::string_view name);
+
+// The flag table entries the subcommands share: --profile NAME (desktop or mobile) into
+// *out, and a jitter strategy flag called `name` (--strategy, --jitter) into *out.
+Flag profile_flag(const profiles::DeviceProfile** out);
+Flag strategy_flag(std::string_view name, std::optional<Jitter>* out);
 
 }  // namespace stepback::tools
 

@@ -11,7 +11,6 @@
 #include "args.hpp"
 #include "demo_server.hpp"
 #include "client_loop.hpp"
-#include "schedule.hpp"
 #include "stepback/core/budget.hpp"
 #include "stepback/core/retry_machine.hpp"
 #include "stepback/https/http/request_writer.hpp"

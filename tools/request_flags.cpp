@@ -4,7 +4,6 @@
 #include <utility>
 
 #include "args.hpp"
-#include "schedule.hpp"
 #include "stepback/https/tls/trust_store.hpp"
 
 namespace stepback::tools {

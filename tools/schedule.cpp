@@ -8,19 +8,12 @@
 #include "stepback/core/retry_machine.hpp"
 #include "stepback/platform/random.hpp"
 #include "stepback/profiles/active.hpp"
-#include "stepback/profiles/desktop.hpp"
-#include "stepback/profiles/mobile.hpp"
 
 namespace stepback::tools {
 namespace {
 
 constexpr const char* kPrefix = "stepback schedule: ";
 
-// Allowed values, kept next to the tables find_profile() and find_strategy() search.
-std::string profile_names() { return join_names({"desktop", "mobile"}); }
-std::string strategy_names() {
-  return join_names({"seed", "full", "equal", "decorrelated", "none"});
-}
 constexpr const char* kSeedRange = "a decimal integer in 0..18446744073709551615";
 
 std::size_t digits(std::uint64_t v) {
@@ -51,37 +44,6 @@ Schedule compute_schedule(const Policy& policy, RandomSource& random) {
   }
   schedule.stop = next.outcome;
   return schedule;
-}
-
-const profiles::DeviceProfile* find_profile(std::string_view name) {
-  if (name == profiles::desktop.name) return &profiles::desktop;
-  if (name == profiles::mobile.name) return &profiles::mobile;
-  return nullptr;
-}
-
-std::optional<Jitter> find_strategy(std::string_view name) {
-  for (const Jitter j :
-       {Jitter::kSeed, Jitter::kFull, Jitter::kEqual, Jitter::kDecorrelated, Jitter::kNone}) {
-    if (name == to_string(j)) return j;
-  }
-  return std::nullopt;
-}
-
-Flag profile_flag(const profiles::DeviceProfile** out) {
-  return value_flag("--profile", "allowed: " + profile_names(),
-                    [out](std::string_view value, std::string*) {
-                      const profiles::DeviceProfile* profile = find_profile(value);
-                      if (profile != nullptr) *out = profile;
-                      return profile != nullptr;
-                    });
-}
-
-Flag strategy_flag(std::string_view name, std::optional<Jitter>* out) {
-  return value_flag(name, "allowed: " + strategy_names(),
-                    [out](std::string_view value, std::string*) {
-                      *out = find_strategy(value);
-                      return out->has_value();
-                    });
 }
 
 std::optional<ScheduleOptions> parse_schedule_args(int argc, char** argv, std::string* error) {

@@ -50,17 +50,6 @@ struct ScheduleOptions {
 // one-line message naming the bad argument and the allowed values.
 std::optional<ScheduleOptions> parse_schedule_args(int argc, char** argv, std::string* error);
 
-// The profile called `name` ("desktop" or "mobile"), or nullptr.
-const profiles::DeviceProfile* find_profile(std::string_view name);
-
-// The jitter strategy called `name` (as to_string(Jitter) spells it), or nullopt.
-std::optional<Jitter> find_strategy(std::string_view name);
-
-// The flag table entries the subcommands share: --profile NAME (desktop or mobile) into
-// *out, and a jitter strategy flag called `name` (--strategy, --jitter) into *out.
-Flag profile_flag(const profiles::DeviceProfile** out);
-Flag strategy_flag(std::string_view name, std::optional<Jitter>* out);
-
 // The profile's retry policy with the strategy override of `options` applied.
 Policy effective_policy(const ScheduleOptions& options);
 

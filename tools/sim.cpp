@@ -16,7 +16,6 @@
 #include <vector>
 
 #include "args.hpp"
-#include "schedule.hpp"
 #include "stepback/core/attempt.hpp"
 #include "stepback/core/random.hpp"
 #include "stepback/core/retry_machine.hpp"

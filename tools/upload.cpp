@@ -16,7 +16,6 @@
 #include "args.hpp"
 #include "client_loop.hpp"
 #include "request_flags.hpp"
-#include "schedule.hpp"
 #include "stepback/core/budget.hpp"
 #include "stepback/core/retry_machine.hpp"
 #include "stepback/https/integrity/integrity.hpp"
