@@ -90,36 +90,27 @@ const char* owned_field(std::string_view name) {
   return nullptr;
 }
 
-// Takes one -H 'Name: value' into *o.
-bool add_header(std::string_view value, GetOptions* o, std::string* error) {
-  https::Header h;
-  if (!parse_header(value, &h)) {
-    *error = "invalid header '" + std::string(value) + "' (expected 'Name: value')";
-    return false;
-  }
-  // As curl: Host and User-Agent replace the defaults (an empty User-Agent drops it).
+// The -H fields that are not extra headers: as in curl, Host and User-Agent replace the
+// defaults (an empty User-Agent drops it); the fields stepback writes itself are refused.
+HeaderUse special_header(const https::Header& h, std::string_view written, GetOptions* o,
+                         std::string* error) {
   if (ascii_iequals(h.name, "host")) {
     if (h.value.empty()) {
       *error = "-H 'Host:' cannot remove Host (HTTP/1.1 requires it); give a value";
-      return false;
+      return HeaderUse::kRefused;
     }
     o->host = h.value;
-    return true;
+    return HeaderUse::kTaken;
   }
   if (ascii_iequals(h.name, "user-agent")) {
     o->user_agent = h.value;
-    return true;
+    return HeaderUse::kTaken;
   }
   if (const char* owner = owned_field(h.name)) {
-    *error = "-H '" + std::string(value) + "': " + owner;
-    return false;
+    *error = "-H '" + std::string(written) + "': " + owner;
+    return HeaderUse::kRefused;
   }
-  if (o->header_count == kMaxHeaders) {
-    *error = "too many -H headers (at most " + std::to_string(kMaxHeaders) + ")";
-    return false;
-  }
-  o->headers[o->header_count++] = h;
-  return true;
+  return HeaderUse::kStore;
 }
 
 std::optional<GetOptions> parse_get_args(int argc, char** argv, std::string* error) {
@@ -157,10 +148,10 @@ std::optional<GetOptions> parse_get_args(int argc, char** argv, std::string* err
                    o.method = value;
                    return true;
                  }),
-      value_flag("-H", {},
-                 [&o](std::string_view value, std::string* message) {
-                   return add_header(value, &o, message);
-                 }),
+      header_flag(o.headers, kMaxHeaders, &o.header_count,
+                  [&o](const https::Header& h, std::string_view written, std::string* message) {
+                    return special_header(h, written, &o, message);
+                  }),
       value_flag("--data", {},
                  [&o](std::string_view value, std::string*) {
                    o.data = value;

@@ -51,6 +51,28 @@ bool parse_header(std::string_view text, https::Header* out) {
   return true;
 }
 
+Flag header_flag(https::Header* headers, std::size_t capacity, std::size_t* count,
+                 HeaderHook hook) {
+  return value_flag("-H", {},
+                    [headers, capacity, count, hook = std::move(hook)](std::string_view value,
+                                                                       std::string* error) {
+                      https::Header h;
+                      if (!parse_header(value, &h)) {
+                        *error =
+                            "invalid header '" + std::string(value) + "' (expected 'Name: value')";
+                        return false;
+                      }
+                      const HeaderUse use = hook ? hook(h, value, error) : HeaderUse::kStore;
+                      if (use != HeaderUse::kStore) return use == HeaderUse::kTaken;
+                      if (*count == capacity) {
+                        *error = "too many -H headers (at most " + std::to_string(capacity) + ")";
+                        return false;
+                      }
+                      headers[(*count)++] = h;
+                      return true;
+                    });
+}
+
 // Sets up the trust anchors and pins the options name; false with *error when none can be.
 bool load_trust(const char* cacert, const char* capath, const https::PublicKeyPin* pins,
                 std::size_t pin_count, https::TlsClientConfig* tls, std::string* error) {

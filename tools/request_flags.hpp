@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -47,6 +48,19 @@ std::optional<Millis> parse_seconds(std::string_view text);
 std::string_view trim(std::string_view s);
 // Splits "Name: value"; false when there is no colon or the name is empty or holds blanks.
 bool parse_header(std::string_view text, https::Header* out);
+
+// What a -H flag's hook makes of one header: stores it, has taken it itself (as Host
+// replaces the default), or refuses it.
+enum class HeaderUse : std::uint8_t { kStore, kTaken, kRefused };
+// Sees each parsed -H header before it is stored, with the flag's value as written; sets
+// *error when it returns kRefused.
+using HeaderHook = std::function<HeaderUse(const https::Header& header, std::string_view written,
+                                           std::string* error)>;
+// The -H 'Name: value' flag: parses each value into the next of headers[0, capacity),
+// counted in *count, after `hook` (may be empty) lets it through.
+Flag header_flag(https::Header* headers, std::size_t capacity, std::size_t* count,
+                 HeaderHook hook = {});
+
 // Sets up the trust anchors (a hashed --capath directory, a --cacert bundle, or the system's
 // store, looked up on demand) and `pin_count` public-key pins on `tls`; false with *error.
 bool load_trust(const char* cacert, const char* capath, const https::PublicKeyPin* pins,

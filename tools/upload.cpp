@@ -97,20 +97,7 @@ std::optional<UploadArgs> parse_upload_args(int argc, char** argv, std::string* 
       text_flag("--content-type", &o.content_type),
       text_flag("--session", &o.session),
       text_flag("--state", &o.state),
-      value_flag("-H", {},
-                 [&o](std::string_view value, std::string* message) {
-                   if (o.header_count == kMaxHeaders) {
-                     *message = "too many -H headers (at most " + std::to_string(kMaxHeaders) + ")";
-                     return false;
-                   }
-                   if (!parse_header(value, &o.headers[o.header_count])) {
-                     *message =
-                         "invalid header '" + std::string(value) + "' (expected 'Name: value')";
-                     return false;
-                   }
-                   ++o.header_count;
-                   return true;
-                 }),
+      header_flag(o.headers, kMaxHeaders, &o.header_count),
       text_flag("--cacert", &o.cacert),
       text_flag("--capath", &o.capath),
   };
