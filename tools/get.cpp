@@ -47,8 +47,7 @@ constexpr std::size_t kMaxPins = 8;
 // What `stepback get` was asked for. The views point into argv, which outlives the request.
 struct GetOptions {
   std::string_view url;
-  const char* cacert = nullptr;  // NUL-terminated: tails of argv strings.
-  const char* capath = nullptr;
+  TrustFlags trust;  // --cacert, --capath
   https::PublicKeyPin pins[kMaxPins];
   std::size_t pin_count = 0;
   RetryFlags retry;  // --profile, --max-retries, --max-backoff, --deadline, --jitter, --idempotency
@@ -115,9 +114,9 @@ HeaderUse special_header(const https::Header& h, std::string_view written, GetOp
 
 std::optional<GetOptions> parse_get_args(int argc, char** argv, std::string* error) {
   GetOptions o;
-  std::vector<Flag> flags = {
-      text_flag("--cacert", &o.cacert),
-      text_flag("--capath", &o.capath),
+  std::vector<Flag> flags;
+  add_trust_flags(&flags, &o.trust);
+  const Flag get_flags[] = {
       value_flag("--pin", "expected sha256/BASE64 of a SubjectPublicKeyInfo",
                  [&o](std::string_view value, std::string* message) {
                    if (o.pin_count == kMaxPins) {
@@ -161,6 +160,7 @@ std::optional<GetOptions> parse_get_args(int argc, char** argv, std::string* err
       switch_flag("--operation", &o.operation),
       switch_flag("--trace", &o.trace),
   };
+  flags.insert(flags.end(), std::begin(get_flags), std::end(get_flags));
   add_retry_flags(&flags, &o.retry);
   const auto url = [&o](std::string_view arg, std::string* message) {
     if (!o.url.empty()) {
@@ -180,10 +180,7 @@ std::optional<GetOptions> parse_get_args(int argc, char** argv, std::string* err
       *error = "--oauth2-bearer and --token-file exclude each other";
       return std::nullopt;
     }
-    if (o.cacert != nullptr && o.capath != nullptr) {
-      *error = "--cacert and --capath exclude each other";
-      return std::nullopt;
-    }
+    if (!check_trust_flags(o.trust, error)) return std::nullopt;
   }
   return parsed_options(parsed, o);
 }
@@ -207,9 +204,7 @@ void print_get_usage(std::FILE* out) {
       "Names are looked up with c-ares, without blocking, AAAA and A together; a name\n"
       "that does not exist (NXDOMAIN) ends the request at once with exit code 6.\n"
       "\n"
-      "  --cacert FILE        trust the PEM or DER certificates in FILE\n"
-      "  --capath DIR         trust the CAs of a hashed directory (openssl rehash DIR),\n"
-      "                       looked up by subject when the handshake needs them\n"
+      "%s"
       "  --pin sha256/BASE64  accept only a chain with this SubjectPublicKeyInfo hash in it\n"
       "                       (repeatable; a mismatch fails at once, exit 5)\n"
       "                       (default: %s when it exists)\n"
@@ -273,7 +268,7 @@ void print_get_usage(std::FILE* out) {
       "  12 --operation: gave up polling: the operation was not done by the deadline\n"
       "  13 --operation: the create was answered 409 ALREADY_EXISTS: the resource exists,\n"
       "     possibly made by this run's own first attempt whose answer was lost\n",
-      kSystemBundle, profiles::active.name, kMaxHeaders);
+      kTrustFlagsHelp, kSystemBundle, profiles::active.name, kMaxHeaders);
 }
 
 // The request body of --data: "@FILE" read whole into *storage (the one heap use, at
@@ -429,7 +424,7 @@ int run_get(int argc, char** argv) {
                    kPrefix);
       return kExitInternal;
     }
-    if (!load_trust(o.cacert, o.capath, o.pins, o.pin_count, &tls, &error)) {
+    if (!load_trust(o.trust, o.pins, o.pin_count, &tls, &error)) {
       std::fprintf(stderr, "%s%s\n", kPrefix, error.c_str());
       return kExitUsage;
     }

@@ -73,18 +73,38 @@ Flag header_flag(https::Header* headers, std::size_t capacity, std::size_t* coun
                     });
 }
 
+void add_trust_flags(std::vector<Flag>* flags, TrustFlags* out) {
+  flags->push_back(text_flag("--cacert", &out->cacert));
+  flags->push_back(text_flag("--capath", &out->capath));
+}
+
+bool check_trust_flags(const TrustFlags& flags, std::string* error) {
+  if (flags.cacert != nullptr && flags.capath != nullptr) {
+    *error = "--cacert and --capath exclude each other";
+    return false;
+  }
+  return true;
+}
+
+// What load_trust() does with each: add_bundle(FILE), add_directory(DIR).
+const char kTrustFlagsHelp[] =
+    "  --cacert FILE        trust the PEM or DER certificates in FILE\n"
+    "  --capath DIR         trust the CAs of a hashed directory (openssl rehash DIR),\n"
+    "                       looked up by subject when the handshake needs them\n";
+
 // Sets up the trust anchors and pins the options name; false with *error when none can be.
-bool load_trust(const char* cacert, const char* capath, const https::PublicKeyPin* pins,
-                std::size_t pin_count, https::TlsClientConfig* tls, std::string* error) {
-  if (capath != nullptr) {
-    if (g_trust_store.add_directory(capath) != https::Status::kOk) {
-      *error = std::string("'") + capath +
-               "' is not a hashed CA directory (no <hash>.0 files); run: openssl rehash " + capath;
+bool load_trust(const TrustFlags& trust, const https::PublicKeyPin* pins, std::size_t pin_count,
+                https::TlsClientConfig* tls, std::string* error) {
+  if (trust.capath != nullptr) {
+    if (g_trust_store.add_directory(trust.capath) != https::Status::kOk) {
+      *error = std::string("'") + trust.capath +
+               "' is not a hashed CA directory (no <hash>.0 files); run: openssl rehash " +
+               trust.capath;
       return false;
     }
-  } else if (cacert != nullptr) {
-    if (g_trust_store.add_bundle(cacert) != https::Status::kOk) {
-      *error = std::string("no usable CA certificate in '") + cacert + "'";
+  } else if (trust.cacert != nullptr) {
+    if (g_trust_store.add_bundle(trust.cacert) != https::Status::kOk) {
+      *error = std::string("no usable CA certificate in '") + trust.cacert + "'";
       return false;
     }
   } else if (g_trust_store.add_platform_default() != https::Status::kOk) {

@@ -61,10 +61,22 @@ using HeaderHook = std::function<HeaderUse(const https::Header& header, std::str
 Flag header_flag(https::Header* headers, std::size_t capacity, std::size_t* count,
                  HeaderHook hook = {});
 
+// Where the trust anchors come from: --cacert FILE or --capath DIR, both null for the
+// system's store. NUL-terminated: tails of argv strings.
+struct TrustFlags {
+  const char* cacert = nullptr;
+  const char* capath = nullptr;
+};
+// Appends --cacert and --capath to a subcommand's flag table, each writing into *out.
+void add_trust_flags(std::vector<Flag>* flags, TrustFlags* out);
+// False with *error when --cacert and --capath are both given.
+bool check_trust_flags(const TrustFlags& flags, std::string* error);
+// The --help lines of --cacert and --capath, the same for every subcommand.
+extern const char kTrustFlagsHelp[];
 // Sets up the trust anchors (a hashed --capath directory, a --cacert bundle, or the system's
 // store, looked up on demand) and `pin_count` public-key pins on `tls`; false with *error.
-bool load_trust(const char* cacert, const char* capath, const https::PublicKeyPin* pins,
-                std::size_t pin_count, https::TlsClientConfig* tls, std::string* error);
+bool load_trust(const TrustFlags& trust, const https::PublicKeyPin* pins, std::size_t pin_count,
+                https::TlsClientConfig* tls, std::string* error);
 
 }  // namespace stepback::tools
 

@@ -54,8 +54,7 @@ struct UploadArgs {
   const char* state = nullptr;  // --state FILE.
   std::uint64_t chunk_size = kDefaultChunk;
   std::string_view content_type = "application/octet-stream";
-  const char* cacert = nullptr;
-  const char* capath = nullptr;
+  TrustFlags trust;  // --cacert, --capath
   RetryFlags retry;  // --profile, --max-retries, --max-backoff, --deadline, --jitter, ...
   https::Header headers[kMaxHeaders];
   std::size_t header_count = 0;
@@ -98,9 +97,8 @@ std::optional<UploadArgs> parse_upload_args(int argc, char** argv, std::string* 
       text_flag("--session", &o.session),
       text_flag("--state", &o.state),
       header_flag(o.headers, kMaxHeaders, &o.header_count),
-      text_flag("--cacert", &o.cacert),
-      text_flag("--capath", &o.capath),
   };
+  add_trust_flags(&flags, &o.trust);
   add_retry_flags(&flags, &o.retry);
   flags.push_back(switch_flag("--trace", &o.trace));
   int positional = 0;
@@ -126,10 +124,7 @@ std::optional<UploadArgs> parse_upload_args(int argc, char** argv, std::string* 
       *error = "a URL (the session initiation URL), --session URI or --state FILE is required";
       return std::nullopt;
     }
-    if (o.cacert != nullptr && o.capath != nullptr) {
-      *error = "--cacert and --capath exclude each other";
-      return std::nullopt;
-    }
+    if (!check_trust_flags(o.trust, error)) return std::nullopt;
   }
   return parsed_options(parsed, o);
 }
@@ -169,8 +164,7 @@ void print_upload_usage(std::FILE* out) {
       "                       opening one: the server is asked what it holds first\n"
       "  -H 'Name: value'     a header sent with every request, e.g. Authorization\n"
       "                       (repeatable, at most %zu)\n"
-      "  --cacert FILE        trust the PEM or DER certificates in FILE\n"
-      "  --capath DIR         trust every certificate file in DIR\n"
+      "%s"
       "                       (default: %s when it exists)\n"
       "  --profile NAME       desktop or mobile: retry policy, timeouts and budget\n"
       "                       (default: %s, chosen at build time)\n"
@@ -204,7 +198,7 @@ void print_upload_usage(std::FILE* out) {
       "     --state file is unusable (cut, damaged, not a state file, written by a newer\n"
       "     stepback, or another upload's); it is left as it is\n"
       "  8  the metadata had to start over and stdout cannot; nothing was spliced\n",
-      kMaxHeaders, kSystemBundle, profiles::active.name);
+      kMaxHeaders, kTrustFlagsHelp, kSystemBundle, profiles::active.name);
 }
 
 // The file, read in place: read(offset, span) with pread, so any chunk can be sent again.
@@ -803,7 +797,7 @@ int run_upload(int argc, char** argv) {
       return fail(kExitInternal, "cannot set up TLS (entropy or crypto initialization failed)");
     }
     // The same trust rules as `stepback get`.
-    if (!load_trust(o.cacert, o.capath, nullptr, 0, &tls, &error)) return fail(kExitUsage, error);
+    if (!load_trust(o.trust, nullptr, 0, &tls, &error)) return fail(kExitUsage, error);
   }
 
   platform::Status random_status = platform::Status::kOk;

@@ -151,6 +151,28 @@ def case_help():
     check(code == 2 and "usage: stepback" in err, f"no arguments: exit {code}, stderr {err!r}")
 
 
+def flag_help(out, flag):
+    """The --help lines of `flag`: its own line and the indented lines that go on with it."""
+    lines = out.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith(f"  {flag} ")), None)
+    check(start is not None, f"no {flag} line in:\n{out}")
+    end = start + 1
+    while end < len(lines) and lines[end].startswith(" " * 23) and "default:" not in lines[end]:
+        end += 1
+    return lines[start:end]
+
+
+def case_trust_help():
+    # --capath is one behaviour (load_trust: a hashed directory, looked up by subject), so
+    # every subcommand that takes it says the same thing about it.
+    helps = {command: run_ok(command, "--help") for command in ["get", "upload"]}
+    for flag in ["--cacert", "--capath"]:
+        texts = {command: flag_help(out, flag) for command, out in helps.items()}
+        check(texts["get"] == texts["upload"], f"{flag} help differs: {texts}")
+    capath = " ".join(flag_help(helps["get"], "--capath"))
+    check("hashed directory" in capath and "openssl rehash" in capath, "--capath: " + capath)
+
+
 def case_version():
     out = run_ok("--version")
     check(out.startswith(f"stepback {VERSION} "), f"--version printed {out!r}, want {VERSION}")

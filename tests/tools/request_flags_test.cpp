@@ -1,0 +1,109 @@
+// The request flags that `stepback get` and `stepback upload` share (tools/request_flags.hpp):
+// -H through header_flag() and --cacert/--capath through add_trust_flags().
+#include "request_flags.hpp"
+
+#include <gtest/gtest.h>
+
+#include <deque>
+#include <string>
+#include <vector>
+
+namespace stepback::tools {
+namespace {
+
+// Parses command lines against a flag table; keeps every argv string alive, since the flags
+// keep views into them.
+class Parser {
+ public:
+  explicit Parser(const std::vector<Flag>* flags) : flags_(flags) {}
+
+  // Parses `args` (after a "cmd" argv[0]); returns the error, "" on success.
+  std::string parse(std::vector<std::string> args) {
+    args.insert(args.begin(), "cmd");
+    std::vector<std::string>& kept = kept_.emplace_back(std::move(args));
+    std::vector<char*> argv;
+    for (std::string& a : kept) argv.push_back(a.data());
+    std::string error;
+    const Parsed parsed =
+        parse_flags(static_cast<int>(argv.size()), argv.data(), *flags_, nullptr, &error);
+    return parsed == Parsed::kOk ? std::string() : error;
+  }
+
+ private:
+  const std::vector<Flag>* flags_;
+  std::deque<std::vector<std::string>> kept_;
+};
+
+TEST(RequestFlags, HeaderFlagStoresEachHeaderUpToTheCapacity) {
+  https::Header headers[2];
+  std::size_t count = 0;
+  const std::vector<Flag> flags = {header_flag(headers, 2, &count)};
+  Parser p(&flags);
+  EXPECT_EQ(p.parse({"-H", "A: 1", "-H", "B:two  "}), "");
+  ASSERT_EQ(count, 2U);
+  EXPECT_EQ(headers[0].name, "A");
+  EXPECT_EQ(headers[0].value, "1");
+  EXPECT_EQ(headers[1].name, "B");
+  EXPECT_EQ(headers[1].value, "two");
+
+  count = 0;
+  EXPECT_EQ(p.parse({"-H", "A: 1", "-H", "B: 2", "-H", "C: 3"}), "too many -H headers (at most 2)");
+  EXPECT_EQ(count, 2U);
+}
+
+TEST(RequestFlags, HeaderFlagNamesAMalformedHeaderEvenWhenFull) {
+  https::Header headers[1];
+  std::size_t count = 0;
+  const std::vector<Flag> flags = {header_flag(headers, 1, &count)};
+  Parser p(&flags);
+  EXPECT_EQ(p.parse({"-H", "no colon"}), "invalid header 'no colon' (expected 'Name: value')");
+  EXPECT_EQ(p.parse({"-H", "A: 1", "-H", "bad name: 2"}),
+            "invalid header 'bad name: 2' (expected 'Name: value')");
+}
+
+TEST(RequestFlags, HeaderFlagHookTakesOrRefusesBeforeStoring) {
+  https::Header headers[1];
+  std::size_t count = 0;
+  std::string host;
+  const std::vector<Flag> flags = {
+      header_flag(headers, 1, &count,
+                  [&host](const https::Header& h, std::string_view written, std::string* error) {
+                    if (h.name == "Host") {
+                      host = std::string(h.value);
+                      return HeaderUse::kTaken;
+                    }
+                    if (h.name == "Connection") {
+                      *error = "no '" + std::string(written) + "'";
+                      return HeaderUse::kRefused;
+                    }
+                    return HeaderUse::kStore;
+                  })};
+  Parser p(&flags);
+  // A taken header does not use a slot, even with the table full.
+  EXPECT_EQ(p.parse({"-H", "A: 1", "-H", "Host: example.com"}), "");
+  EXPECT_EQ(count, 1U);
+  EXPECT_EQ(host, "example.com");
+  count = 0;
+  EXPECT_EQ(p.parse({"-H", "Connection: close"}), "no 'Connection: close'");
+  EXPECT_EQ(count, 0U);
+}
+
+TEST(RequestFlags, TrustFlagsAreCacertThenCapathAndExcludeEachOther) {
+  TrustFlags trust;
+  std::vector<Flag> flags;
+  add_trust_flags(&flags, &trust);
+  Parser p(&flags);
+  EXPECT_EQ(flag_names(flags), "--cacert, --capath, --help");
+  EXPECT_EQ(p.parse({"--cacert", "ca.pem"}), "");
+  EXPECT_STREQ(trust.cacert, "ca.pem");
+  EXPECT_EQ(trust.capath, nullptr);
+  std::string error;
+  EXPECT_TRUE(check_trust_flags(trust, &error));
+  EXPECT_EQ(p.parse({"--capath=/etc/ssl/certs"}), "");
+  EXPECT_STREQ(trust.capath, "/etc/ssl/certs");
+  EXPECT_FALSE(check_trust_flags(trust, &error));
+  EXPECT_EQ(error, "--cacert and --capath exclude each other");
+}
+
+}  // namespace
+}  // namespace stepback::tools
