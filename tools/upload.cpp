@@ -15,6 +15,7 @@
 #include "args.hpp"
 #include "client_loop.hpp"
 #include "request_flags.hpp"
+#include "state_file.hpp"
 #include "upload_reporter.hpp"
 #include "stepback/core/budget.hpp"
 #include "stepback/core/retry_machine.hpp"
@@ -230,155 +231,6 @@ std::size_t read_file(void* context, std::uint64_t offset, https::MutableBytes o
   return done;
 }
 
-// --state FILE: the upload's transfer::TransferState, replaced atomically (FILE.tmp, fsync,
-// rename, fsync of the folder) whenever the session, the committed offset or the wait under
-// way changes: after the session opens, after each committed chunk, before each wait.
-class StateFile {
- public:
-  enum class Load : std::uint8_t { kAbsent, kLoaded, kRefused };
-
-  // `path` and `url` (the initiation URL recorded with the state) must outlive the object.
-  StateFile(const char* path, std::string_view url) : path_(path), url_(url) {
-    tmp_ = std::string(path) + ".tmp";
-    const std::string p(path);
-    const std::size_t slash = p.rfind('/');
-    dir_ = slash == std::string::npos ? "." : (slash == 0 ? "/" : p.substr(0, slash));
-  }
-
-  // The initiation URL recorded with the state (a view that must outlive the object).
-  void set_url(std::string_view url) { url_ = url; }
-
-  // Reads the file into *state: kAbsent when there is none, kRefused with *error when it
-  // cannot be trusted.
-  Load load(transfer::TransferState* state, std::string* error) {
-    const int fd = ::open(path_, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-      if (errno == ENOENT) return Load::kAbsent;
-      *error = std::string("cannot read the state file '") + path_ + "': " + std::strerror(errno);
-      return Load::kRefused;
-    }
-    std::size_t size = 0;
-    for (;;) {
-      const ssize_t n = ::read(fd, buffer_ + size, sizeof buffer_ - size);
-      if (n > 0) {
-        size += static_cast<std::size_t>(n);
-        if (size == sizeof buffer_) break;
-      } else if (n == 0 || errno != EINTR) {
-        break;
-      }
-    }
-    ::close(fd);
-    const transfer::StateStatus s = transfer::decode_state(https::ConstBytes{buffer_, size}, state);
-    if (s != transfer::StateStatus::kOk) {
-      *error = std::string("refusing the state file '") + path_ + "': " + transfer::describe(s) +
-               "; remove it to start the upload over";
-      return Load::kRefused;
-    }
-    // What is on disk needs no second write.
-    const std::string_view uri = state->session_uri();
-    last_session_size_ = uri.size() < sizeof last_session_ ? uri.size() : sizeof last_session_;
-    std::memcpy(last_session_, uri.data(), last_session_size_);
-    last_committed_ = state->committed;
-    return Load::kLoaded;
-  }
-
-  // Saves the upload's state if it changed since the last save (`waits`: waits begun).
-  void maybe_save(const transfer::Upload& upload, Millis now, std::uint32_t waits) {
-    const std::string_view uri = upload.session_uri();
-    if (uri.empty()) return;
-    const bool same = uri == std::string_view(last_session_, last_session_size_) &&
-                      upload.committed() == last_committed_ && waits == last_waits_;
-    if (same) return;
-    if (!upload.save(&state_, now, platform::wall_now()) || !state_.set_url(url_)) return;
-    std::size_t n = 0;
-    if (transfer::encode_state(state_, https::MutableBytes{buffer_, sizeof buffer_}, &n) !=
-        transfer::StateStatus::kOk) {
-      return;
-    }
-    if (!replace(n)) return;
-    ++writes_;
-    last_session_size_ = uri.size() < sizeof last_session_ ? uri.size() : sizeof last_session_;
-    std::memcpy(last_session_, uri.data(), last_session_size_);
-    last_committed_ = upload.committed();
-    last_waits_ = waits;
-  }
-
-  // Saves the state of an upload whose retry loop has ended: the session and what the
-  // server holds, with no retries counted and no wait, for a later run to start afresh.
-  void save_final(const transfer::Upload& upload, Millis now) {
-    if (!upload.save(&state_, now, platform::wall_now()) || !state_.set_url(url_)) return;
-    state_.retries = 0;
-    state_.wait_remaining = Millis(0);
-    state_.release_wall_ms = state_.saved_wall_ms;
-    std::size_t n = 0;
-    if (transfer::encode_state(state_, https::MutableBytes{buffer_, sizeof buffer_}, &n) ==
-            transfer::StateStatus::kOk &&
-        replace(n)) {
-      ++writes_;
-    }
-  }
-
-  // Removes the file (the upload is done, or its session is gone).
-  void remove() {
-    if (::unlink(path_) == 0) sync_dir();
-  }
-
-  const std::uint32_t* writes() const { return &writes_; }
-
- private:
-  // Writes buffer_[0, n) to FILE.tmp, flushes it to the disk and renames it over FILE, so
-  // that FILE is always either the old record or the new one, never a mix or a cut.
-  bool replace(std::size_t n) {
-    const int fd = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    bool ok = fd >= 0;
-    for (std::size_t done = 0; ok && done < n;) {
-      const ssize_t w = ::write(fd, buffer_ + done, n - done);
-      if (w > 0) {
-        done += static_cast<std::size_t>(w);
-      } else if (w < 0 && errno == EINTR) {
-        continue;
-      } else {
-        ok = false;
-      }
-    }
-    ok = ok && ::fsync(fd) == 0;
-    if (fd >= 0 && ::close(fd) != 0) ok = false;
-    ok = ok && ::rename(tmp_.c_str(), path_) == 0;
-    if (!ok) {
-      if (!warned_) {
-        std::fprintf(stderr, "%scannot write the state file '%s': %s; going on without it\n",
-                     kPrefix, path_, std::strerror(errno));
-        warned_ = true;
-      }
-      (void)::unlink(tmp_.c_str());
-      return false;
-    }
-    sync_dir();
-    return true;
-  }
-
-  // Makes a rename or unlink in the folder durable.
-  void sync_dir() {
-    const int dir = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dir < 0) return;
-    (void)::fsync(dir);
-    ::close(dir);
-  }
-
-  const char* path_;
-  std::string_view url_;
-  std::string tmp_;
-  std::string dir_;
-  transfer::TransferState state_;
-  std::uint8_t buffer_[transfer::kMaxStateBytes + 1] = {};
-  char last_session_[transfer::kMaxStateSessionUri] = {};
-  std::size_t last_session_size_ = 0;
-  std::uint64_t last_committed_ = 0;
-  std::uint32_t last_waits_ = 0;
-  std::uint32_t writes_ = 0;
-  bool warned_ = false;
-};
-
 // Steps `upload` (started) from a poll() loop until it is done.
 // With `state` (may be null), saves the upload's state between steps when it changed.
 const transfer::UploadResult& run_loop(transfer::Upload& upload, UploadReporter& reporter,
@@ -443,7 +295,7 @@ int run_upload(int argc, char** argv) {
   std::optional<StateFile> state_file;
   bool resuming = false;
   if (o.state != nullptr) {
-    state_file.emplace(o.state, o.url);
+    state_file.emplace(o.state, o.url, kPrefix);
     switch (state_file->load(&restored, &error)) {
       case StateFile::Load::kRefused:
         return fail(kExitLocalIo, error);
