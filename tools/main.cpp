@@ -1,6 +1,5 @@
 // The `stepback` command-line program: dispatches `stepback <subcommand> [args...]`.
 #include <cstdio>
-#include <iostream>
 #include <string>
 #include <string_view>
 
@@ -19,7 +18,7 @@
 namespace stepback::tools {
 namespace {
 
-int schedule_main(int argc, char** argv) { return run_schedule(argc, argv, std::cout, std::cerr); }
+int schedule_main(int argc, char** argv) { return run_schedule(argc, argv, stdout, stderr); }
 
 // A subcommand: `run` gets argv from its own name on (argv[0] == name), as main() would,
 // and returns the exit code.

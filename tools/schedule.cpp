@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <cstddef>
-#include <iomanip>
+#include <cstdio>
 
 #include "args.hpp"
 #include "stepback/core/retry_machine.hpp"
@@ -92,23 +92,21 @@ const char* describe_stop(Outcome o) {
   return "unknown";
 }
 
-void print_schedule_text(std::ostream& out, const ScheduleOptions& options, const Policy& policy,
+void print_schedule_text(std::FILE* out, const ScheduleOptions& options, const Policy& policy,
                          const Schedule& schedule) {
-  out << "profile " << options.profile->name << ", strategy " << to_string(policy.jitter)
-      << ", cap " << policy.max_backoff.count() << " ms, max retries " << policy.max_retries
-      << ", deadline ";
+  std::fprintf(out, "profile %s, strategy %s, cap %llu ms, max retries %u, deadline ",
+               options.profile->name, to_string(policy.jitter),
+               static_cast<unsigned long long>(policy.max_backoff.count()), policy.max_retries);
   if (policy.total_deadline.count() == 0) {
-    out << "none";
+    std::fputs("none", out);
   } else {
-    out << policy.total_deadline.count() << " ms";
+    std::fprintf(out, "%llu ms", static_cast<unsigned long long>(policy.total_deadline.count()));
   }
-  out << ", seed ";
   if (options.seed) {
-    out << *options.seed;
+    std::fprintf(out, ", seed %llu\n", static_cast<unsigned long long>(*options.seed));
   } else {
-    out << "from the OS";
+    std::fputs(", seed from the OS\n", out);
   }
-  out << '\n';
 
   // Columns as wide as their header or their widest value, whichever is wider.
   std::size_t n_width = 1;
@@ -119,52 +117,53 @@ void print_schedule_text(std::ostream& out, const ScheduleOptions& options, cons
     wait_width = std::max(wait_width, digits(row.wait.count()));
     cumulative_width = std::max(cumulative_width, digits(row.cumulative.count()));
   }
-  const auto w = [](std::size_t width) { return std::setw(static_cast<int>(width)); };
-  out << w(n_width) << "n"
-      << "  " << w(wait_width) << "wait_ms"
-      << "  " << w(cumulative_width) << "cumulative_ms" << '\n';
+  const auto w = [](std::size_t width) { return static_cast<int>(width); };
+  std::fprintf(out, "%*s  %*s  %*s\n", w(n_width), "n", w(wait_width), "wait_ms",
+               w(cumulative_width), "cumulative_ms");
   for (const ScheduleRow& row : schedule.rows) {
-    out << w(n_width) << row.n << "  " << w(wait_width) << row.wait.count() << "  "
-        << w(cumulative_width) << row.cumulative.count() << '\n';
+    std::fprintf(out, "%*u  %*llu  %*llu\n", w(n_width), row.n, w(wait_width),
+                 static_cast<unsigned long long>(row.wait.count()), w(cumulative_width),
+                 static_cast<unsigned long long>(row.cumulative.count()));
   }
-  out << "stop after " << schedule.rows.size()
-      << (schedule.rows.size() == 1 ? " retry" : " retries") << ": " << to_string(schedule.stop)
-      << " (" << describe_stop(schedule.stop) << ")\n";
+  std::fprintf(out, "stop after %zu %s: %s (%s)\n", schedule.rows.size(),
+               schedule.rows.size() == 1 ? "retry" : "retries", to_string(schedule.stop),
+               describe_stop(schedule.stop));
 }
 
-void print_schedule_json(std::ostream& out, const Schedule& schedule) {
+void print_schedule_json(std::FILE* out, const Schedule& schedule) {
   // Every value is a number or a fixed lower-case name, so nothing needs escaping.
   for (const ScheduleRow& row : schedule.rows) {
-    out << "{\"n\":" << row.n << ",\"wait_ms\":" << row.wait.count()
-        << ",\"cumulative_ms\":" << row.cumulative.count() << "}\n";
+    std::fprintf(out, "{\"n\":%u,\"wait_ms\":%llu,\"cumulative_ms\":%llu}\n", row.n,
+                 static_cast<unsigned long long>(row.wait.count()),
+                 static_cast<unsigned long long>(row.cumulative.count()));
   }
-  out << "{\"stop\":\"" << to_string(schedule.stop) << "\"}\n";
+  std::fprintf(out, "{\"stop\":\"%s\"}\n", to_string(schedule.stop));
 }
 
-void print_schedule_usage(std::ostream& out) {
-  out << "usage: stepback schedule [--profile desktop|mobile]\n"
-         "                         [--strategy seed|full|equal|decorrelated|none]\n"
-         "                         [--seed N] [--json]\n"
-         "\n"
-         "Prints the retry schedule a device profile yields: every attempt fails with\n"
-         "HTTP 503 at once and every wait passes exactly, until the retry machine stops.\n"
-         "\n"
-         "  --profile NAME    desktop or mobile (default: "
-      << profiles::active.name
-      << ", chosen at build time)\n"
-         "  --strategy NAME   jitter strategy replacing the profile's: seed (the documented\n"
-         "                    formula), full, equal, decorrelated or none\n"
-         "  --seed N          seed the generator (decimal, 0..2^64-1) for a repeatable\n"
-         "                    schedule; without it the OS seeds it and runs differ\n"
-         "  --json            one JSON object per line instead of a table\n"
-         "  --help            print this help\n";
+void print_schedule_usage(std::FILE* out) {
+  std::fprintf(out,
+               "usage: stepback schedule [--profile desktop|mobile]\n"
+               "                         [--strategy seed|full|equal|decorrelated|none]\n"
+               "                         [--seed N] [--json]\n"
+               "\n"
+               "Prints the retry schedule a device profile yields: every attempt fails with\n"
+               "HTTP 503 at once and every wait passes exactly, until the retry machine stops.\n"
+               "\n"
+               "  --profile NAME    desktop or mobile (default: %s, chosen at build time)\n"
+               "  --strategy NAME   jitter strategy replacing the profile's: seed (the documented\n"
+               "                    formula), full, equal, decorrelated or none\n"
+               "  --seed N          seed the generator (decimal, 0..2^64-1) for a repeatable\n"
+               "                    schedule; without it the OS seeds it and runs differ\n"
+               "  --json            one JSON object per line instead of a table\n"
+               "  --help            print this help\n",
+               profiles::active.name);
 }
 
-int run_schedule(int argc, char** argv, std::ostream& out, std::ostream& err) {
+int run_schedule(int argc, char** argv, std::FILE* out, std::FILE* err) {
   std::string error;
   const std::optional<ScheduleOptions> options = parse_schedule_args(argc, argv, &error);
   if (!options) {
-    err << kPrefix << error << '\n';
+    std::fprintf(err, "%s%s\n", kPrefix, error.c_str());
     return 2;
   }
   if (options->help) {
@@ -175,8 +174,8 @@ int run_schedule(int argc, char** argv, std::ostream& out, std::ostream& err) {
   Xoshiro128 random =
       options->seed ? Xoshiro128(*options->seed) : platform::make_os_random(&status);
   if (status != platform::Status::kOk) {
-    err << kPrefix << "warning: " << platform::to_string(status)
-        << "; the generator is seeded from the clocks\n";
+    std::fprintf(err, "%swarning: %s; the generator is seeded from the clocks\n", kPrefix,
+                 platform::to_string(status));
   }
   const Policy policy = effective_policy(*options);
   const Schedule schedule = compute_schedule(policy, random);

@@ -4,8 +4,8 @@
 #define STEPBACK_TOOLS_SCHEDULE_HPP_
 
 #include <cstdint>
+#include <cstdio>
 #include <optional>
-#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -57,19 +57,19 @@ Policy effective_policy(const ScheduleOptions& options);
 const char* describe_stop(Outcome o);
 
 // Writes the header, one aligned row per retry, and the stop line.
-void print_schedule_text(std::ostream& out, const ScheduleOptions& options, const Policy& policy,
+void print_schedule_text(std::FILE* out, const ScheduleOptions& options, const Policy& policy,
                          const Schedule& schedule);
 
 // Writes one JSON object per line: {"n":..,"wait_ms":..,"cumulative_ms":..} per retry,
 // then {"stop":"<outcome>"}.
-void print_schedule_json(std::ostream& out, const Schedule& schedule);
+void print_schedule_json(std::FILE* out, const Schedule& schedule);
 
 // Writes the usage of `stepback schedule`.
-void print_schedule_usage(std::ostream& out);
+void print_schedule_usage(std::FILE* out);
 
 // Runs `stepback schedule` with argv[0] == "schedule"; returns the exit code (0, or 2 for
 // a usage error, reported on `err`).
-int run_schedule(int argc, char** argv, std::ostream& out, std::ostream& err);
+int run_schedule(int argc, char** argv, std::FILE* out, std::FILE* err);
 
 }  // namespace stepback::tools
 

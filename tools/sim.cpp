@@ -2,14 +2,11 @@
 // The model is described in sim.hpp and in the --help text below.
 #include "sim.hpp"
 
-#include <algorithm>
 #include <cassert>
 #include <cmath>
-#include <cstdarg>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
-#include <iostream>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -340,23 +337,6 @@ std::optional<SimOptions> parse_sim_args(int argc, char** argv, std::string* err
   return parsed_options(parse_flags(argc, argv, flags, nullptr, error), o);
 }
 
-// printf into a std::string; every line here is short, so longer output is cut.
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((format(printf, 1, 2)))
-#endif
-std::string
-format(const char* pattern, ...) {
-  char buffer[512];
-  va_list args;
-  va_start(args, pattern);
-  // clang-analyzer 14 takes `args` for uninitialized after va_start (a false positive, also
-  // in LineBuffer::appendf).
-  // NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized)
-  const int n = std::vsnprintf(buffer, sizeof buffer, pattern, args);
-  va_end(args);
-  return std::string(buffer, n < 0 ? 0 : std::min(static_cast<std::size_t>(n), sizeof buffer - 1));
-}
-
 double seconds(Millis t) { return static_cast<double>(t.count()) / 1000.0; }
 
 double fraction(std::uint32_t part, std::uint32_t whole) {
@@ -367,63 +347,67 @@ double peak_multiple(const FleetScenario& s, const FleetReport& r) {
   return fraction(r.peak_attempts, s.capacity);
 }
 
-void print_usage(std::ostream& out) { out << kUsage << kHelp; }
+void print_usage(std::FILE* out) {
+  std::fputs(kUsage, out);
+  std::fputs(kHelp, out);
+}
 
-void print_header(std::ostream& out, const SimOptions& o, const FleetScenario& s) {
+void print_header(std::FILE* out, const SimOptions& o, const FleetScenario& s) {
   const Policy& p = o.profile->retry;
-  out << format("profile %s: initial %g s, cap %g s, %u retries, deadline ", o.profile->name,
-                seconds(p.initial_delay), seconds(p.max_backoff), p.max_retries);
-  out << (p.total_deadline.count() == 0 ? std::string("none")
-                                        : format("%g s", seconds(p.total_deadline)));
-  out << format(
-      "\nfleet: %u clients, outage %g s, capacity %u attempts/s (%g%% of the fleet), "
-      "seed %llu\n\n",
-      s.clients, o.outage_seconds, s.capacity, o.capacity_percent,
-      static_cast<unsigned long long>(s.seed));
-  out << format("%-14s %9s %6s %10s %10s %9s %10s %10s\n", "strategy", "peak/cap", "s>cap",
-                "succeeded", "exhausted", "deadline", "last done", "attempts");
+  std::fprintf(out, "profile %s: initial %g s, cap %g s, %u retries, deadline ", o.profile->name,
+               seconds(p.initial_delay), seconds(p.max_backoff), p.max_retries);
+  if (p.total_deadline.count() == 0) {
+    std::fputs("none", out);
+  } else {
+    std::fprintf(out, "%g s", seconds(p.total_deadline));
+  }
+  std::fprintf(out,
+               "\nfleet: %u clients, outage %g s, capacity %u attempts/s (%g%% of the fleet), "
+               "seed %llu\n\n",
+               s.clients, o.outage_seconds, s.capacity, o.capacity_percent,
+               static_cast<unsigned long long>(s.seed));
+  std::fprintf(out, "%-14s %9s %6s %10s %10s %9s %10s %10s\n", "strategy", "peak/cap", "s>cap",
+               "succeeded", "exhausted", "deadline", "last done", "attempts");
 }
 
-void print_row(std::ostream& out, const SimOptions& o, const FleetScenario& s,
-               const FleetReport& r) {
+void print_row(std::FILE* out, const SimOptions& o, const FleetScenario& s, const FleetReport& r) {
   const Jitter j = s.policy.jitter;
-  out << format("%-12s %s %8.2fx %6u %9.2f%% %9.2f%% %8.2f%% %8.1f s %10llu\n", to_string(j),
-                j == o.profile->retry.jitter ? "*" : " ", peak_multiple(s, r),
-                r.seconds_over_capacity, 100 * fraction(r.succeeded, s.clients),
-                100 * fraction(r.retries_exhausted, s.clients),
-                100 * fraction(r.deadline, s.clients), seconds(r.last_done),
-                static_cast<unsigned long long>(r.attempts));
+  std::fprintf(out, "%-12s %s %8.2fx %6u %9.2f%% %9.2f%% %8.2f%% %8.1f s %10llu\n", to_string(j),
+               j == o.profile->retry.jitter ? "*" : " ", peak_multiple(s, r),
+               r.seconds_over_capacity, 100 * fraction(r.succeeded, s.clients),
+               100 * fraction(r.retries_exhausted, s.clients),
+               100 * fraction(r.deadline, s.clients), seconds(r.last_done),
+               static_cast<unsigned long long>(r.attempts));
 }
 
-void print_json(std::ostream& out, const SimOptions& o, const FleetScenario& s,
-                const FleetReport& r) {
+void print_json(std::FILE* out, const SimOptions& o, const FleetScenario& s, const FleetReport& r) {
   // Every value is a number or a fixed lower-case name, so nothing needs escaping.
-  out << format(
-      "{\"profile\":\"%s\",\"strategy\":\"%s\",\"profile_strategy\":%s,"
-      "\"clients\":%u,\"outage_s\":%g,\"capacity_per_s\":%u,\"seed\":%llu,",
-      o.profile->name, to_string(s.policy.jitter),
-      s.policy.jitter == o.profile->retry.jitter ? "true" : "false", s.clients, o.outage_seconds,
-      s.capacity, static_cast<unsigned long long>(s.seed));
-  out << format("\"peak_load\":%.6g,\"peak_attempts_per_s\":%u,\"seconds_over_capacity\":%u,",
-                peak_multiple(s, r), r.peak_attempts, r.seconds_over_capacity);
-  out << format(
-      "\"succeeded\":%.6g,\"retries_exhausted\":%.6g,\"deadline\":%.6g,"
-      "\"other\":%.6g,",
-      fraction(r.succeeded, s.clients), fraction(r.retries_exhausted, s.clients),
-      fraction(r.deadline, s.clients), fraction(r.other, s.clients));
-  out << format("\"last_done_s\":%.3f,\"attempts\":%llu}\n", seconds(r.last_done),
-                static_cast<unsigned long long>(r.attempts));
+  std::fprintf(out,
+               "{\"profile\":\"%s\",\"strategy\":\"%s\",\"profile_strategy\":%s,"
+               "\"clients\":%u,\"outage_s\":%g,\"capacity_per_s\":%u,\"seed\":%llu,",
+               o.profile->name, to_string(s.policy.jitter),
+               s.policy.jitter == o.profile->retry.jitter ? "true" : "false", s.clients,
+               o.outage_seconds, s.capacity, static_cast<unsigned long long>(s.seed));
+  std::fprintf(out, "\"peak_load\":%.6g,\"peak_attempts_per_s\":%u,\"seconds_over_capacity\":%u,",
+               peak_multiple(s, r), r.peak_attempts, r.seconds_over_capacity);
+  std::fprintf(out,
+               "\"succeeded\":%.6g,\"retries_exhausted\":%.6g,\"deadline\":%.6g,"
+               "\"other\":%.6g,",
+               fraction(r.succeeded, s.clients), fraction(r.retries_exhausted, s.clients),
+               fraction(r.deadline, s.clients), fraction(r.other, s.clients));
+  std::fprintf(out, "\"last_done_s\":%.3f,\"attempts\":%llu}\n", seconds(r.last_done),
+               static_cast<unsigned long long>(r.attempts));
 }
 
 }  // namespace
 
-int run_sim(int argc, char** argv) { return run_sim(argc, argv, std::cout, std::cerr); }
+int run_sim(int argc, char** argv) { return run_sim(argc, argv, stdout, stderr); }
 
-int run_sim(int argc, char** argv, std::ostream& out, std::ostream& err) {
+int run_sim(int argc, char** argv, std::FILE* out, std::FILE* err) {
   std::string error;
   const std::optional<SimOptions> options = parse_sim_args(argc, argv, &error);
   if (!options) {
-    err << kPrefix << error << '\n';
+    std::fprintf(err, "%s%s\n", kPrefix, error.c_str());
     return 2;
   }
   const SimOptions& o = *options;
@@ -439,11 +423,10 @@ int run_sim(int argc, char** argv, std::ostream& out, std::ostream& err) {
   s.seed = o.seed;
   const double capacity = std::round(o.clients * o.capacity_percent / 100);
   if (capacity < 1) {
-    err << kPrefix
-        << format(
-               "--capacity %g%% of %u clients is under 1 attempt per second; raise "
-               "--capacity or --clients\n",
-               o.capacity_percent, o.clients);
+    std::fprintf(err,
+                 "%s--capacity %g%% of %u clients is under 1 attempt per second; raise "
+                 "--capacity or --clients\n",
+                 kPrefix, o.capacity_percent, o.clients);
     return 2;
   }
   // More capacity than clients changes nothing (every attempt within it succeeds, so no
@@ -460,9 +443,9 @@ int run_sim(int argc, char** argv, std::ostream& out, std::ostream& err) {
     } else {
       print_row(out, o, s, r);
     }
-    out.flush();
+    std::fflush(out);
   }
-  if (!o.json) out << "\n* the profile's own strategy\n";
+  if (!o.json) std::fputs("\n* the profile's own strategy\n", out);
   return 0;
 }
 

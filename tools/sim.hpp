@@ -12,7 +12,7 @@
 #define STEPBACK_TOOLS_SIM_HPP_
 
 #include <cstdint>
-#include <ostream>
+#include <cstdio>
 
 #include "stepback/core/millis.hpp"
 #include "stepback/core/policy.hpp"
@@ -46,12 +46,12 @@ struct FleetReport {
 // Runs `scenario` to the end (every client done); deterministic for a given scenario.
 FleetReport simulate_fleet(const FleetScenario& scenario);
 
-// Runs `stepback sim` with argv[0] == "sim", writing results to std::cout and diagnostics
-// to std::cerr; returns 0, or 2 for a bad flag or value.
+// Runs `stepback sim` with argv[0] == "sim", writing results to stdout and diagnostics to
+// stderr; returns 0, or 2 for a bad flag or value.
 int run_sim(int argc, char** argv);
 
 // As above, writing results to `out` and diagnostics to `err`.
-int run_sim(int argc, char** argv, std::ostream& out, std::ostream& err);
+int run_sim(int argc, char** argv, std::FILE* out, std::FILE* err);
 
 }  // namespace stepback::tools
 

@@ -5,11 +5,11 @@
 #include <algorithm>
 #include <cstdint>
 #include <initializer_list>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "stepback/core/backoff.hpp"
+#include "tests/tools/captured_file.hpp"
 #include "stepback/profiles/active.hpp"
 #include "stepback/profiles/desktop.hpp"
 #include "stepback/profiles/mobile.hpp"
@@ -293,9 +293,9 @@ TEST(tools, ScheduleJsonIsOneObjectPerLine) {
   Schedule s;
   s.rows = {ScheduleRow{0, Millis(734), Millis(734)}, ScheduleRow{1, Millis(1500), Millis(2234)}};
   s.stop = Outcome::kDeadline;
-  std::ostringstream out;
-  print_schedule_json(out, s);
-  EXPECT_EQ(out.str(),
+  CapturedFile out;
+  print_schedule_json(out.get(), s);
+  EXPECT_EQ(out.text(),
             "{\"n\":0,\"wait_ms\":734,\"cumulative_ms\":734}\n"
             "{\"n\":1,\"wait_ms\":1500,\"cumulative_ms\":2234}\n"
             "{\"stop\":\"deadline\"}\n");
@@ -310,9 +310,9 @@ TEST(tools, ScheduleTextAlignsItsColumns) {
     s.rows.push_back(ScheduleRow{n, Millis(n == 10 ? 12345678 : 5), Millis(100000000000ULL + n)});
   }
   s.stop = Outcome::kRetriesExhausted;
-  std::ostringstream out;
-  print_schedule_text(out, o, profiles::mobile.retry, s);
-  const std::string text = out.str();
+  CapturedFile out;
+  print_schedule_text(out.get(), o, profiles::mobile.retry, s);
+  const std::string text = out.text();
   EXPECT_EQ(text.substr(0, text.find('\n')),
             "profile mobile, strategy equal, cap 64000 ms, max retries 10, deadline 600000 ms, "
             "seed 9");
@@ -328,11 +328,11 @@ TEST(tools, ScheduleTextAlignsItsColumns) {
 TEST(tools, ScheduleRunIsDeterministicForASeed) {
   const auto run = [](std::initializer_list<const char*> args, std::string* err) {
     Argv a(args);
-    std::ostringstream out;
-    std::ostringstream errs;
-    const int code = run_schedule(a.argc(), a.argv(), out, errs);
-    *err = errs.str();
-    return std::to_string(code) + "\n" + out.str();
+    CapturedFile out;
+    CapturedFile errs;
+    const int code = run_schedule(a.argc(), a.argv(), out.get(), errs.get());
+    *err = errs.text();
+    return std::to_string(code) + "\n" + out.text();
   };
   std::string err;
   const std::string first = run({"--profile", "mobile", "--seed", "5"}, &err);

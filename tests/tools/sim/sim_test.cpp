@@ -3,13 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "stepback/core/policy.hpp"
 #include "stepback/profiles/desktop.hpp"
 #include "stepback/profiles/mobile.hpp"
+#include "tests/tools/captured_file.hpp"
 
 namespace stepback::tools {
 namespace {
@@ -40,11 +40,11 @@ int run(std::vector<std::string> args, std::string* out, std::string* err) {
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
-  std::ostringstream o;
-  std::ostringstream e;
-  const int code = run_sim(static_cast<int>(args.size()), argv.data(), o, e);
-  *out = o.str();
-  *err = e.str();
+  CapturedFile o;
+  CapturedFile e;
+  const int code = run_sim(static_cast<int>(args.size()), argv.data(), o.get(), e.get());
+  *out = o.text();
+  *err = e.text();
   return code;
 }
 
