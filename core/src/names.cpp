@@ -36,6 +36,10 @@ constexpr bool known(Failure e) {
     case Failure::kTimeout:
     case Failure::kProtocol:
     case Failure::kTooLarge:
+    case Failure::kTlsRefused:
+    case Failure::kIntegrity:
+    case Failure::kTimeLimit:
+    case Failure::kLocal:
       return true;
   }
   return false;
@@ -96,9 +100,10 @@ const char* to_string(Jitter j) {
 }
 
 const char* to_string(Failure f) {
-  static const char* const kNames[] = {"none",          "dns",        "connect", "connect_timeout",
-                                       "tls_handshake", "tls_verify", "reset",   "timeout",
-                                       "protocol",      "too_large"};
+  static const char* const kNames[] = {
+      "none",       "dns",     "connect",  "connect_timeout", "tls_handshake", "tls_verify",
+      "reset",      "timeout", "protocol", "too_large",       "tls_refused",   "integrity",
+      "time_limit", "local"};
   STEPBACK_NAMES_MATCH(Failure, kNames);
   return name_of(f, kNames);
 }

@@ -27,14 +27,18 @@ Failure to_failure(Status s) {
     case Status::kBufferTooSmall:
       return Failure::kTooLarge;
     case Status::kProtocol:
+      return Failure::kProtocol;
+    case Status::kTlsRefused:
+      return Failure::kTlsRefused;
+    case Status::kIntegrity:
+      return Failure::kIntegrity;
+    case Status::kTimeLimit:
+      return Failure::kTimeLimit;
     case Status::kInvalidArgument:
     case Status::kRestartRefused:
-    case Status::kTimeLimit:
     case Status::kBodySource:
-    case Status::kTlsRefused:
-    case Status::kIntegrity:
     case Status::kError:
-      return Failure::kProtocol;
+      return Failure::kLocal;
   }
   return Failure::kProtocol;
 }

@@ -45,6 +45,10 @@ TEST(Classify, TransportFailureTable) {
       {Failure::kTimeout, Verdict::kRetryable, true},
       {Failure::kProtocol, Verdict::kTerminal, true},
       {Failure::kTooLarge, Verdict::kTerminal, true},
+      {Failure::kTlsRefused, Verdict::kTerminal, false},
+      {Failure::kIntegrity, Verdict::kTerminal, true},
+      {Failure::kTimeLimit, Verdict::kTerminal, true},
+      {Failure::kLocal, Verdict::kTerminal, true},
   };
   for (const Row& row : rows) {
     const AttemptResult r = AttemptResult::transport(row.failure);
@@ -79,18 +83,22 @@ TEST(Names, EveryEnumeratorHasAName) {
   EXPECT_STREQ(to_string(static_cast<Outcome>(200)), "unknown");
   EXPECT_STREQ(to_string(Failure::kTlsVerify), "tls_verify");
   EXPECT_STREQ(to_string(Failure::kTooLarge), "too_large");
+  EXPECT_STREQ(to_string(Failure::kTlsRefused), "tls_refused");
+  EXPECT_STREQ(to_string(Failure::kIntegrity), "integrity");
+  EXPECT_STREQ(to_string(Failure::kTimeLimit), "time_limit");
+  EXPECT_STREQ(to_string(Failure::kLocal), "local");
   EXPECT_STREQ(to_string(Verdict::kRetryable), "retryable");
   EXPECT_STREQ(to_string(WaitReason::kRetryAfter), "retry_after");
   EXPECT_STREQ(to_string(WaitReason::kNetworkBack), "network_back");
 }
 
 TEST(Names, ValuesOutsideEachEnumerationAreUnknown) {
-  EXPECT_STREQ(to_string(static_cast<Failure>(10)), "unknown");
+  EXPECT_STREQ(to_string(static_cast<Failure>(14)), "unknown");
   EXPECT_STREQ(to_string(static_cast<Verdict>(3)), "unknown");
   EXPECT_STREQ(to_string(static_cast<WaitReason>(4)), "unknown");
   EXPECT_STREQ(to_string(static_cast<Outcome>(9)), "unknown");
   // The last named value of each, for contrast.
-  EXPECT_STREQ(to_string(Failure::kTooLarge), "too_large");
+  EXPECT_STREQ(to_string(Failure::kLocal), "local");
   EXPECT_STREQ(to_string(Verdict::kTerminal), "terminal");
   EXPECT_STREQ(to_string(WaitReason::kNetworkBack), "network_back");
   EXPECT_STREQ(to_string(Outcome::kCancelled), "cancelled");

@@ -16,11 +16,11 @@ TEST(ToFailure, EveryStatusHasItsFailure) {
     Failure failure;
   };
   const Row rows[] = {
-      {Status::kError, Failure::kProtocol},
+      {Status::kError, Failure::kLocal},
       {Status::kOk, Failure::kNone},
       {Status::kWouldBlock, Failure::kNone},
       {Status::kClosed, Failure::kReset},
-      {Status::kInvalidArgument, Failure::kProtocol},
+      {Status::kInvalidArgument, Failure::kLocal},
       {Status::kBufferTooSmall, Failure::kTooLarge},
       {Status::kDnsFailed, Failure::kDns},
       {Status::kConnectFailed, Failure::kConnect},
@@ -32,11 +32,11 @@ TEST(ToFailure, EveryStatusHasItsFailure) {
       {Status::kProtocol, Failure::kProtocol},
       {Status::kHeadersTooLarge, Failure::kTooLarge},
       {Status::kBodyTooLarge, Failure::kTooLarge},
-      {Status::kRestartRefused, Failure::kProtocol},
-      {Status::kTimeLimit, Failure::kProtocol},
-      {Status::kBodySource, Failure::kProtocol},
-      {Status::kTlsRefused, Failure::kProtocol},
-      {Status::kIntegrity, Failure::kProtocol},
+      {Status::kRestartRefused, Failure::kLocal},
+      {Status::kTimeLimit, Failure::kTimeLimit},
+      {Status::kBodySource, Failure::kLocal},
+      {Status::kTlsRefused, Failure::kTlsRefused},
+      {Status::kIntegrity, Failure::kIntegrity},
   };
   // The table covers the enum: a new Status must be added here (and to to_failure).
   EXPECT_EQ(sizeof rows / sizeof rows[0], static_cast<std::size_t>(Status::kIntegrity) + 1);

@@ -21,6 +21,10 @@ enum class Failure : std::uint8_t {
   kTimeout,         // No response within the read timeout.
   kProtocol,        // The response was not valid HTTP (terminal).
   kTooLarge,        // The response did not fit the caller's buffers (terminal).
+  kTlsRefused,  // The server refused the handshake with an alert, e.g. protocol_version (terminal).
+  kIntegrity,   // The body did not match the digest the server stated (terminal).
+  kTimeLimit,   // The request's overall time limit (max_time) passed (terminal).
+  kLocal,       // This side failed: a malformed request, a body source or sink (terminal).
 };
 
 // Where a server-requested delay came from.
@@ -53,7 +57,7 @@ struct AttemptResult {
   static constexpr AttemptResult transport(Failure f) {
     return transport(
         f, !(f == Failure::kDns || f == Failure::kConnect || f == Failure::kConnectTimeout ||
-             f == Failure::kTlsHandshake || f == Failure::kTlsVerify));
+             f == Failure::kTlsHandshake || f == Failure::kTlsVerify || f == Failure::kTlsRefused));
   }
   // A transport failure with an explicit statement of whether the server may have acted.
   static constexpr AttemptResult transport(Failure f, bool may_have_been_processed) {
@@ -67,14 +71,16 @@ struct AttemptResult {
 // How a policy judges one attempt.
 enum class Verdict : std::uint8_t { kSuccess, kRetryable, kTerminal };
 
-// The verdict of `p` on `r`: statuses in p.retryable and transport failures other than
-// verification, protocol and size errors are retryable; 1xx-3xx succeed; the rest is terminal.
+// The verdict of `p` on `r`: statuses in p.retryable and the transport failures a later
+// attempt may not meet (lookup, connect, handshake, reset, timeout) are retryable; 1xx-3xx
+// succeed; the rest is terminal.
 constexpr Verdict classify(const Policy& p, const AttemptResult& r) {
   if (r.failure != Failure::kNone) {
-    return (r.failure == Failure::kTlsVerify || r.failure == Failure::kProtocol ||
-            r.failure == Failure::kTooLarge)
-               ? Verdict::kTerminal
-               : Verdict::kRetryable;
+    return (r.failure == Failure::kDns || r.failure == Failure::kConnect ||
+            r.failure == Failure::kConnectTimeout || r.failure == Failure::kTlsHandshake ||
+            r.failure == Failure::kReset || r.failure == Failure::kTimeout)
+               ? Verdict::kRetryable
+               : Verdict::kTerminal;
   }
   if (p.retryable.contains(r.status)) return Verdict::kRetryable;
   return (r.status >= 100 && r.status < 400) ? Verdict::kSuccess : Verdict::kTerminal;
