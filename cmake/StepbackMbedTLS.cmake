@@ -110,6 +110,22 @@ if(stepback_mbedtls_dir)
   # The pipelined AES-GCM (MBEDTLS_GCM_ALT), compiled into mbedcrypto; after the include
   # directories above, which it extends.
   include(${PROJECT_SOURCE_DIR}/https/mbedtls/gcm/gcm.cmake)
+  # mbedTLS's time source (MBEDTLS_PLATFORM_STD_TIME): the wall clock of the handshake's
+  # TlsClientConfig, compiled into mbedcrypto as the GCM engine is (platform.c names it).
+  add_library(stepback_certificate_clock OBJECT ${PROJECT_SOURCE_DIR}/https/mbedtls/certificate_clock.cpp)
+  target_include_directories(stepback_certificate_clock PRIVATE ${PROJECT_SOURCE_DIR}/core/include)
+  target_include_directories(stepback_certificate_clock SYSTEM PRIVATE
+    "$<TARGET_PROPERTY:mbedcrypto,INTERFACE_INCLUDE_DIRECTORIES>")
+  target_compile_definitions(stepback_certificate_clock PRIVATE
+    "$<TARGET_PROPERTY:mbedcrypto,INTERFACE_COMPILE_DEFINITIONS>")
+  set_target_properties(stepback_certificate_clock PROPERTIES POSITION_INDEPENDENT_CODE ON)
+  if(NOT MSVC)
+    target_compile_options(stepback_certificate_clock PRIVATE -fno-exceptions -fno-rtti)
+  endif()
+  target_compile_options(stepback_certificate_clock PRIVATE
+    "$<TARGET_PROPERTY:stepback_warnings,INTERFACE_COMPILE_OPTIONS>")
+  target_sources(mbedcrypto PRIVATE $<TARGET_OBJECTS:stepback_certificate_clock>)
+  set(STEPBACK_CERTIFICATE_CLOCK ON)
 else()
   find_package(MbedTLS 3.6 CONFIG QUIET)
   if(NOT MbedTLS_FOUND OR NOT MbedTLS_VERSION VERSION_LESS 3.7)

@@ -4,11 +4,23 @@
  * mbedTLS headers, so the library and its users always agree on the layout of mbedTLS
  * structures. */
 
-/* Platform: C library time for certificate validity, and file I/O to load CA files and
- * directories. */
+/* Platform: time for certificate validity, and file I/O to load CA files and directories. */
 #define MBEDTLS_HAVE_ASM
 #define MBEDTLS_HAVE_TIME
 #define MBEDTLS_HAVE_TIME_DATE
+/* Certificate validity is read from the wall clock the app gives its TlsClientConfig
+ * (set_wall_clock), through stepback_mbedtls_time (https/mbedtls/certificate_clock.cpp,
+ * compiled into mbedcrypto); without one, from time(). */
+#define MBEDTLS_PLATFORM_TIME_ALT
+#define MBEDTLS_PLATFORM_STD_TIME stepback_mbedtls_time
+#include <time.h>
+#ifdef __cplusplus
+extern "C" {
+#endif
+time_t stepback_mbedtls_time(time_t* timer);
+#ifdef __cplusplus
+}
+#endif
 /* Certificate dates through https/mbedtls/mbedtls_time.cpp: no time-zone files, no heap. */
 #define MBEDTLS_PLATFORM_GMTIME_R_ALT
 #define MBEDTLS_PLATFORM_C

@@ -19,8 +19,10 @@ class TlsVerifyTest : public ::testing::Test {
     ASSERT_NE(pki(), nullptr);
   }
 
-  // Serves 200 with `cert`/`key` and runs a GET that trusts `ca`.
-  RunResult run_against(const std::string& cert, const std::string& key, const std::string& ca) {
+  // Serves 200 with `cert`/`key` and runs a GET that trusts `ca`, checking certificate dates
+  // against `wall_now` (nullptr: the system's clock).
+  RunResult run_against(const std::string& cert, const std::string& key, const std::string& ca,
+                        Millis (*wall_now)() = nullptr) {
     ScriptedServer::Options options;
     options.script = R"([{"status": 200, "body": "should not be read"}])";
     options.cert = cert;
@@ -28,6 +30,7 @@ class TlsVerifyTest : public ::testing::Test {
     EXPECT_TRUE(server_.start(options));
     auto tls = make_tls(ca);
     if (tls == nullptr) return RunResult{};
+    tls->set_wall_clock(wall_now);
     ClientSetup setup;
     setup.url = server_.url("/");
     setup.tls = tls.get();
@@ -62,6 +65,34 @@ TEST_F(TlsVerifyTest, UntrustedCaIsTerminal) {
 TEST_F(TlsVerifyTest, ExpiredCertificateIsTerminal) {
   const RunResult run = run_against(pki()->expired_cert, pki()->expired_key, pki()->ca);
   expect_terminal_verify_failure(run, "validity has expired");
+}
+
+// 2099-01-01 and 2020-06-01 (Millis since the Unix epoch): after the test certificates' three
+// days, and inside the expired leaf's 2020 validity.
+Millis in_2099() { return Millis(std::uint64_t{4070908800} * 1000); }
+Millis in_june_2020() { return Millis(std::uint64_t{1590969600} * 1000); }
+
+// Regression test: certificate validity was read from time() inside mbedTLS, whatever clock
+// the app had given. A valid certificate checked against the configuration's clock, set to
+// 2099, has expired.
+TEST_F(TlsVerifyTest, CertificateDatesAreReadFromTheConfiguredWallClock) {
+  const RunResult run = run_against(pki()->server_cert, pki()->server_key, pki()->ca, &in_2099);
+  expect_terminal_verify_failure(run, "validity has expired");
+}
+
+// The other way: in June 2020 the expired leaf is within its dates; what fails is the CA, made
+// for this test run, whose validity starts in the future.
+TEST_F(TlsVerifyTest, AClockInsideTheLeafsDatesNoLongerCallsItExpired) {
+  const RunResult run =
+      run_against(pki()->expired_cert, pki()->expired_key, pki()->ca, &in_june_2020);
+  expect_terminal_verify_failure(run, "validity starts in the future");
+  EXPECT_EQ(run.message.find("validity has expired"), std::string::npos) << run.summary();
+}
+
+// Without a clock the system's time() is used: the test server's certificate is valid now.
+TEST_F(TlsVerifyTest, WithoutAConfiguredClockTheSystemTimeIsUsed) {
+  const RunResult run = run_against(pki()->server_cert, pki()->server_key, pki()->ca);
+  EXPECT_EQ(run.result.outcome, Outcome::kSuccess) << run.summary();
 }
 
 }  // namespace

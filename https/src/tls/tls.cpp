@@ -10,6 +10,10 @@
 
 #include "stepback/https/tls/trust_store.hpp"
 
+#if defined(STEPBACK_CERTIFICATE_CLOCK)
+#include "certificate_clock.hpp"
+#endif
+
 #if defined(MBEDTLS_GCM_ALT)
 #include "stepback/gcm/gcm.hpp"
 #endif
@@ -189,6 +193,10 @@ Status TlsTransport::start(Transport& lower, TlsClientConfig& config, const char
 
 Status TlsTransport::handshake() {
   if (!started_) return Status::kInvalidArgument;
+#if defined(STEPBACK_CERTIFICATE_CLOCK)
+  // Certificate validity is checked inside this step, against the configuration's clock.
+  const detail::CertificateClockScope clock(config_->wall_clock());
+#endif
   const int ret = mbedtls_ssl_handshake(&ssl_);
   if (ret == 0) {
     handshake_done_ = true;

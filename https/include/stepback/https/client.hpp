@@ -142,7 +142,8 @@ struct ClientOptions {
   std::uint64_t body_limit = UINT64_MAX;  // Most body bytes one response may carry.
   EventSink events;
   // The wall clock (milliseconds since the Unix epoch), to read HTTP-date Retry-After values.
-  // Required: start() answers kInvalidArgument without it.
+  // Required: start() answers kInvalidArgument without it. (Certificate validity reads the
+  // clock given to TlsClientConfig::set_wall_clock.)
   Millis (*wall_now)() = nullptr;
   // The Authorization value of every attempt; none by default. A first 401 with
   // error="invalid_token" gets one fresh token and an immediate attempt (no backoff, no retry

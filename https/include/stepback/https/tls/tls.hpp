@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "stepback/core/millis.hpp"
 #include "stepback/https/transport.hpp"
 #include "stepback/https/types.hpp"
 
@@ -62,6 +63,11 @@ class TlsClientConfig {
   std::size_t public_key_pin_count() const { return pin_count_; }
   // Limits the negotiated versions (both inclusive).
   void set_versions(TlsVersion min, TlsVersion max);
+  // The wall clock (Millis since the Unix epoch) certificate validity is checked against, so
+  // that a device whose clock the app corrects verifies with the corrected time; nullptr (the
+  // default) for the C library's time(). Ignored when mbedTLS comes from an installed package.
+  void set_wall_clock(Millis (*wall_now)()) { wall_now_ = wall_now; }
+  Millis (*wall_clock() const)() { return wall_now_; }
   // Whether at least one trust anchor is loaded.
   bool has_trust_anchors() const { return anchors_ > 0; }
   // The cipher suites offered, in order, 0-terminated, as init() chose them; nullptr for
@@ -81,6 +87,7 @@ class TlsClientConfig {
   const PublicKeyPin* pins_ = nullptr;
   std::size_t pin_count_ = 0;
   const int* suites_ = nullptr;
+  Millis (*wall_now_)() = nullptr;
   int anchors_ = 0;
   bool ready_ = false;
 };
