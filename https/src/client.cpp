@@ -170,7 +170,7 @@ ClientNext Client::step(Millis now) {
         s = on_receive(now);
         break;
       case Phase::kDone:
-        return ClientNext{};
+        return ClientNext::done();
     }
     phase_ = s.phase;
     if (s.yield) {
@@ -196,22 +196,18 @@ Client::Step Client::on_machine(Millis now) {
     case Next::Kind::kSend:
       return begin_attempt(now);
     case Next::Kind::kWaitUntil:
-      return yield(ClientNext{ClientNext::Kind::kWaitUntil, -1, IoInterest::kNone, next.at},
-                   Phase::kWaiting);
+      return yield(ClientNext::wait_until(next.at), Phase::kWaiting);
     case Next::Kind::kDone:
       break;
   }
   // Every path here left the connection closed or kept after a complete response, which
   // the next start() to the same origin may use.
   result_.outcome = next.outcome;
-  ClientEvent e;
-  e.kind = ClientEvent::Kind::kDone;
-  e.at = now;
-  e.attempt = result_.attempts;
+  ClientEvent e = event(ClientEvent::Kind::kDone, now);
   e.status = result_.status;
   e.outcome = next.outcome;
   emit(e);
-  return yield(ClientNext{}, Phase::kDone);
+  return yield(ClientNext::done(), Phase::kDone);
 }
 
 Client::Step Client::begin_attempt(Millis now) {
@@ -230,18 +226,12 @@ Client::Step Client::begin_attempt(Millis now) {
   }
   refresh_token_ = false;
   if (range_from_ > 0) {
-    ClientEvent r;
-    r.kind = ClientEvent::Kind::kResume;
-    r.at = now;
-    r.attempt = result_.attempts;
+    ClientEvent r = event(ClientEvent::Kind::kResume, now);
     r.offset = range_from_;
     r.validator = std::string_view(validator_, validator_size_);
     emit(r);
   }
-  ClientEvent e;
-  e.kind = ClientEvent::Kind::kAttempt;
-  e.at = now;
-  e.attempt = result_.attempts;
+  ClientEvent e = event(ClientEvent::Kind::kAttempt, now);
   emit(e);
   reset_exchange(now);
   // A kept connection the server closed while we waited (or that holds stray bytes, such as
@@ -252,7 +242,7 @@ Client::Step Client::begin_attempt(Millis now) {
     reused_ = true;
     return go(Phase::kSending);
   }
-  return open_connection(now);
+  return open_connection();
 }
 
 void Client::reset_exchange(Millis now) {
@@ -267,13 +257,8 @@ void Client::reset_exchange(Millis now) {
   io_deadline_ = now + options_.timeouts.read;
 }
 
-Client::Step Client::open_connection(Millis now) {
-  reused_ = false;
-  ++connections_;
-  connection_port_ = spec_.head.url.port;
-  connection_tls_ = spec_.head.url.tls;
-  const Status s = connector_.open(spec_.head.url, host_z_, now, options_.timeouts);
-  if (s != Status::kOk) return fail_attempt(now, s, connector_.failure_message());
+Client::Step Client::open_connection() {
+  open_pending_ = true;
   return go(Phase::kConnecting);
 }
 
@@ -282,7 +267,7 @@ void Client::network_available(Millis now) {
   if (phase_ == Phase::kConnecting) {
     close_connection();
     connector_.network_changed();
-    reconnect_ = true;  // on_connect() opens again on the next step().
+    open_pending_ = true;  // on_connect() opens again on the next step().
   } else if (phase_ != Phase::kSending && phase_ != Phase::kReceiving) {
     if (connection_open_) close_connection();
     connector_.network_changed();
@@ -291,9 +276,15 @@ void Client::network_available(Millis now) {
 }
 
 Client::Step Client::on_connect(Millis now) {
-  if (reconnect_) {
-    reconnect_ = false;
-    return open_connection(now);
+  if (open_pending_) {
+    open_pending_ = false;
+    reused_ = false;
+    ++connections_;
+    connection_port_ = spec_.head.url.port;
+    connection_tls_ = spec_.head.url.tls;
+    const Status s = connector_.open(spec_.head.url, host_z_, now, options_.timeouts);
+    if (s != Status::kOk) return fail_attempt(now, s, connector_.failure_message());
+    return go(Phase::kConnecting);
   }
   const Status s = connector_.step(now);
   if (s == Status::kWouldBlock) {
@@ -425,8 +416,7 @@ Client::Step Client::on_receive(Millis now) {
     return fail_attempt(now, s, "the connection failed while receiving the response");
   }
   // Bytes keep coming: hand the loop back its turn, to be stepped again at once.
-  return yield(ClientNext{ClientNext::Kind::kWaitUntil, -1, IoInterest::kNone, now},
-               Phase::kReceiving);
+  return yield(ClientNext::wait_until(now), Phase::kReceiving);
 }
 
 Client::Step Client::end_response(Millis now, bool reusable) {
@@ -455,10 +445,7 @@ Client::Step Client::end_response(Millis now, bool reusable) {
       integrity_.has_expectation() && (!total_ || delivered_ >= *total_)) {
     const IntegrityResult checked = integrity_.finish();
     (void)format_integrity_message(checked, integrity_message_, sizeof integrity_message_);
-    ClientEvent e;
-    e.kind = ClientEvent::Kind::kIntegrity;
-    e.at = now;
-    e.attempt = result_.attempts;
+    ClientEvent e = event(ClientEvent::Kind::kIntegrity, now);
     e.verified = checked.status != IntegrityStatus::kMismatch;
     e.message = integrity_message_;
     emit(e);
@@ -507,15 +494,12 @@ Client::Step Client::fail_attempt(Millis now, Status status, const char* message
   // rules see.
   if (stale_reuse && (sent_ == 0 || (idempotent_ && sent_ <= head_size_))) {
     reset_exchange(now);
-    return open_connection(now);
+    return open_connection();
   }
   result_.error = status;
   result_.message = message;
   if (parser_.head_complete()) result_.status = parser_.status();
-  ClientEvent e;
-  e.kind = ClientEvent::Kind::kError;
-  e.at = now;
-  e.attempt = result_.attempts;
+  ClientEvent e = event(ClientEvent::Kind::kError, now);
   e.failure = to_failure(status);
   e.message = message;
   emit(e);
@@ -529,10 +513,7 @@ Client::Step Client::report(Millis now, const AttemptResult& result) {
   last_attempt_ = result;
   const Next next = machine_.report(now, result);
   if (next.kind == Next::Kind::kWaitUntil) {
-    ClientEvent e;
-    e.kind = ClientEvent::Kind::kWait;
-    e.at = now;
-    e.attempt = result_.attempts;
+    ClientEvent e = event(ClientEvent::Kind::kWait, now);
     e.wait = next.at - now;
     e.wait_reason = machine_.wait_reason();
     emit(e);
@@ -547,10 +528,7 @@ Client::Step Client::stop(Millis now, Outcome outcome, Status status, const char
   result_.outcome = outcome;
   result_.error = status;
   result_.message = message;
-  ClientEvent e;
-  e.kind = ClientEvent::Kind::kError;
-  e.at = now;
-  e.attempt = result_.attempts;
+  ClientEvent e = event(ClientEvent::Kind::kError, now);
   e.failure = to_failure(status);
   e.message = message;
   emit(e);
@@ -558,7 +536,7 @@ Client::Step Client::stop(Millis now, Outcome outcome, Status status, const char
   e.status = result_.status;
   e.outcome = outcome;
   emit(e);
-  return yield(ClientNext{}, Phase::kDone);
+  return yield(ClientNext::done(), Phase::kDone);
 }
 
 Client::Step Client::refuse_splice(Millis now) {
@@ -676,10 +654,7 @@ bool Client::restart_sink() {
 void Client::decide_body(Millis now) {
   if (body_use_ != BodyUse::kUndecided) return;
   const std::uint16_t status = parser_.status();
-  ClientEvent e;
-  e.kind = ClientEvent::Kind::kResponse;
-  e.at = now;
-  e.attempt = result_.attempts;
+  ClientEvent e = event(ClientEvent::Kind::kResponse, now);
   e.status = status;
   e.reason = parser_.reason();
   emit(e);
@@ -766,9 +741,17 @@ Client::Step Client::wait_io(int fd, IoInterest interest, Millis deadline, Phase
   // Never "wait for I/O" on nothing: a loop polling fd -1 would sleep through the whole
   // deadline however soon the connection got ready.
   if (fd < 0 || interest == IoInterest::kNone) {
-    return yield(ClientNext{ClientNext::Kind::kWaitUntil, -1, IoInterest::kNone, deadline}, phase);
+    return yield(ClientNext::wait_until(deadline), phase);
   }
-  return yield(ClientNext{ClientNext::Kind::kWaitIo, fd, interest, deadline}, phase);
+  return yield(ClientNext::wait_io(fd, interest, deadline), phase);
+}
+
+ClientEvent Client::event(ClientEvent::Kind kind, Millis now) const {
+  ClientEvent e;
+  e.kind = kind;
+  e.at = now;
+  e.attempt = result_.attempts;
+  return e;
 }
 
 bool Client::kept_connection_alive() {

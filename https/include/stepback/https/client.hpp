@@ -31,6 +31,17 @@ struct ClientNext {
   int fd = -1;
   IoInterest interest = IoInterest::kNone;
   Millis at{};
+
+  // Poll `fd` for `interest` until `at` at the latest.
+  static constexpr ClientNext wait_io(int fd, IoInterest interest, Millis at) {
+    return ClientNext{Kind::kWaitIo, fd, interest, at};
+  }
+  // Sleep until `at`.
+  static constexpr ClientNext wait_until(Millis at) {
+    return ClientNext{Kind::kWaitUntil, -1, IoInterest::kNone, at};
+  }
+  // Finished.
+  static constexpr ClientNext done() { return ClientNext{}; }
 };
 
 // How a request ended, valid once step() answered kDone.
@@ -247,7 +258,8 @@ class Client {
 
   Step begin_attempt(Millis now);
   void reset_exchange(Millis now);
-  Step open_connection(Millis now);
+  // Asks for a new connection, which on_connect() opens on the next turn.
+  Step open_connection();
   Step end_response(Millis now, bool reusable);
   Step fail_attempt(Millis now, Status status, const char* message);
   Step send_stopped(Millis now, Status status, const char* message);
@@ -268,6 +280,8 @@ class Client {
   Transport& stream();
   void close_connection();
   void emit(const ClientEvent& event) const;
+  // An event of `kind` at `now` for the current attempt, the other fields empty.
+  ClientEvent event(ClientEvent::Kind kind, Millis now) const;
   static bool deliver_body(void* self, ConstBytes data);
 
   Connector& connector_;
@@ -319,7 +333,7 @@ class Client {
   Status send_failure_ = Status::kOk;  // kOk while sending has not stopped.
   const char* send_failure_message_ = "";
   bool refresh_token_ = false;    // The next attempt asks the app for a fresh token.
-  bool reconnect_ = false;        // network_available() cut the connect under way: open again.
+  bool open_pending_ = false;     // on_connect() opens a new connection before stepping it.
   bool token_refreshed_ = false;  // The last attempt already carried a refreshed token.
   IntegrityCheck integrity_;      // Digests over every delivered byte of the representation.
   char integrity_message_[kIntegrityMessageMax] = {};
