@@ -42,10 +42,6 @@ https::ConstBytes bytes_of(std::string_view s) {
   return https::ConstBytes{reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
 }
 
-https::ClientNext wait_until(Millis at) {
-  return https::ClientNext{https::ClientNext::Kind::kWaitUntil, -1, https::IoInterest::kNone, at};
-}
-
 }  // namespace
 
 Millis poll_wait(const PollingPolicy& p, std::uint32_t n, Millis previous, RandomSource& random) {
@@ -168,20 +164,36 @@ https::Status Operation::start(const OperationSpec& spec) {
   return https::Status::kOk;
 }
 
+// The transition table: each handler yields an answer for the loop or names the next
+// phase; phase_ changes here (and in start() and cancel()) only.
 https::ClientNext Operation::step(Millis now) {
-  switch (phase_) {
-    case OperationPhase::kIdle:
-    case OperationPhase::kDone:
-      return https::ClientNext{};
-    case OperationPhase::kWaiting:
-      if (now < wake_) return wait_until(wake_);
-      return begin_poll(now);
-    case OperationPhase::kMutation:
-    case OperationPhase::kPoll:
-      break;
+  for (;;) {
+    Step s;
+    switch (phase_) {
+      case OperationPhase::kIdle:
+      case OperationPhase::kDone:
+        return https::ClientNext::done();
+      case OperationPhase::kWaiting:
+        s = on_waiting(now);
+        break;
+      case OperationPhase::kMutation:
+      case OperationPhase::kPoll:
+        s = on_request(now);
+        break;
+    }
+    phase_ = s.phase;
+    if (s.yield) return s.next;
   }
+}
+
+Operation::Step Operation::on_waiting(Millis now) {
+  if (now < wake_) return yield(https::ClientNext::wait_until(wake_), OperationPhase::kWaiting);
+  return begin_poll(now);
+}
+
+Operation::Step Operation::on_request(Millis now) {
   const https::ClientNext next = client_.step(now);
-  if (next.kind != https::ClientNext::Kind::kDone) return next;
+  if (next.kind != https::ClientNext::Kind::kDone) return yield(next, phase_);
   return on_answer(now);
 }
 
@@ -189,20 +201,18 @@ void Operation::cancel() {
   if (phase_ == OperationPhase::kIdle || phase_ == OperationPhase::kDone) return;
   client_.cancel();
   result_.request = client_.result();
-  (void)finish(Millis{}, OperationOutcome::kCancelled, "cancelled");
+  phase_ = finish(Millis{}, OperationOutcome::kCancelled, "cancelled", phase_).phase;
 }
 
-https::ClientNext Operation::begin_poll(Millis now) {
+Operation::Step Operation::begin_poll(Millis now) {
   answer_size_ = 0;
   answer_overflow_ = false;
   if (client_.start(poll_) != https::Status::kOk) {
-    phase_ = OperationPhase::kPoll;
     return finish(now, OperationOutcome::kRequestFailed,
-                  "the poll request does not fit the request-head buffer");
+                  "the poll request does not fit the request-head buffer", OperationPhase::kPoll);
   }
   ++polls_;
   result_.polls = polls_;
-  phase_ = OperationPhase::kPoll;
   OperationEvent e;
   e.kind = OperationEvent::Kind::kPoll;
   e.at = now;
@@ -210,12 +220,10 @@ https::ClientNext Operation::begin_poll(Millis now) {
   e.name = name();
   emit(e);
   // The first step of the poll runs now; the loop gets its answer.
-  const https::ClientNext next = client_.step(now);
-  if (next.kind != https::ClientNext::Kind::kDone) return next;
-  return on_answer(now);
+  return go(OperationPhase::kPoll);
 }
 
-https::ClientNext Operation::on_answer(Millis now) {
+Operation::Step Operation::on_answer(Millis now) {
   result_.request = client_.result();
   const https::ClientResult& r = result_.request;
   const bool mutation = phase_ == OperationPhase::kMutation;
@@ -226,7 +234,8 @@ https::ClientNext Operation::on_answer(Millis now) {
                       mutation ? "the mutation was answered with neither an Operation nor an error "
                                  "(a redirect is not followed)"
                                : "the poll was answered with neither an Operation nor an error "
-                                 "(a redirect is not followed)");
+                                 "(a redirect is not followed)",
+                      phase_);
       }
       return read_operation_answer(now);
     case Outcome::kRetriesExhausted:
@@ -235,7 +244,7 @@ https::ClientNext Operation::on_answer(Millis now) {
     case Outcome::kServerDelayTooLong:
       take_error_body();
       return finish(now, OperationOutcome::kGaveUpRetrying,
-                    mutation ? "the mutation gave up retrying" : "a poll gave up retrying");
+                    mutation ? "the mutation gave up retrying" : "a poll gave up retrying", phase_);
     case Outcome::kTerminalStatus:
       take_error_body();
       if (mutation && r.status == 409 && result_.error.status == "ALREADY_EXISTS") {
@@ -244,28 +253,31 @@ https::ClientNext Operation::on_answer(Millis now) {
                       result_.resent
                           ? "already exists (409 ALREADY_EXISTS) after the create was sent again: "
                             "the first attempt may have made it; get the resource"
-                          : "already exists (409 ALREADY_EXISTS); get the resource");
+                          : "already exists (409 ALREADY_EXISTS); get the resource",
+                      phase_);
       }
       return finish(now, OperationOutcome::kRequestFailed,
                     mutation ? "the mutation was answered with an HTTP error that is not retried"
-                             : "a poll was answered with an HTTP error that is not retried");
+                             : "a poll was answered with an HTTP error that is not retried",
+                    phase_);
     case Outcome::kNotIdempotent:
       if (r.error == https::Status::kOk) take_error_body();
       return finish(now, OperationOutcome::kRequestFailed,
                     "the mutation failed after it may have reached the server and is not "
-                    "declared idempotent, so it was not sent again");
+                    "declared idempotent, so it was not sent again",
+                    phase_);
     case Outcome::kTerminalFailure:
-      return finish(now, OperationOutcome::kRequestFailed, r.message);
+      return finish(now, OperationOutcome::kRequestFailed, r.message, phase_);
     case Outcome::kCancelled:
       break;
   }
-  return finish(now, OperationOutcome::kCancelled, "cancelled");
+  return finish(now, OperationOutcome::kCancelled, "cancelled", phase_);
 }
 
-https::ClientNext Operation::read_operation_answer(Millis now) {
+Operation::Step Operation::read_operation_answer(Millis now) {
   if (answer_overflow_) {
-    return finish(now, OperationOutcome::kMalformed,
-                  "the answer does not fit the operation buffer");
+    return finish(now, OperationOutcome::kMalformed, "the answer does not fit the operation buffer",
+                  phase_);
   }
   const https::ConstBytes answer{options_.operation_buffer.data, answer_size_};
   OperationView op;
@@ -273,21 +285,23 @@ https::ClientNext Operation::read_operation_answer(Millis now) {
   if (read != JsonRead::kOk) {
     return finish(now, OperationOutcome::kMalformed,
                   read == JsonRead::kSyntax ? "the answer is not valid JSON"
-                                            : "the answer is JSON but not an Operation");
+                                            : "the answer is JSON but not an Operation",
+                  phase_);
   }
   const bool mutation = phase_ == OperationPhase::kMutation;
   if (mutation) {
     if (op.name.size() > kMaxOperationName) {
-      return finish(now, OperationOutcome::kMalformed, "the operation's name is too long");
+      return finish(now, OperationOutcome::kMalformed, "the operation's name is too long", phase_);
     }
     name_size_ = json_decode_string(
         op.name, https::MutableBytes{reinterpret_cast<std::uint8_t*>(name_), sizeof name_});
     if (!op.done && name_size_ == 0) {
       return finish(now, OperationOutcome::kMalformed,
-                    "the Operation is not done and has no name to poll");
+                    "the Operation is not done and has no name to poll", phase_);
     }
     if (!is_path(name()) || (name_size_ > 0 && name_[0] == '/')) {
-      return finish(now, OperationOutcome::kMalformed, "the operation's name cannot be a URL path");
+      return finish(now, OperationOutcome::kMalformed, "the operation's name cannot be a URL path",
+                    phase_);
     }
     std::memcpy(target_ + target_size_, name_, name_size_);
     poll_.head.url.target = std::string_view(target_, target_size_ + name_size_);
@@ -312,19 +326,19 @@ https::ClientNext Operation::read_operation_answer(Millis now) {
     result_.error.status = op.error.status;
     result_.error.details = op.error.details;
     take_status_message(op.error.message);
-    return finish(now, OperationOutcome::kFailed, "the operation finished with an error");
+    return finish(now, OperationOutcome::kFailed, "the operation finished with an error", phase_);
   }
   const https::ResponseSink& sink = options_.response;
   if (op.has_response && sink.write != nullptr) {
     result_.response_refused = !sink.write(sink.context, 0, bytes_of(op.response));
   }
-  return finish(now, OperationOutcome::kSucceeded, "the operation is done");
+  return finish(now, OperationOutcome::kSucceeded, "the operation is done", phase_);
 }
 
-https::ClientNext Operation::schedule_poll(Millis now) {
+Operation::Step Operation::schedule_poll(Millis now) {
   if (now >= deadline_) {
     return finish(now, OperationOutcome::kPollingDeadline,
-                  "gave up polling: the operation was not done by the polling deadline");
+                  "gave up polling: the operation was not done by the polling deadline", phase_);
   }
   Millis wait = poll_wait(options_.polling, polls_, previous_wait_, context_.random);
   previous_wait_ = wait;
@@ -332,12 +346,11 @@ https::ClientNext Operation::schedule_poll(Millis now) {
     // One last look at the deadline, unless that would poll sooner than the floor.
     if (deadline_ - now < options_.polling.min_delay) {
       return finish(now, OperationOutcome::kPollingDeadline,
-                    "gave up polling: the operation was not done by the polling deadline");
+                    "gave up polling: the operation was not done by the polling deadline", phase_);
     }
     wait = deadline_ - now;
   }
   wake_ = now + wait;
-  phase_ = OperationPhase::kWaiting;
   OperationEvent e;
   e.kind = OperationEvent::Kind::kWait;
   e.at = now;
@@ -345,15 +358,15 @@ https::ClientNext Operation::schedule_poll(Millis now) {
   e.name = name();
   e.wait = wait;
   emit(e);
-  return wait_until(wake_);
+  return yield(https::ClientNext::wait_until(wake_), OperationPhase::kWaiting);
 }
 
-https::ClientNext Operation::finish(Millis now, OperationOutcome outcome, const char* message) {
+Operation::Step Operation::finish(Millis now, OperationOutcome outcome, const char* message,
+                                  OperationPhase ended) {
   result_.outcome = outcome;
-  result_.phase = phase_;
+  result_.phase = ended;
   result_.polls = polls_;
   result_.message = message;
-  phase_ = OperationPhase::kDone;
   OperationEvent e;
   e.kind = OperationEvent::Kind::kDone;
   e.at = now;
@@ -361,7 +374,7 @@ https::ClientNext Operation::finish(Millis now, OperationOutcome outcome, const 
   e.name = name();
   e.outcome = outcome;
   emit(e);
-  return https::ClientNext{};
+  return yield(https::ClientNext::done(), OperationPhase::kDone);
 }
 
 void Operation::take_error_body() {

@@ -125,60 +125,71 @@ Status Upload::start(const UploadSpec& spec) {
 // its turn before the next begins.
 UploadNext Upload::step(Millis now) {
   for (;;) {
+    Step s;
     switch (phase_) {
       case Phase::kDone:
-        return UploadNext{};
+        return UploadNext::done();
       case Phase::kIdle:
-        if (resume_wait_.count() > 0) {
-          // A restored session first sits out what was left of its wait.
-          wait_until_ = now + resume_wait_;
-          UploadEvent e = event(UploadEvent::Kind::kWait, now);
-          e.wait = resume_wait_;
-          emit(e);
-          resume_wait_ = Millis(0);
-          phase_ = Phase::kResumeWait;
-        } else {
-          phase_ = Phase::kMachine;
-        }
+        s = on_idle(now);
         break;
       case Phase::kResumeWait:
-        if (now < wait_until_) {
-          return UploadNext{UploadNext::Kind::kWaitUntil, -1, https::IoInterest::kNone,
-                            wait_until_};
-        }
-        phase_ = Phase::kMachine;
+        s = on_resume_wait(now);
         break;
-      case Phase::kMachine: {
-        const Next next = machine_.step(now);
-        if (next.kind == Next::Kind::kWaitUntil) {
-          wait_until_ = next.at;
-          return UploadNext{UploadNext::Kind::kWaitUntil, -1, https::IoInterest::kNone, next.at};
-        }
-        machine_waiting_ = false;
-        if (next.kind == Next::Kind::kDone) {
-          return finish(now, next.outcome, result_.error, result_.message);
-        }
-        phase_ = Phase::kNext;
+      case Phase::kMachine:
+        s = on_machine(now);
         break;
-      }
-      case Phase::kNext: {
-        const UploadNext begun = begin_exchange(now);
-        // Bounded work: a turn of hashing hands the loop its turn.
-        if (phase_ == Phase::kDone || phase_ == Phase::kHash) return begun;
+      case Phase::kNext:
+        s = begin_exchange(now);
         break;
-      }
       case Phase::kHash:
-        return hash_ahead(now);
+        // Bounded work: a turn of hashing hands the loop its turn.
+        s = hash_ahead(now);
+        break;
       case Phase::kStarved:
-        return UploadNext{UploadNext::Kind::kWaitUntil, -1, https::IoInterest::kNone,
-                          Millis::max()};
-      case Phase::kExchange: {
-        const https::ClientNext next = client_.step(now);
-        if (next.kind != https::ClientNext::Kind::kDone) return next;
-        return end_exchange(now);
-      }
+        s = yield(UploadNext::wait_until(Millis::max()), Phase::kStarved);
+        break;
+      case Phase::kExchange:
+        s = on_exchange(now);
+        break;
     }
+    phase_ = s.phase;
+    if (s.yield) return s.next;
   }
+}
+
+Upload::Step Upload::on_idle(Millis now) {
+  if (resume_wait_.count() == 0) return go(Phase::kMachine);
+  // A restored session first sits out what was left of its wait.
+  wait_until_ = now + resume_wait_;
+  UploadEvent e = event(UploadEvent::Kind::kWait, now);
+  e.wait = resume_wait_;
+  emit(e);
+  resume_wait_ = Millis(0);
+  return go(Phase::kResumeWait);
+}
+
+Upload::Step Upload::on_resume_wait(Millis now) {
+  if (now < wait_until_) return yield(UploadNext::wait_until(wait_until_), Phase::kResumeWait);
+  return go(Phase::kMachine);
+}
+
+Upload::Step Upload::on_machine(Millis now) {
+  const Next next = machine_.step(now);
+  if (next.kind == Next::Kind::kWaitUntil) {
+    wait_until_ = next.at;
+    return yield(UploadNext::wait_until(next.at), Phase::kMachine);
+  }
+  machine_waiting_ = false;
+  if (next.kind == Next::Kind::kDone) {
+    return finish(now, next.outcome, result_.error, result_.message);
+  }
+  return go(Phase::kNext);
+}
+
+Upload::Step Upload::on_exchange(Millis now) {
+  const https::ClientNext next = client_.step(now);
+  if (next.kind != https::ClientNext::Kind::kDone) return yield(next, Phase::kExchange);
+  return end_exchange(now);
 }
 
 Status Upload::extend(std::uint64_t available, bool final) {
@@ -208,7 +219,7 @@ void Upload::cancel() {
   phase_ = Phase::kDone;
 }
 
-UploadNext Upload::begin_exchange(Millis now) {
+Upload::Step Upload::begin_exchange(Millis now) {
   const std::uint64_t size = spec_.body.size;
   std::size_t count = spec_.header_count;
   https::RequestSpec request;
@@ -235,8 +246,7 @@ UploadNext Upload::begin_exchange(Millis now) {
     const bool final = spec_.size_final;
     if (!final && !need_query_ && size - committed_ < spec_.chunk_size) {
       // Less than a whole chunk is ready: wait for the caller's extend().
-      phase_ = Phase::kStarved;
-      return UploadNext{UploadNext::Kind::kWaitUntil, -1, https::IoInterest::kNone, Millis::max()};
+      return go(Phase::kStarved);
     }
     const bool last =
         final && !need_query_ && (committed_ >= size || size - committed_ <= spec_.chunk_size);
@@ -295,11 +305,10 @@ UploadNext Upload::begin_exchange(Millis now) {
   ++result_.exchanges;
   begun.exchange = result_.exchanges;
   emit(begun);
-  phase_ = Phase::kExchange;
-  return UploadNext{UploadNext::Kind::kWaitUntil, -1, https::IoInterest::kNone, now};
+  return go(Phase::kExchange);
 }
 
-UploadNext Upload::end_exchange(Millis now) {
+Upload::Step Upload::end_exchange(Millis now) {
   const https::ClientResult& r = client_.result();
   if (r.status != 0) result_.status = r.status;
   result_.error = r.error;
@@ -344,7 +353,7 @@ UploadNext Upload::end_exchange(Millis now) {
   return finish(now, r.outcome, r.error, r.message);
 }
 
-UploadNext Upload::on_open(Millis now) {
+Upload::Step Upload::on_open(Millis now) {
   if (result_.status / 100 != 2) {
     return finish(now, Outcome::kTerminalStatus, Status::kOk,
                   "the session POST was answered without a session (redirects are not followed)");
@@ -363,7 +372,7 @@ UploadNext Upload::on_open(Millis now) {
   return progress(now);
 }
 
-UploadNext Upload::on_session_answer(Millis now) {
+Upload::Step Upload::on_session_answer(Millis now) {
   const std::uint16_t status = result_.status;
   if (status / 100 == 2) {
     if (!spec_.size_final) {
@@ -419,7 +428,7 @@ UploadNext Upload::on_session_answer(Millis now) {
   return fail(now, AttemptResult::transport(Failure::kReset, true), false);
 }
 
-UploadNext Upload::on_expired(Millis now) {
+Upload::Step Upload::on_expired(Millis now) {
   UploadEvent e = event(UploadEvent::Kind::kExpired, now);
   e.offset = committed_;
   emit(e);
@@ -437,14 +446,14 @@ UploadNext Upload::on_expired(Millis now) {
   return turn(now, Phase::kNext);
 }
 
-UploadNext Upload::progress(Millis now) {
+Upload::Step Upload::progress(Millis now) {
   if (context_.budget != nullptr) context_.budget->record_success();
   fresh_machine();
   need_query_ = false;
   return turn(now, Phase::kMachine);
 }
 
-UploadNext Upload::fail(Millis now, const AttemptResult& attempt, bool query_next) {
+Upload::Step Upload::fail(Millis now, const AttemptResult& attempt, bool query_next) {
   const Next next = machine_.report(now, attempt);
   need_query_ = query_next;
   if (next.kind == Next::Kind::kDone) {
@@ -458,29 +467,26 @@ UploadNext Upload::fail(Millis now, const AttemptResult& attempt, bool query_nex
     e.wait = next.at - now;
     e.wait_reason = machine_.wait_reason();
     emit(e);
-    phase_ = Phase::kMachine;
-    return UploadNext{UploadNext::Kind::kWaitUntil, -1, https::IoInterest::kNone, next.at};
+    return yield(UploadNext::wait_until(next.at), Phase::kMachine);
   }
   return turn(now, Phase::kMachine);
 }
 
-UploadNext Upload::finish(Millis now, Outcome outcome, Status error, const char* message) {
+Upload::Step Upload::finish(Millis now, Outcome outcome, Status error, const char* message) {
   machine_.cancel();
   result_.outcome = outcome;
   result_.error = error;
   result_.message = outcome == Outcome::kSuccess ? "" : message;
-  phase_ = Phase::kDone;
   UploadEvent e = event(UploadEvent::Kind::kDone, now);
   e.status = result_.status;
   e.outcome = outcome;
   e.message = result_.message;
   emit(e);
-  return UploadNext{};
+  return yield(UploadNext::done(), Phase::kDone);
 }
 
-UploadNext Upload::turn(Millis now, Phase phase) {
-  phase_ = phase;
-  return UploadNext{UploadNext::Kind::kWaitUntil, -1, https::IoInterest::kNone, now};
+Upload::Step Upload::turn(Millis now, Phase phase) {
+  return yield(UploadNext::wait_until(now), phase);
 }
 
 bool Upload::store_session(std::string_view uri) {
@@ -567,7 +573,7 @@ bool Upload::save(TransferState* state, Millis now, Millis wall_now) const {
 
 // Reads the body's bytes from hashed_ on, a bounded amount per step, until the CRC-32C
 // covers the whole body; then the exchange that needed it begins.
-UploadNext Upload::hash_ahead(Millis now) {
+Upload::Step Upload::hash_ahead(Millis now) {
   constexpr std::uint64_t kPerStep = std::uint64_t{256} * 1024;
   std::uint8_t block[4096];
   const std::uint64_t size = spec_.body.size;
@@ -622,7 +628,7 @@ std::size_t Upload::write_goog_hash(char* out) const {
 }
 
 // The upload is done on the server: its digests of the stored object against the body's.
-UploadNext Upload::check_integrity(Millis now, Outcome outcome) {
+Upload::Step Upload::check_integrity(Millis now, Outcome outcome) {
   if (const auto field = client_.response_header("x-goog-hash")) {
     (void)returned_.add_x_goog_hash(*field);
   }

@@ -202,12 +202,27 @@ class Operation {
   static bool write_answer(void* self, std::uint64_t offset, https::ConstBytes data);
   static bool restart_answer(void* self);
 
-  https::ClientNext on_answer(Millis now);
-  https::ClientNext read_operation_answer(Millis now);
-  https::ClientNext schedule_poll(Millis now);
-  https::ClientNext begin_poll(Millis now);
-  https::ClientNext finish(Millis now, OperationOutcome outcome, const char* message);
-  https::ClientNext finish_request(Millis now);
+  // What a phase handler decided: hand `next` to the loop (yield), or go on at once; either
+  // way the phase becomes `phase`. step() is the only place that writes phase_.
+  struct Step {
+    bool yield = false;
+    https::ClientNext next;
+    OperationPhase phase = OperationPhase::kIdle;
+  };
+  static Step yield(https::ClientNext next, OperationPhase phase) {
+    return Step{true, next, phase};
+  }
+  static Step go(OperationPhase phase) { return Step{false, https::ClientNext{}, phase}; }
+
+  // The phase handlers: the wait before a poll, and the mutation's or a poll's exchange.
+  Step on_waiting(Millis now);
+  Step on_request(Millis now);
+  Step on_answer(Millis now);
+  Step read_operation_answer(Millis now);
+  Step schedule_poll(Millis now);
+  Step begin_poll(Millis now);
+  // Ends the operation; `ended` is the request that ended it (result().phase).
+  Step finish(Millis now, OperationOutcome outcome, const char* message, OperationPhase ended);
   void take_error_body();
   void take_status_message(std::string_view raw);
   void emit(const OperationEvent& event) const;

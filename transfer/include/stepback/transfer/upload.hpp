@@ -245,22 +245,39 @@ class Upload {
   };
   enum class Exchange : std::uint8_t { kNone, kOpen, kChunk, kQuery };
 
-  UploadNext begin_exchange(Millis now);
-  UploadNext end_exchange(Millis now);
-  UploadNext on_open(Millis now);
-  UploadNext on_session_answer(Millis now);
-  UploadNext on_expired(Millis now);
-  UploadNext progress(Millis now);
-  UploadNext fail(Millis now, const AttemptResult& attempt, bool query_next);
-  UploadNext finish(Millis now, Outcome outcome, https::Status error, const char* message);
-  UploadNext turn(Millis now, Phase phase);
+  // What a phase handler decided: hand `next` to the loop (yield), or go on at once; either
+  // way the phase becomes `phase`. step() is the only place that writes phase_.
+  struct Step {
+    bool yield = false;
+    UploadNext next;
+    Phase phase = Phase::kIdle;
+  };
+  static Step yield(UploadNext next, Phase phase) { return Step{true, next, phase}; }
+  static Step go(Phase phase) { return Step{false, UploadNext{}, phase}; }
+
+  // The phase handlers.
+  Step on_idle(Millis now);
+  Step on_resume_wait(Millis now);
+  Step on_machine(Millis now);
+  Step begin_exchange(Millis now);
+  Step on_exchange(Millis now);
+  // What the exchange that ended means for the session.
+  Step end_exchange(Millis now);
+  Step on_open(Millis now);
+  Step on_session_answer(Millis now);
+  Step on_expired(Millis now);
+  Step progress(Millis now);
+  Step fail(Millis now, const AttemptResult& attempt, bool query_next);
+  Step finish(Millis now, Outcome outcome, https::Status error, const char* message);
+  // Hands the loop its turn, then goes on in `phase`.
+  Step turn(Millis now, Phase phase);
   void write_upload_length();
-  UploadNext hash_ahead(Millis now);
+  Step hash_ahead(Millis now);
   bool computing_crc32c() const { return spec_.compute_crc32c && !spec_.crc32c; }
   void hash(std::uint64_t offset, https::ConstBytes data);
   bool whole_crc32c(std::uint32_t* crc) const;
   std::size_t write_goog_hash(char* out) const;
-  UploadNext check_integrity(Millis now, Outcome outcome);
+  Step check_integrity(Millis now, Outcome outcome);
   bool store_session(std::string_view uri);
   void fresh_machine();
   void resume(const UploadResume& resume);
