@@ -20,7 +20,7 @@
 #
 # Targets (sources in tests/fuzz/ unless said otherwise, corpora in tests/fuzz/corpus/):
 #   http1_response_parser  ResponseParser, whole against sliced feeds
-#   transfer_state         the transfer state record's decoder (tests/transfer/state_fuzz.cpp)
+#   transfer_state         the transfer state record's decoder (tests/fuzz/transfer_state_fuzz.cpp)
 #   operation_json         the Operation JSON reader
 #   retry_after            parse_http_date() and parse_retry_after()
 #   url                    parse_url()
@@ -40,13 +40,13 @@ cd "$(dirname "$0")/.."
 # name, executable under the build folder, corpus
 targets=(
   "http1_response_parser tests/fuzz/http1_response_parser_fuzz tests/fuzz/corpus/response"
-  "transfer_state tests/transfer/transfer_state_fuzz tests/transfer/corpus/state"
-  "operation_json tests/transfer/operation_json_fuzz tests/fuzz/corpus/operation"
+  "transfer_state tests/fuzz/transfer_state_fuzz tests/fuzz/corpus/transfer_state"
+  "operation_json tests/fuzz/operation_json_fuzz tests/fuzz/corpus/operation"
   "retry_after tests/fuzz/retry_after_fuzz tests/fuzz/corpus/retry_after"
   "url tests/fuzz/url_fuzz tests/fuzz/corpus/url"
   "retry_info tests/fuzz/retry_info_fuzz tests/fuzz/corpus/retry_info"
-  "content_range tests/transfer/content_range_fuzz tests/fuzz/corpus/content_range"
-  "x_goog_hash tests/transfer/x_goog_hash_fuzz tests/fuzz/corpus/x_goog_hash"
+  "content_range tests/fuzz/content_range_fuzz tests/fuzz/corpus/content_range"
+  "x_goog_hash tests/fuzz/x_goog_hash_fuzz tests/fuzz/corpus/x_goog_hash"
 )
 
 usage() {

@@ -1,8 +1,8 @@
 // Fuzz target of the transfer state decoder: any bytes must be refused or decode into a
 // consistent record that encodes and decodes again to the same record. The replay
-// executable runs the checked-in corpus (tests/transfer/corpus/state) on every ctest run;
+// executable runs the checked-in corpus (tests/fuzz/corpus/transfer_state) on every ctest run;
 // with Clang the libFuzzer target is built as well:
-//   transfer_state_fuzz -max_total_time=120 SCRATCH_DIR tests/transfer/corpus/state
+//   transfer_state_fuzz -max_total_time=120 SCRATCH_DIR tests/fuzz/corpus/transfer_state
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
