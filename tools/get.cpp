@@ -18,6 +18,7 @@
 #include "request_flags.hpp"
 #include "stepback/core/budget.hpp"
 #include "stepback/core/retry_machine.hpp"
+#include "stepback/https/detail/text.hpp"
 #include "stepback/https/http/request_writer.hpp"
 #include "stepback/https/tcp_tls_connector.hpp"
 #include "stepback/https/tls/tls.hpp"
@@ -68,22 +69,14 @@ struct GetOptions {
   bool help = false;
 };
 
-bool ascii_iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    const auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; };
-    if (lower(a[i]) != lower(b[i])) return false;
-  }
-  return true;
-}
-
 // Why a request field cannot come from -H, or nullptr when it can.
 const char* owned_field(std::string_view name) {
-  if (ascii_iequals(name, "content-length") || ascii_iequals(name, "transfer-encoding")) {
+  if (https::detail::iequals(name, "content-length") ||
+      https::detail::iequals(name, "transfer-encoding")) {
     return "stepback frames the body itself (Content-Length from --data)";
   }
-  if (ascii_iequals(name, "connection")) return "stepback manages the connection itself";
-  if (ascii_iequals(name, "accept-encoding")) {
+  if (https::detail::iequals(name, "connection")) return "stepback manages the connection itself";
+  if (https::detail::iequals(name, "accept-encoding")) {
     return "stepback asks for the identity encoding, so that resumed bytes and digests match";
   }
   return nullptr;
@@ -93,7 +86,7 @@ const char* owned_field(std::string_view name) {
 // defaults (an empty User-Agent drops it); the fields stepback writes itself are refused.
 HeaderUse special_header(const https::Header& h, std::string_view written, GetOptions* o,
                          std::string* error) {
-  if (ascii_iequals(h.name, "host")) {
+  if (https::detail::iequals(h.name, "host")) {
     if (h.value.empty()) {
       *error = "-H 'Host:' cannot remove Host (HTTP/1.1 requires it); give a value";
       return HeaderUse::kRefused;
@@ -101,7 +94,7 @@ HeaderUse special_header(const https::Header& h, std::string_view written, GetOp
     o->host = h.value;
     return HeaderUse::kTaken;
   }
-  if (ascii_iequals(h.name, "user-agent")) {
+  if (https::detail::iequals(h.name, "user-agent")) {
     o->user_agent = h.value;
     return HeaderUse::kTaken;
   }
@@ -469,7 +462,7 @@ int run_get(int argc, char** argv) {
   bool has_type = false;
   for (std::size_t i = 0; i < o.header_count; ++i) {
     headers[header_count++] = o.headers[i];
-    has_type |= ascii_iequals(o.headers[i].name, "content-type");
+    has_type |= https::detail::iequals(o.headers[i].name, "content-type");
   }
   // (A mutation of a Google API takes JSON.)
   if (o.data && !has_type) {

@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "stepback/https/detail/json_cursor.hpp"
+#include "stepback/https/detail/text.hpp"
 
 namespace stepback::transfer {
 namespace {
@@ -356,23 +357,8 @@ void fill_status(https::ConstBytes body, const Document& doc, RpcStatusView* out
 // Appends code point `c` as UTF-8 at out[*n] if it fits whole; false when it does not.
 bool put_utf8(std::uint32_t c, https::MutableBytes out, std::size_t* n) {
   std::uint8_t b[4];
-  std::size_t len = 0;
-  if (c < 0x80) {
-    b[len++] = static_cast<std::uint8_t>(c);
-  } else if (c < 0x800) {
-    b[len++] = static_cast<std::uint8_t>(0xC0 | (c >> 6));
-    b[len++] = static_cast<std::uint8_t>(0x80 | (c & 0x3F));
-  } else if (c < 0x10000) {
-    b[len++] = static_cast<std::uint8_t>(0xE0 | (c >> 12));
-    b[len++] = static_cast<std::uint8_t>(0x80 | ((c >> 6) & 0x3F));
-    b[len++] = static_cast<std::uint8_t>(0x80 | (c & 0x3F));
-  } else {
-    b[len++] = static_cast<std::uint8_t>(0xF0 | (c >> 18));
-    b[len++] = static_cast<std::uint8_t>(0x80 | ((c >> 12) & 0x3F));
-    b[len++] = static_cast<std::uint8_t>(0x80 | ((c >> 6) & 0x3F));
-    b[len++] = static_cast<std::uint8_t>(0x80 | (c & 0x3F));
-  }
-  if (out.size - *n < len) return false;
+  const std::size_t len = https::detail::encode_utf8(c, b);
+  if (len == 0 || out.size - *n < len) return false;
   std::memcpy(out.data + *n, b, len);
   *n += len;
   return true;

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "stepback/https/detail/text.hpp"
+
 namespace stepback::https::http1_text {
 
 // tchar of RFC 9110 5.6.2.
@@ -54,28 +56,11 @@ constexpr std::string_view sub(std::string_view s, std::size_t pos,
   return std::string_view(s.data() + pos, n < left ? n : left);
 }
 
-constexpr bool is_ows(char c) { return c == ' ' || c == '\t'; }
-constexpr bool is_digit(char c) { return c >= '0' && c <= '9'; }
-
-constexpr char to_lower(char c) {
-  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-}
-
-// ASCII case-insensitive equality.
-constexpr bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (to_lower(a[i]) != to_lower(b[i])) return false;
-  }
-  return true;
-}
-
-// `s` without leading and trailing SP and HTAB.
-constexpr std::string_view trim_ows(std::string_view s) {
-  while (!s.empty() && is_ows(s.front())) s.remove_prefix(1);
-  while (!s.empty() && is_ows(s.back())) s.remove_suffix(1);
-  return s;
-}
+using detail::iequals;
+using detail::is_digit;
+using detail::is_ows;
+using detail::to_lower;
+using detail::trim_ows;
 
 // Calls fn(element) for each trimmed non-empty element of a comma-separated list;
 // stops early and returns false when fn does.

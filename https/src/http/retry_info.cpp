@@ -5,6 +5,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string_view>
+
+#include "stepback/https/detail/text.hpp"
 
 namespace stepback::https {
 namespace {
@@ -17,17 +20,10 @@ constexpr std::size_t kRetryInfoSuffixSize = sizeof kRetryInfoSuffix - 1;
 
 bool is_digit(std::uint8_t c) { return c >= '0' && c <= '9'; }
 
-std::uint8_t to_lower(std::uint8_t c) {
-  return (c >= 'A' && c <= 'Z') ? static_cast<std::uint8_t>(c - 'A' + 'a') : c;
-}
-
 // Whether bytes [begin, end) of `s` equal `lower` (lower-case ASCII) case-insensitively.
 bool equals_ignoring_case(ConstBytes s, std::size_t begin, std::size_t end, const char* lower) {
-  std::size_t i = begin;
-  for (; i < end && *lower != '\0'; ++i, ++lower) {
-    if (to_lower(s.data[i]) != static_cast<std::uint8_t>(*lower)) return false;
-  }
-  return i == end && *lower == '\0';
+  return detail::iequals(
+      std::string_view(reinterpret_cast<const char*>(s.data) + begin, end - begin), lower);
 }
 
 }  // namespace

@@ -32,8 +32,6 @@
 namespace stepback::https {
 namespace {
 
-// ---- Tables -------------------------------------------------------------------------------
-
 constexpr std::uint32_t kPoly = 0x82F63B78u;  // Reflected Castagnoli polynomial.
 
 // kSlices.t[k][b]: the CRC register after byte b followed by k zero bytes, from register 0.
@@ -69,8 +67,6 @@ inline std::uint64_t load_le64(const std::uint8_t* p) {
   return v;
 }
 
-// ---- Portable path: slicing-by-8 ------------------------------------------------------------
-
 // Advances the (pre-inverted) register over n bytes.
 std::uint32_t table_update(std::uint32_t r, const std::uint8_t* p, std::size_t n) {
   const auto& t = kSlices.t;
@@ -85,8 +81,6 @@ std::uint32_t table_update(std::uint32_t r, const std::uint8_t* p, std::size_t n
   while (n-- != 0) r = (r >> 8) ^ t[0][(r ^ *p++) & 0xFFu];
   return r;
 }
-
-// ---- Hardware paths -------------------------------------------------------------------------
 
 #if defined(STEPBACK_CRC32C_HW)
 
@@ -338,8 +332,6 @@ std::uint32_t update_with(Crc32cPath path, std::uint32_t crc, ConstBytes bytes) 
 }
 
 }  // namespace
-
-// ---- CRC32C ---------------------------------------------------------------------------------
 
 std::uint32_t crc32c_extend(std::uint32_t crc, ConstBytes bytes) {
 #if defined(STEPBACK_CRC32C_HW)

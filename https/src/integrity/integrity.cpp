@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "stepback/https/detail/text.hpp"
+
 #if !defined(MBEDTLS_MD5_C)
 #error "stepback's integrity check needs MD5: define MBEDTLS_MD5_C in the mbedTLS configuration"
 #endif
@@ -9,25 +11,8 @@
 namespace stepback::https {
 namespace {
 
-// ---- Field values ---------------------------------------------------------------------------
-
-bool is_ows(char c) { return c == ' ' || c == '\t'; }
-
-std::string_view trim_ows(std::string_view s) {
-  while (!s.empty() && is_ows(s.front())) s.remove_prefix(1);
-  while (!s.empty() && is_ows(s.back())) s.remove_suffix(1);
-  return s;
-}
-
-bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    char x = a[i];
-    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
-    if (x != b[i]) return false;  // b is lower case.
-  }
-  return true;
-}
+using detail::iequals;
+using detail::trim_ows;
 
 // Appends to a bounded buffer, snprintf-like: counts everything, writes what fits.
 class Writer {
@@ -56,8 +41,6 @@ class Writer {
 };
 
 }  // namespace
-
-// ---- Expectations and results ---------------------------------------------------------------
 
 const char* to_string(HashAlgorithm algorithm) {
   switch (algorithm) {
@@ -142,8 +125,6 @@ std::size_t format_integrity_message(const IntegrityResult& result, char* out,
   }
   return w.finish();
 }
-
-// ---- The check ------------------------------------------------------------------------------
 
 IntegrityCheck::IntegrityCheck() {
   mbedtls_md5_init(&md5_ctx_);

@@ -7,6 +7,7 @@
 
 #include <cstring>
 
+#include "stepback/https/detail/text.hpp"
 #include "stepback/https/tls/trust_store.hpp"
 
 namespace stepback::https {
@@ -36,26 +37,8 @@ bool is_space(std::uint8_t c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
 // (a surrogate or beyond U+10FFFF, which OpenSSL's UTF8_putc refuses too).
 bool put_utf8(std::uint32_t cp, std::uint8_t* out, std::size_t cap, std::size_t* n) {
   std::uint8_t b[4];
-  std::size_t len = 0;
-  if (cp < 0x80) {
-    b[len++] = static_cast<std::uint8_t>(cp);
-  } else if (cp < 0x800) {
-    b[len++] = static_cast<std::uint8_t>(0xC0 | (cp >> 6));
-    b[len++] = static_cast<std::uint8_t>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    if (cp >= 0xD800 && cp <= 0xDFFF) return false;
-    b[len++] = static_cast<std::uint8_t>(0xE0 | (cp >> 12));
-    b[len++] = static_cast<std::uint8_t>(0x80 | ((cp >> 6) & 0x3F));
-    b[len++] = static_cast<std::uint8_t>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x110000) {
-    b[len++] = static_cast<std::uint8_t>(0xF0 | (cp >> 18));
-    b[len++] = static_cast<std::uint8_t>(0x80 | ((cp >> 12) & 0x3F));
-    b[len++] = static_cast<std::uint8_t>(0x80 | ((cp >> 6) & 0x3F));
-    b[len++] = static_cast<std::uint8_t>(0x80 | (cp & 0x3F));
-  } else {
-    return false;
-  }
-  if (cap - *n < len) return false;
+  const std::size_t len = detail::encode_utf8(cp, b);
+  if (len == 0 || cap - *n < len) return false;
   std::memcpy(out + *n, b, len);
   *n += len;
   return true;

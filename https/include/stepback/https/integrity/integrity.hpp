@@ -26,8 +26,6 @@
 
 namespace stepback::https {
 
-// ---- Expectations and results -------------------------------------------------------------
-
 enum class HashAlgorithm : std::uint8_t { kCrc32c, kMd5 };
 
 // "crc32c", "md5": the names x-goog-hash uses.
@@ -86,8 +84,6 @@ inline constexpr std::size_t kIntegrityMessageMax = 128;
 //   "no integrity digest announced"                                (kNoExpectation)
 std::size_t format_integrity_message(const IntegrityResult& result, char* out,
                                      std::size_t capacity);
-
-// ---- The check ----------------------------------------------------------------------------
 
 // Expected digests and the running digests of one representation's body; 184 bytes on
 // x86-64, copyable. CRC-32C always runs (so a crc32c expectation that arrives late, with a resumed
