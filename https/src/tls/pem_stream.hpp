@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "stepback/https/integrity/base64.hpp"
 #include "stepback/https/types.hpp"
 
 namespace stepback::https::detail {
@@ -22,10 +23,8 @@ Status locate_subject(const std::uint8_t* der, std::size_t avail, ConstBytes* su
 struct Base64Table {
   std::int8_t v[256];
   constexpr Base64Table() : v() {
-    for (int i = 0; i < 256; ++i) v[i] = -1;
-    const char* alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    for (int i = 0; i < 64; ++i)
-      v[static_cast<unsigned char>(alphabet[i])] = static_cast<std::int8_t>(i);
+    for (int i = 0; i < 256; ++i)
+      v[i] = static_cast<std::int8_t>(base64_value(static_cast<char>(i)));
     v[static_cast<unsigned char>(' ')] = -2;
     v[static_cast<unsigned char>('\t')] = -2;
     v[static_cast<unsigned char>('\r')] = -2;

@@ -1,9 +1,10 @@
 #include "stepback/https/tls/pins.hpp"
 
-#include <mbedtls/base64.h>
 #include <mbedtls/sha256.h>
 
 #include <cstring>
+
+#include "stepback/https/integrity/base64.hpp"
 
 namespace stepback::https {
 
@@ -11,15 +12,9 @@ Status parse_public_key_pin(const char* text, PublicKeyPin* pin) {
   if (text == nullptr || pin == nullptr) return Status::kInvalidArgument;
   constexpr char kPrefix[] = "sha256/";
   if (std::strncmp(text, kPrefix, sizeof kPrefix - 1) == 0) text += sizeof kPrefix - 1;
-  const std::size_t n = std::strlen(text);
-  if (n != 44 || text[43] != '=' || text[42] == '=') return Status::kInvalidArgument;
-  std::uint8_t out[48];
-  std::size_t got = 0;
-  if (mbedtls_base64_decode(out, sizeof out, &got, reinterpret_cast<const unsigned char*>(text),
-                            n) != 0 ||
-      got != sizeof pin->sha256) {
-    return Status::kInvalidArgument;
-  }
+  // 44 characters of base64 for the 32 bytes, one '=' at the end.
+  std::uint8_t out[sizeof pin->sha256];
+  if (!base64_decode_exact(text, out, sizeof out)) return Status::kInvalidArgument;
   std::memcpy(pin->sha256, out, sizeof pin->sha256);
   return Status::kOk;
 }

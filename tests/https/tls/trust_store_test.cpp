@@ -826,6 +826,10 @@ TEST_F(TrustStoreTest, MalformedPinsAreRejected) {
             Status::kInvalidArgument);  // 31 bytes.
   EXPECT_EQ(parse_public_key_pin("sha256/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", &pin),
             Status::kOk);
+  // Pins are read by the library's one strict base64 decoder: the two bits under the padding
+  // must be zero ('B' leaves one set), so a pin has one spelling.
+  EXPECT_EQ(parse_public_key_pin("sha256/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAB=", &pin),
+            Status::kInvalidArgument);
 }
 
 // ---------------------------------------------------------------------------------------
