@@ -74,7 +74,8 @@ Millis in_june_2020() { return Millis(std::uint64_t{1590969600} * 1000); }
 
 // Regression test: certificate validity was read from time() inside mbedTLS, whatever clock
 // the app had given. A valid certificate checked against the configuration's clock, set to
-// 2099, has expired.
+// 2099, has expired. (Also where time_t has 32 bits: the first run on armhf wrapped 2099 to
+// 1901, "validity starts in the future"; the clock now saturates at January 2038.)
 TEST_F(TlsVerifyTest, CertificateDatesAreReadFromTheConfiguredWallClock) {
   const RunResult run = run_against(pki()->server_cert, pki()->server_key, pki()->ca, &in_2099);
   expect_terminal_verify_failure(run, "validity has expired");
