@@ -50,10 +50,6 @@ for room in "${!allowed[@]}"; do
   report "https/$room includes only the base${allowed[$room]:+, ${allowed[$room]}} and itself" \
     "$(printf '%s\n%s' "$bad" "$bad_src" | sed '/^$/d')"
 done
-bad=$(grep -rnE '#include\s*[<"]stepback/https/(client|connector|tcp_tls_connector)\.hpp' \
-        https/include/stepback/https/{tcp,dns,tls,http,integrity,detail} \
-        https/src/{tcp,dns,tls,http,integrity} || true)
-report "no sub-room of https/ includes the connectors or the Client" "$bad"
 bad=$(grep -rnE '#include\s*[<"]stepback/(profiles|platform|tools|transfer)/' https || true)
 report "https/ includes core and itself only" "$bad"
 bad=$(grep -rnE '#include\s*[<"]stepback/(profiles|platform|tools)/' transfer || true)
