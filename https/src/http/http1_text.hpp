@@ -56,6 +56,46 @@ constexpr std::string_view sub(std::string_view s, std::size_t pos,
   return std::string_view(s.data() + pos, n < left ? n : left);
 }
 
+// What a URL's host and request target may hold (url.cpp parses, request_writer.cpp
+// checks again before writing).
+constexpr std::size_t kMaxHostSize = 255;
+
+constexpr bool is_reg_name_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+         c == '.' || c == '_' || c == '~';
+}
+
+constexpr bool is_ipv6_char(char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') || c == ':' ||
+         c == '.';
+}
+
+// A host name (reg-name without percent-encoding) or, when it holds a colon, the inside
+// of an IPv6 literal; the resolver does the full check, this keeps the Host line safe.
+constexpr bool valid_host(std::string_view host) {
+  if (host.empty() || host.size() > kMaxHostSize) return false;
+  if (host.find(':') != std::string_view::npos) {
+    if (host.size() < 2) return false;
+    for (const char c : host) {
+      if (!is_ipv6_char(c)) return false;
+    }
+    return true;
+  }
+  for (const char c : host) {
+    if (!is_reg_name_char(c)) return false;
+  }
+  return true;
+}
+
+// Visible ASCII without '#': what may follow the authority in a request target.
+constexpr bool valid_target_chars(std::string_view s) {
+  for (const char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x21 || u > 0x7E || c == '#') return false;
+  }
+  return true;
+}
+
 using detail::iequals;
 using detail::is_digit;
 using detail::is_ows;

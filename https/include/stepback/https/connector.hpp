@@ -9,7 +9,7 @@
 
 #include "stepback/core/millis.hpp"
 #include "stepback/core/timeouts.hpp"
-#include "stepback/https/http/request_writer.hpp"
+#include "stepback/https/http/url.hpp"
 #include "stepback/https/transport.hpp"
 #include "stepback/https/types.hpp"
 
