@@ -4,7 +4,7 @@
 # -ffunction-sections -fdata-sections, static links with --gc-sections and a linker map), then:
 #   (c) text/data/bss of every component library (core, profiles, platform, our https
 #       objects, nanopb, mbedTLS's three libraries), Cortex-M4 for core and profiles;
-#   (d) sizeof of the contexts (RetryMachine, RetryBudget, https::Client, TcpTlsConnector,
+#   (d) sizeof of the contexts (RetryMachine, RetryBudget, https::Client, TcpConnector, TcpTlsConnector,
 #       TlsClientConfig, TlsTransport, TlsSession, TcpTransport, ResponseParser);
 #   (e) the peak TLS arena of `stepback demo --trace` (cross targets under qemu-user);
 #   (f) the stripped size of the static `stepback` CLI (stepback_cli) and of `stepback-get`
@@ -167,7 +167,7 @@ for total in "https with nanopb and mbedTLS:https nanopb mbedtls mbedx509 mbedcr
 done
 
 # sizeof of the contexts an application holds, read from assembly as above.
-ctx_types=(RetryMachine RetryBudget https::Client https::TcpTlsConnector https::TlsClientConfig
+ctx_types=(RetryMachine RetryBudget https::Client https::TcpConnector https::TcpTlsConnector https::TlsClientConfig
            https::TlsTransport https::TlsSession https::TcpTransport https::ResponseParser)
 ctx_probe="$tmp/ctx_probe.cpp"
 {

@@ -35,6 +35,7 @@
 #include <string_view>
 
 #include "stepback/core/millis.hpp"
+#include "stepback/https/tcp/address.hpp"
 #include "stepback/https/tcp/tcp_transport.hpp"
 #include "stepback/https/tls/tls.hpp"
 #include "stepback/https/tls/tls_arena.hpp"
@@ -162,8 +163,11 @@ bool fail(const char* what, Status status, const char* detail) {
 // Connects `c` to `target` and completes the TLS handshake, offering `session` if non-null.
 bool open_connection(Connection& c, const Target& target, TlsClientConfig& config,
                      const TlsSession* session) {
-  Status s = c.tcp.start(target.host, target.port, stepback::platform::monotonic_now(),
-                         Millis(kConnectTimeoutMs));
+  // HOST is an address (the bench measures TLS, not name lookups).
+  stepback::https::SocketAddress address;
+  Status s = stepback::https::parse_numeric_address(target.host, target.port, &address);
+  if (s != Status::kOk) return fail("HOST must be an IP address", s, target.host);
+  s = c.tcp.start(&address, 1, stepback::platform::monotonic_now(), Millis(kConnectTimeoutMs));
   if (s != Status::kOk) return fail("connect", s, "");
   while ((s = c.tcp.step_connect(stepback::platform::monotonic_now())) == Status::kWouldBlock) {
     if (!wait_ready(c.tcp, IoInterest::kWrite)) return fail("connect", Status::kTimeout, "");
@@ -337,7 +341,7 @@ bool run_round(const Target& target, TlsClientConfig& config) {
 }
 
 int usage() {
-  std::fprintf(stderr, "usage: https_bench HOST PORT CAFILE PATH ROUNDS [SERVER_PID]\n");
+  std::fprintf(stderr, "usage: https_bench ADDRESS PORT CAFILE PATH ROUNDS [SERVER_PID]\n");
   return 2;
 }
 

@@ -26,7 +26,7 @@
 #include "stepback/https/dns/cares_resolver.hpp"
 #include "stepback/https/client.hpp"
 #include "stepback/https/poll_wait.hpp"
-#include "stepback/https/tcp_tls_connector.hpp"
+#include "stepback/https/tcp_connector.hpp"
 #include "stepback/platform/clock.hpp"
 
 namespace {
@@ -102,7 +102,7 @@ RunResult run_once(const Options& o) {
   policy.total_deadline = Millis(o.deadline_ms);
   stepback::Xoshiro128 random(1);
   const stepback::RetryContext context{policy, random, nullptr};
-  https::TcpTlsConnector connector(nullptr, &resolver);
+  https::TcpConnector connector(resolver);
   Sink sink;
   https::ClientOptions options;
   options.timeouts.connect = Millis(o.connect_ms);

@@ -11,7 +11,7 @@
 # archive (it can go into an Android .so), without threads (stepback steps it from the app's
 # loop: no event thread, no locks), tools, tests or install rules of its own. Nothing found
 # stops the configure and says to run scripts/fetch_deps.sh. -DSTEPBACK_CARES=OFF leaves
-# c-ares out: names then need the app's own Resolver (or the blocking GetaddrinfoResolver).
+# c-ares out: names then need the app's own Resolver (a FixedResolver with addresses it resolved itself).
 #
 # The subdirectory is SYSTEM: our warnings-as-errors never apply to c-ares sources or headers.
 include_guard(GLOBAL)

@@ -13,6 +13,7 @@
 #include "client_loop.hpp"
 #include "stepback/core/budget.hpp"
 #include "stepback/core/retry_machine.hpp"
+#include "stepback/https/dns/resolver.hpp"
 #include "stepback/https/http/request_writer.hpp"
 #include "stepback/https/tcp_tls_connector.hpp"
 #include "stepback/https/tls/tls.hpp"
@@ -151,7 +152,8 @@ int run_demo(int argc, char** argv) {
   BodyBuffer body;
   const Millis start = platform::monotonic_now();
   Reporter reporter(stderr, o.trace, ::isatty(STDERR_FILENO) == 1, kPrefix, start);
-  https::TcpTlsConnector connector(&tls);
+  https::FixedResolver no_names;  // The demo server is 127.0.0.1: nothing to look up.
+  https::TcpTlsConnector connector(tls, no_names);
   https::ClientOptions options;
   options.timeouts = o.profile->timeouts;
   options.buffers = client_buffers();

@@ -19,6 +19,7 @@
 #include "stepback/core/budget.hpp"
 #include "stepback/core/retry_machine.hpp"
 #include "stepback/https/detail/text.hpp"
+#include "stepback/https/dns/cares_resolver.hpp"
 #include "stepback/https/http/request_writer.hpp"
 #include "stepback/https/tcp_tls_connector.hpp"
 #include "stepback/https/tls/tls.hpp"
@@ -438,7 +439,7 @@ int run_get(int argc, char** argv) {
     return kExitUsage;
   }
   // Without a usable resolv.conf every lookup fails with init()'s words; numeric hosts work.
-  https::TcpTlsConnector connector(url.tls ? &tls : nullptr, &resolver);
+  https::TcpTlsConnector connector(tls, resolver);  // http:// URLs go without TLS.
   https::ClientOptions options;
   options.timeouts = o.retry.profile->timeouts;
   options.buffers = client_buffers();

@@ -19,6 +19,7 @@
 #include "upload_reporter.hpp"
 #include "stepback/core/budget.hpp"
 #include "stepback/core/retry_machine.hpp"
+#include "stepback/https/dns/cares_resolver.hpp"
 #include "stepback/https/http/request_writer.hpp"
 #include "stepback/https/tcp_tls_connector.hpp"
 #include "stepback/https/tls/tls.hpp"
@@ -366,7 +367,11 @@ int run_upload(int argc, char** argv) {
   const RetryContext context{*policy, random, &budget};
   const Millis start = platform::monotonic_now();
   UploadReporter reporter(stderr, o.trace, ::isatty(STDERR_FILENO) == 1, kPrefix, size, start);
-  https::TcpTlsConnector connector(use_tls ? &tls : nullptr);
+  // The resolver reads resolv.conf here, before the loop, so no step() touches a file;
+  // without a usable one every lookup fails with init()'s words, and numeric hosts work.
+  https::CaresResolver resolver;
+  (void)resolver.init(https::CaresOptions{});
+  https::TcpTlsConnector connector(tls, resolver);  // http:// URLs go without TLS.
   transfer::UploadOptions options;
   options.timeouts = o.retry.profile->timeouts;
   options.buffers = client_buffers();

@@ -10,6 +10,7 @@
 #include <cstdio>
 
 #include "stepback/https/client.hpp"
+#include "stepback/https/dns/cares_resolver.hpp"
 #include "stepback/https/poll_wait.hpp"
 #include "stepback/https/tcp_tls_connector.hpp"
 #include "stepback/https/tls/tls_arena.hpp"
@@ -84,7 +85,11 @@ int main(int argc, char** argv) {
   stepback::Xoshiro128 random = stepback::platform::make_os_random(&random_status);
   stepback::RetryBudget budget(profile.budget);
   const stepback::RetryContext context{profile.retry, random, &budget};
-  https::TcpTlsConnector connector(&tls);
+  // The resolver reads resolv.conf once, here, outside the loop (a failure is reported by
+  // the first lookup, with why; numeric hosts need no lookup).
+  https::CaresResolver resolver;
+  (void)resolver.init(https::CaresOptions{});
+  https::TcpTlsConnector connector(tls, resolver);
   https::ClientOptions options;
   options.timeouts = profile.timeouts;
   options.buffers = https::ClientBuffers{{g_request, sizeof g_request},

@@ -19,7 +19,7 @@
 #include "stepback/core/random.hpp"
 #include "stepback/https/dns/cares_resolver.hpp"
 #include "stepback/https/client.hpp"
-#include "stepback/https/tcp_tls_connector.hpp"
+#include "stepback/https/tcp_connector.hpp"
 #include "stepback/platform/clock.hpp"
 
 namespace stepback::integration {
@@ -122,7 +122,7 @@ class HappyEyeballsTest : public ::testing::Test {
     static std::uint8_t request[2048], head[8192], io[16384], error_body[1024];
     Xoshiro128 random(5);
     const RetryContext context{policy, random, nullptr};
-    https::TcpTlsConnector connector(nullptr, &resolver_);
+    https::TcpConnector connector(resolver_);
     Sink sink;
     https::ClientOptions options;
     options.timeouts = timeouts;

@@ -105,7 +105,8 @@ class HeapFreeTest : public ::testing::Test {
     const Policy policy = test_policy();
     const RetryContext context{policy, random, nullptr};
     BodyTally body;
-    https::TcpTlsConnector connector(tls.get());
+    https::FixedResolver no_names;  // The server is on 127.0.0.1.
+    https::TcpTlsConnector connector(*tls, no_names);
     https::ClientOptions client_options;
     client_options.timeouts = test_timeouts();
     client_options.buffers = buffers;

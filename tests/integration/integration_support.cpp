@@ -21,6 +21,7 @@
 #include "stepback/https/http/request_writer.hpp"
 #include "stepback/https/tls/tls_arena.hpp"
 #include "stepback/platform/clock.hpp"
+#include "tests/support/loopback_connector.hpp"
 
 namespace stepback::integration {
 
@@ -515,7 +516,7 @@ RunResult run_client(const ClientSetup& setup) {
   Xoshiro128 random(42);
   const RetryContext context{setup.policy, random, nullptr};
   RunContext events{&run, &setup};
-  https::TcpTlsConnector connector(setup.tls);
+  testing::LoopbackConnector connector(setup.tls);
   https::ClientOptions options;
   options.timeouts = setup.timeouts;
   options.buffers = buffers;
@@ -524,7 +525,7 @@ RunResult run_client(const ClientSetup& setup) {
   options.events = https::EventSink{&record_event, &events};
   options.wall_now = &platform::wall_now;
   options.max_time = setup.max_time;
-  https::Client client(connector, context, options);
+  https::Client client(connector.get(), context, options);
   const https::Status started = client.start(spec);
   if (started != https::Status::kOk) {
     ADD_FAILURE() << "Client::start: " << https::to_string(started);

@@ -142,7 +142,9 @@ Exchange exchange(https::TlsClientConfig& config, std::uint16_t port,
   Exchange x;
   const Millis deadline = platform::monotonic_now() + Millis(5000);
   https::TcpTransport tcp;
-  Status s = tcp.start("127.0.0.1", port, platform::monotonic_now(), Millis(2000));
+  https::SocketAddress address;
+  Status s = https::parse_numeric_address("127.0.0.1", port, &address);
+  if (s == Status::kOk) s = tcp.start(&address, 1, platform::monotonic_now(), Millis(2000));
   while (s == Status::kOk || s == Status::kWouldBlock) {
     s = tcp.step_connect(platform::monotonic_now());
     if (s != Status::kWouldBlock) break;

@@ -16,7 +16,7 @@
 #include "stepback/https/dns/cares_resolver.hpp"
 #include "stepback/https/client.hpp"
 #include "stepback/https/http/request_writer.hpp"
-#include "stepback/https/tcp_tls_connector.hpp"
+#include "stepback/https/tcp_connector.hpp"
 #include "stepback/platform/clock.hpp"
 #include "tests/support/counting_sink.hpp"
 #include "tests/support/heap_trap.hpp"
@@ -69,7 +69,7 @@ TEST_F(ResolverHeapTest, ALookupAndARequestMakeNoHeapCalls) {
   const Policy policy = test_policy();
   const RetryContext context{policy, random, nullptr};
   CountingSink body;
-  https::TcpTlsConnector connector(nullptr, &resolver);
+  https::TcpConnector connector(resolver);
   https::ClientOptions options;
   options.timeouts = test_timeouts();
   options.buffers = {{request, sizeof request},

@@ -21,7 +21,7 @@
 #include "stepback/https/dns/cares_resolver.hpp"
 #include "stepback/https/client.hpp"
 #include "stepback/https/http/request_writer.hpp"
-#include "stepback/https/tcp_tls_connector.hpp"
+#include "stepback/https/tcp_connector.hpp"
 #include "stepback/platform/clock.hpp"
 
 namespace {
@@ -262,7 +262,7 @@ class ResolvingClientTest : public ResolverTest {
     static std::uint8_t request[2048], head[8192], io[16384], error_body[1024];
     Xoshiro128 random(11);
     const RetryContext context{policy, random, nullptr};
-    https::TcpTlsConnector connector(nullptr, &resolver);
+    https::TcpConnector connector(resolver);
     https::ClientOptions options;
     options.timeouts = timeouts;
     options.buffers = {{request, sizeof request},
@@ -323,15 +323,17 @@ TEST_F(ResolvingClientTest, ANameIsResolvedAndTheRequestSucceeds) {
       << "getaddrinfo() was called during a request on the default path";
 }
 
-TEST_F(ResolvingClientTest, TheConnectorsOwnResolverNeverCallsGetaddrinfo) {
-  // TcpTlsConnector without a resolver uses its own CaresResolver with the system's
-  // configuration; "localhost" is answered from the hosts file or by c-ares itself.
+TEST_F(ResolvingClientTest, ACaresResolverWithTheSystemsConfigurationNeverCallsGetaddrinfo) {
+  // CaresResolver with CaresOptions' defaults reads the system's resolv.conf; "localhost" is
+  // answered from the hosts file or by c-ares itself.
   start_http(R"([{"status": 200, "body": "own"}])");
   const int getaddrinfo_before = g_getaddrinfo_calls.load();
   https::Url url;
   ASSERT_EQ(https::parse_url("http://localhost:" + std::to_string(http_.port()) + "/x", &url),
             https::Status::kOk);
-  https::TcpTlsConnector connector(nullptr);
+  https::CaresResolver system;
+  ASSERT_EQ(system.init(https::CaresOptions{}), https::Status::kOk) << system.message();
+  https::TcpConnector connector(system);
   profiles::Timeouts t = test_timeouts();
   ASSERT_EQ(connector.open(url, "localhost", platform::monotonic_now(), t), https::Status::kOk);
   https::Status s = https::Status::kWouldBlock;
@@ -455,7 +457,7 @@ TEST_F(ResolvingClientTest, ANetworkChangeRestartsAPendingLookupOnTheNewServers)
   Xoshiro128 random(3);
   const Policy policy = test_policy();
   const RetryContext context{policy, random, nullptr};
-  https::TcpTlsConnector connector(nullptr, &resolver);
+  https::TcpConnector connector(resolver);
   std::string body;
   https::ClientOptions client_options;
   client_options.timeouts = test_timeouts();
@@ -489,6 +491,72 @@ TEST_F(ResolvingClientTest, ANetworkChangeRestartsAPendingLookupOnTheNewServers)
   EXPECT_EQ(client.result().attempts, 1U);
   EXPECT_EQ(body, "switched");
   EXPECT_NE(new_network.log().find("slow-switch.test"), std::string::npos);
+}
+
+// The same switch when the resolver reads the system's servers: the network's manager rewrites
+// resolv.conf, the app calls network_available() alone, and the connector has the resolver
+// read the file again (ares_reinit) before the lookup starts over on the new server.
+TEST_F(ResolvingClientTest, ANetworkChangeReReadsTheSystemsServersForAPendingLookup) {
+  start_http(R"([{"status": 200, "body": "switched"}])");
+  DnsServer old_network;
+  ASSERT_TRUE(old_network.start(20.0));
+  DnsServer new_network;
+  ASSERT_TRUE(new_network.start(0.1));
+  https::CaresResolver resolver;
+  TempDir dir;
+  const std::string resolv_conf = dir.file("resolv.conf");
+  write_file(resolv_conf, "nameserver " + old_network.servers() + "\n");
+  https::CaresOptions options = test_resolver_options("");
+  options.servers = nullptr;  // The file's.
+  options.resolv_conf = resolv_conf.c_str();
+  options.try_timeout = Millis(30000);
+  options.max_try = Millis(30000);
+  options.tries = 1;
+  ASSERT_EQ(resolver.init(options), https::Status::kOk) << resolver.message();
+
+  const std::string text = this->url("slow-reread.test");  // The Url's views point into it.
+  https::Url url;
+  ASSERT_EQ(https::parse_url(text, &url), https::Status::kOk);
+  https::RequestSpec spec;
+  spec.head.url = url;
+  static std::uint8_t request[2048], head[8192], io[16384], error_body[1024];
+  Xoshiro128 random(3);
+  const Policy policy = test_policy();
+  const RetryContext context{policy, random, nullptr};
+  https::TcpConnector connector(resolver);
+  std::string body;
+  https::ClientOptions client_options;
+  client_options.timeouts = test_timeouts();
+  client_options.timeouts.connect = Millis(25000);
+  client_options.buffers = {{request, sizeof request},
+                            {head, sizeof head},
+                            {io, sizeof io},
+                            {error_body, sizeof error_body}};
+  client_options.body = https::ResponseSink{&append, nullptr, &body};
+  client_options.wall_now = &platform::wall_now;
+  https::Client client(connector, context, client_options);
+  ASSERT_EQ(client.start(spec), https::Status::kOk);
+
+  const Millis begin = platform::monotonic_now();
+  bool switched = false;
+  for (;;) {
+    const Millis now = platform::monotonic_now();
+    ASSERT_LT(now - begin, Millis(10000)) << "the lookup did not start over";
+    if (!switched && now - begin >= Millis(300)) {
+      // The system's network manager, then the app's network callback.
+      write_file(resolv_conf, "nameserver " + new_network.servers() + "\n");
+      client.network_available(now);
+      switched = true;
+    }
+    const https::ClientNext next = client.step(now);
+    if (next.kind == https::ClientNext::Kind::kDone) break;
+    wait_io(next.kind == https::ClientNext::Kind::kWaitIo ? next.fd : -1, next.interest,
+            switched ? next.at : min(next.at, begin + Millis(300)));
+  }
+  EXPECT_EQ(client.result().outcome, Outcome::kSuccess) << client.result().message;
+  EXPECT_EQ(client.result().attempts, 1U);
+  EXPECT_EQ(body, "switched");
+  EXPECT_NE(new_network.log().find("slow-reread.test"), std::string::npos);
 }
 
 }  // namespace

@@ -292,7 +292,8 @@ TEST_F(TrustStoreGetTest, VerifiedRequestThroughTheStoreMakesNoHeapCalls) {
     const Policy policy = test_policy();
     const RetryContext context{policy, random, nullptr};
     testing::CountingSink body;
-    https::TcpTlsConnector connector(&t->config);
+    https::FixedResolver no_names;  // The server is on 127.0.0.1.
+    https::TcpTlsConnector connector(t->config, no_names);
     https::ClientOptions options;
     options.timeouts = test_timeouts();
     options.buffers = https::ClientBuffers{{request, sizeof request},
@@ -375,7 +376,9 @@ TEST_F(TrustStoreGetTest, ArenaPeakOfOneGet) {
 double handshake_cpu_ms(https::TlsClientConfig& config, std::uint16_t port, std::string* error) {
   const Millis deadline = platform::monotonic_now() + Millis(5000);
   https::TcpTransport tcp;
-  Status s = tcp.start("127.0.0.1", port, platform::monotonic_now(), Millis(2000));
+  https::SocketAddress address;
+  Status s = https::parse_numeric_address("127.0.0.1", port, &address);
+  if (s == Status::kOk) s = tcp.start(&address, 1, platform::monotonic_now(), Millis(2000));
   while (s == Status::kWouldBlock || s == Status::kOk) {
     s = tcp.step_connect(platform::monotonic_now());
     if (s != Status::kWouldBlock) break;

@@ -6,8 +6,8 @@
 #include "stepback/core/random.hpp"
 #include "stepback/https/poll_wait.hpp"
 #include "stepback/https/http/request_writer.hpp"
-#include "stepback/https/tcp_tls_connector.hpp"
 #include "stepback/platform/clock.hpp"
+#include "tests/support/loopback_connector.hpp"
 
 namespace stepback::memorystore {
 
@@ -186,7 +186,7 @@ OperationRun run_operation(const OperationSetup& setup) {
   Xoshiro128 random(42);
   const RetryContext context{setup.policy, random, nullptr};
   RunContext events{&run, &setup};
-  https::TcpTlsConnector connector(setup.tls);
+  testing::LoopbackConnector connector(setup.tls);
   transfer::OperationOptions options;
   options.client.timeouts = setup.timeouts;
   options.client.buffers = https::ClientBuffers{{request.data(), request.size()},
@@ -201,7 +201,7 @@ OperationRun run_operation(const OperationSetup& setup) {
   options.response = https::ResponseSink{&keep_response, nullptr, &events};
   options.polling = setup.polling;
   options.events = transfer::OperationEventSink{&on_operation_event, &events};
-  transfer::Operation op(connector, context, options);
+  transfer::Operation op(connector.get(), context, options);
   const https::Status started = op.start(spec);
   if (started != https::Status::kOk) {
     ADD_FAILURE() << "Operation::start: " << https::to_string(started);

@@ -91,7 +91,8 @@ TEST(MemorystoreHeap, ACreateAndItsPollsMakeNoHeapCalls) {
   const RetryContext context{policy, random, nullptr};
   Tally tally;
   int asked = 0;
-  https::TcpTlsConnector connector(tls.get());
+  https::FixedResolver no_names;  // The server is on 127.0.0.1.
+  https::TcpTlsConnector connector(*tls, no_names);
   transfer::OperationOptions op_options;
   op_options.client.timeouts = integration::test_timeouts();
   op_options.client.buffers = https::ClientBuffers{{request, sizeof request},

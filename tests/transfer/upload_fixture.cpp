@@ -9,9 +9,9 @@
 #include "stepback/core/random.hpp"
 #include "stepback/https/poll_wait.hpp"
 #include "stepback/https/http/request_writer.hpp"
-#include "stepback/https/tcp_tls_connector.hpp"
 #include "stepback/platform/clock.hpp"
 #include "stepback/transfer/state.hpp"
+#include "tests/support/loopback_connector.hpp"
 
 #ifndef STEPBACK_UPLOAD_SERVER
 #error "STEPBACK_UPLOAD_SERVER must name upload_server.py (tests/transfer/CMakeLists.txt)"
@@ -198,7 +198,7 @@ UploadRun run_upload(const UploadSetup& setup, Hooks* hooks) {
   EXPECT_EQ(https::parse_url(text, &url), https::Status::kOk) << text;
   Xoshiro128 random(11);
   const RetryContext context{setup.policy, random, nullptr};
-  https::TcpTlsConnector connector(setup.tls);
+  testing::LoopbackConnector connector(setup.tls);
   transfer::UploadOptions options;
   options.timeouts = setup.timeouts;
   options.buffers = https::ClientBuffers{{g_request, sizeof g_request},
@@ -209,7 +209,7 @@ UploadRun run_upload(const UploadSetup& setup, Hooks* hooks) {
   options.metadata = https::ResponseSink{write_metadata, restart_metadata, nullptr};
   options.events = transfer::UploadEventSink{record, nullptr};
   options.wall_now = &platform::wall_now;
-  transfer::Upload upload(connector, context, options);
+  transfer::Upload upload(connector.get(), context, options);
   transfer::UploadSpec spec;
   spec.url = url;
   spec.session = setup.session;

@@ -239,6 +239,12 @@ void CaresResolver::cancel() {
   pending_ = false;
 }
 
+void CaresResolver::network_changed() {
+  cancel();
+  // Without c-ares's threads this reads resolv_conf here, synchronously (outside step()).
+  if (channel_ != nullptr) (void)ares_reinit(channel_);
+}
+
 void CaresResolver::on_socket_state(void* self, int fd, int readable, int writable) {
   auto* r = static_cast<CaresResolver*>(self);
   const auto interest = static_cast<IoInterest>((readable != 0 ? 1 : 0) | (writable != 0 ? 2 : 0));
@@ -421,6 +427,7 @@ void CaresResolver::start(const char* host, std::uint16_t /*port*/, Millis /*now
 
 ResolverNext CaresResolver::step(Millis /*now*/) { return ResolverNext{}; }
 void CaresResolver::cancel() {}
+void CaresResolver::network_changed() {}
 void CaresResolver::on_socket_state(void*, int, int, int) {}
 void CaresResolver::on_answer(void*, int, int, ares_addrinfo*) {}
 void CaresResolver::finish(int, ares_addrinfo*) {}

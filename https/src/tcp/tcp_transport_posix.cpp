@@ -2,7 +2,6 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <net/if.h>
-#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -37,31 +36,6 @@ const sockaddr* as_sockaddr(const SocketAddress& a) {
   return reinterpret_cast<const sockaddr*>(a.bytes);
 }
 
-// Copies the IPv4 and IPv6 entries of `list` into `out` (at most `capacity`), with `port`.
-std::size_t copy_addresses(const addrinfo* list, std::uint16_t port, SocketAddress* out,
-                           std::size_t capacity) {
-  std::size_t n = 0;
-  for (const addrinfo* ai = list; ai != nullptr && n < capacity; ai = ai->ai_next) {
-    if (detail::copy_socket_address(ai->ai_addr, ai->ai_addrlen, port, &out[n])) ++n;
-  }
-  return n;
-}
-
-// Resolves the name `host` into `out`; returns the EAI_* code (0 on success) and the number
-// of addresses in *count.
-int resolve(const char* host, std::uint16_t port, SocketAddress* out, std::size_t capacity,
-            std::size_t* count) {
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_protocol = IPPROTO_TCP;
-  addrinfo* list = nullptr;
-  const int rc = ::getaddrinfo(host, nullptr, &hints, &list);
-  if (rc != 0) return rc;
-  *count = copy_addresses(list, port, out, capacity);
-  ::freeaddrinfo(list);
-  return *count == 0 ? EAI_NONAME : 0;
-}
 // The status of a failed connect() or SO_ERROR value.
 Status connect_status(int error) {
   switch (error) {
@@ -147,33 +121,6 @@ constexpr int kSendFlags = 0;  // SO_NOSIGPIPE on the socket does the same.
 }  // namespace
 
 TcpTransport::~TcpTransport() { close(); }
-
-Status TcpTransport::start(const char* host, std::uint16_t port, Millis now,
-                           Millis connect_timeout) {
-  close();
-  address_count_ = 0;
-  next_address_ = 0;
-  ever_connected_ = false;
-  last_error_ = 0;
-  failure_ = Status::kInvalidArgument;
-  state_ = State::kFailed;
-  if (host == nullptr || host[0] == '\0' || port == 0) return failure_;
-  if (is_numeric_host(host)) {
-    // Numeric hosts yield one address; a malformed one is the caller's error, not a lookup.
-    if (parse_numeric_address(host, port, &addresses_[0]) != Status::kOk) return failure_;
-    address_count_ = 1;
-  } else {
-    const int rc = resolve(host, port, addresses_, kMaxAddresses, &address_count_);
-    if (rc != 0) {
-      address_count_ = 0;
-      last_error_ = rc;
-      failure_ = Status::kDnsFailed;
-      return failure_;
-    }
-  }
-  connect_timeout_ = connect_timeout;
-  return begin_race(now);
-}
 
 Status TcpTransport::start(const SocketAddress* addresses, std::size_t count, Millis now,
                            Millis connect_timeout) {

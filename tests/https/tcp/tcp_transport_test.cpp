@@ -1,13 +1,11 @@
 // The TCP transport against real sockets on loopback (127.0.0.1 and ::1) with listeners the
 // tests create. Every wait is a bounded poll() loop, so a broken transport fails a test
-// instead of hanging it. On Linux the binary also interposes getaddrinfo() to prove which
-// hosts reach the resolver.
+// instead of hanging it. The transport is given addresses; it never resolves a name.
 #include "stepback/https/tcp/tcp_transport.hpp"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
-#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -15,7 +13,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -34,53 +31,6 @@
 #endif
 #ifndef MSG_NOSIGNAL
 #define MSG_NOSIGNAL 0
-#endif
-
-#if defined(__linux__)
-#include <dlfcn.h>
-#define STEPBACK_TEST_INTERPOSES_GETADDRINFO 1
-#endif
-
-namespace {
-
-// What the interposed getaddrinfo() does besides counting.
-enum class ResolverMode { kForward, kFailNames, kNameIsV6ThenV4 };
-
-std::atomic<int> g_numeric_lookups{0};  // Calls with AI_NUMERICHOST.
-std::atomic<int> g_name_lookups{0};     // Calls without it: these may reach DNS.
-std::atomic<ResolverMode> g_resolver_mode{ResolverMode::kForward};
-
-}  // namespace
-
-#ifdef STEPBACK_TEST_INTERPOSES_GETADDRINFO
-// The library is linked statically into this binary, so its getaddrinfo() calls land here;
-// they are counted and then forwarded to libc (or answered, in the scripted modes).
-extern "C" int getaddrinfo(const char* __restrict name, const char* __restrict service,
-                           const addrinfo* __restrict hints, addrinfo** __restrict result) {
-  using Fn = int (*)(const char*, const char*, const addrinfo*, addrinfo**);
-  static const Fn real = reinterpret_cast<Fn>(::dlsym(RTLD_NEXT, "getaddrinfo"));
-  const bool numeric = hints != nullptr && (hints->ai_flags & AI_NUMERICHOST) != 0;
-  (numeric ? g_numeric_lookups : g_name_lookups).fetch_add(1);
-  if (numeric || g_resolver_mode.load() == ResolverMode::kForward) {
-    return real(name, service, hints, result);
-  }
-  if (g_resolver_mode.load() == ResolverMode::kFailNames || hints == nullptr) return EAI_AGAIN;
-  // kNameIsV6ThenV4: ::1 then 127.0.0.1, chained; glibc's freeaddrinfo frees node by node.
-  addrinfo numeric_hints = *hints;
-  numeric_hints.ai_flags |= AI_NUMERICHOST;
-  addrinfo* v6 = nullptr;
-  addrinfo* v4 = nullptr;
-  if (real("::1", service, &numeric_hints, &v6) != 0) return EAI_FAIL;
-  if (real("127.0.0.1", service, &numeric_hints, &v4) != 0) {
-    ::freeaddrinfo(v6);
-    return EAI_FAIL;
-  }
-  addrinfo* tail = v6;
-  while (tail->ai_next != nullptr) tail = tail->ai_next;
-  tail->ai_next = v4;
-  *result = v6;
-  return 0;
-}
 #endif
 
 namespace stepback::testing {
@@ -278,6 +228,13 @@ inline https::SocketAddress numeric(const char* host, std::uint16_t port) {
   return a;
 }
 
+// Starts `t` towards the one numeric address `host`:`port`.
+Status start_at(TcpTransport& t, const char* host, std::uint16_t port, Millis now,
+                Millis connect_timeout) {
+  const SocketAddress a = numeric(host, port);
+  return t.start(&a, 1, now, connect_timeout);
+}
+
 // A connected pair: `client` is the transport under test, `server` the accepted socket.
 struct Pair {
   TcpTransport client;
@@ -291,7 +248,7 @@ bool connect_pair(Pair& p, const char* host, int family) {
     ADD_FAILURE() << "no listener";
     return false;
   }
-  const Status started = p.client.start(host, l.port, platform::monotonic_now(), Millis(2000));
+  const Status started = start_at(p.client, host, l.port, platform::monotonic_now(), Millis(2000));
   EXPECT_EQ(started, Status::kOk) << https::to_string(started);
   const Status s = connect_within(p.client);
   EXPECT_EQ(s, Status::kOk) << https::to_string(s);
@@ -334,7 +291,7 @@ bool make_hanging_listener(HangingListener* h) {
 // Whether a connect to `port` right now stays pending for 200 ms (the trick above works).
 bool connect_hangs(std::uint16_t port) {
   TcpTransport probe;
-  if (probe.start("127.0.0.1", port, Millis(0), Millis::max()) != Status::kOk) return false;
+  if (start_at(probe, "127.0.0.1", port, Millis(0), Millis::max()) != Status::kOk) return false;
   if (probe.step_connect(Millis(0)) != Status::kWouldBlock) return false;
   wait_for(probe.fd(), POLLOUT, 200);
   return probe.step_connect(Millis(0)) == Status::kWouldBlock;
@@ -390,7 +347,7 @@ TEST(TcpTransport, ConnectingWantsWriteUntilTheDeadline) {
   ASSERT_TRUE(make_hanging_listener(&h));
   if (!connect_hangs(h.listener.port)) GTEST_SKIP() << "this kernel does not hang the connect";
   TcpTransport t;
-  ASSERT_EQ(t.start("127.0.0.1", h.listener.port, Millis(1000), Millis(100)), Status::kOk);
+  ASSERT_EQ(start_at(t, "127.0.0.1", h.listener.port, Millis(1000), Millis(100)), Status::kOk);
   EXPECT_EQ(t.wants(), IoInterest::kWrite);
   EXPECT_GE(t.fd(), 0);
   EXPECT_EQ(t.deadline(), Millis(1100));
@@ -402,7 +359,8 @@ TEST(TcpTransport, RefusedPortIsConnectFailed) {
   LoopbackSocket closed = loopback_socket(AF_INET, -1);
   ASSERT_GE(closed.fd.get(), 0);
   TcpTransport t;
-  const Status started = t.start("127.0.0.1", closed.port, platform::monotonic_now(), Millis(2000));
+  const Status started =
+      start_at(t, "127.0.0.1", closed.port, platform::monotonic_now(), Millis(2000));
   EXPECT_TRUE(started == Status::kOk || started == Status::kConnectFailed)
       << https::to_string(started);
   EXPECT_EQ(connect_within(t), Status::kConnectFailed);
@@ -418,7 +376,7 @@ TEST(TcpTransport, ConnectTimeoutOnAFakeClock) {
   ASSERT_TRUE(make_hanging_listener(&h));
   if (!connect_hangs(h.listener.port)) GTEST_SKIP() << "this kernel does not hang the connect";
   TcpTransport t;
-  ASSERT_EQ(t.start("127.0.0.1", h.listener.port, Millis(1000), Millis(100)), Status::kOk);
+  ASSERT_EQ(start_at(t, "127.0.0.1", h.listener.port, Millis(1000), Millis(100)), Status::kOk);
   EXPECT_EQ(t.step_connect(Millis(1000)), Status::kWouldBlock);
   EXPECT_EQ(t.step_connect(Millis(1099)), Status::kWouldBlock);
   EXPECT_EQ(t.deadline(), Millis(1100));
@@ -435,7 +393,7 @@ TEST(TcpTransport, ConnectTimeoutInRealTime) {
   if (!connect_hangs(h.listener.port)) GTEST_SKIP() << "this kernel does not hang the connect";
   TcpTransport t;
   const Millis begin = platform::monotonic_now();
-  ASSERT_EQ(t.start("127.0.0.1", h.listener.port, begin, Millis(50)), Status::kOk);
+  ASSERT_EQ(start_at(t, "127.0.0.1", h.listener.port, begin, Millis(50)), Status::kOk);
   EXPECT_EQ(connect_within(t), Status::kConnectTimeout);
   const Millis took = platform::monotonic_now() - begin;
   EXPECT_GE(took, Millis(50));
@@ -679,7 +637,7 @@ TEST(TcpTransport, StartingAgainReplacesTheConnection) {
   ASSERT_TRUE(connect_pair(p, "127.0.0.1", AF_INET));
   LoopbackSocket closed = loopback_socket(AF_INET, -1);
   ASSERT_GE(closed.fd.get(), 0);
-  EXPECT_NE(p.client.start("127.0.0.1", closed.port, Millis(0), Millis(1000)), Status::kError);
+  EXPECT_NE(start_at(p.client, "127.0.0.1", closed.port, Millis(0), Millis(1000)), Status::kError);
   EXPECT_FALSE(p.client.ever_connected());
   EXPECT_EQ(connect_frozen(p.client, Millis(0)), Status::kConnectFailed);
   EXPECT_EQ(read_raw(p.server.get(), 1), "");  // The old connection was closed.
@@ -687,103 +645,15 @@ TEST(TcpTransport, StartingAgainReplacesTheConnection) {
 
 TEST(TcpTransport, InvalidArguments) {
   TcpTransport t;
-  EXPECT_EQ(t.start(static_cast<const char*>(nullptr), 80, Millis(0), Millis(10)),
-            Status::kInvalidArgument);
-  EXPECT_EQ(t.start("", 80, Millis(0), Millis(10)), Status::kInvalidArgument);
-  EXPECT_EQ(t.start("127.0.0.1", 0, Millis(0), Millis(10)), Status::kInvalidArgument);
-  EXPECT_EQ(t.step_connect(Millis(0)), Status::kInvalidArgument);
+  EXPECT_EQ(t.step_connect(Millis(0)), Status::kError);  // Never started.
   EXPECT_EQ(t.start(static_cast<const SocketAddress*>(nullptr), 1, Millis(0), Millis(10)),
             Status::kInvalidArgument);
+  EXPECT_EQ(t.step_connect(Millis(0)), Status::kInvalidArgument);  // What start() said.
   const SocketAddress empty;
   EXPECT_EQ(t.start(&empty, 1, Millis(0), Millis(10)), Status::kInvalidArgument);
   const SocketAddress good = numeric("127.0.0.1", 80);
   EXPECT_EQ(t.start(&good, 0, Millis(0), Millis(10)), Status::kInvalidArgument);
 }
-
-TEST(TcpTransport, MalformedNumericHostsAreRejectedWithoutALookup) {
-  const char* const hosts[] = {"256.1.1.1", "1.2.3.4.5",         "1..2",      "[::1", "::g",
-                               "[]",        "1:2:3:4:5:6:7:8:9", "[127.0.0.1"};
-  for (const char* host : hosts) {
-    const int names_before = g_name_lookups.load();
-    TcpTransport t;
-    const Millis begin = platform::monotonic_now();
-    EXPECT_EQ(t.start(host, 443, begin, Millis(1000)), Status::kInvalidArgument) << host;
-    EXPECT_LT(platform::monotonic_now() - begin, Millis(1000)) << host;
-    EXPECT_EQ(t.fd(), -1) << host;
-#ifdef STEPBACK_TEST_INTERPOSES_GETADDRINFO
-    EXPECT_EQ(g_name_lookups.load(), names_before) << host;
-#else
-    (void)names_before;
-#endif
-  }
-}
-
-TEST(TcpTransport, NumericHostsNeverReachTheResolver) {
-#ifndef STEPBACK_TEST_INTERPOSES_GETADDRINFO
-  GTEST_SKIP() << "getaddrinfo() is interposed on Linux only";
-#else
-  const int names_before = g_name_lookups.load();
-  const int numeric_before = g_numeric_lookups.load();
-  Pair p;
-  ASSERT_TRUE(connect_pair(p, "127.0.0.1", AF_INET));
-  if (has_ipv6_loopback()) {
-    Pair q;
-    ASSERT_TRUE(connect_pair(q, "::1", AF_INET6));
-  }
-  // Numeric hosts are parsed with inet_aton/inet_pton: getaddrinfo is not called at all,
-  // not even with AI_NUMERICHOST (it allocates inside libc).
-  EXPECT_EQ(g_name_lookups.load(), names_before);
-  EXPECT_EQ(g_numeric_lookups.load(), numeric_before);
-#endif
-}
-
-TEST(TcpTransport, LocalhostGoesThroughTheResolverAndConnects) {
-  LoopbackSocket v4 = loopback_socket(AF_INET, 4);
-  ASSERT_GE(v4.fd.get(), 0);
-  // Whichever family "localhost" resolves to first, a listener waits on the same port.
-  LoopbackSocket v6 = loopback_socket(AF_INET6, 4, v4.port);
-  const int names_before = g_name_lookups.load();
-  TcpTransport t;
-  const Status started = t.start("localhost", v4.port, platform::monotonic_now(), Millis(2000));
-  ASSERT_EQ(started, Status::kOk) << https::to_string(started) << " " << t.last_error();
-  EXPECT_EQ(connect_within(t), Status::kOk);
-#ifdef STEPBACK_TEST_INTERPOSES_GETADDRINFO
-  EXPECT_EQ(g_name_lookups.load(), names_before + 1);
-#else
-  (void)names_before;
-#endif
-}
-
-#ifdef STEPBACK_TEST_INTERPOSES_GETADDRINFO
-// Restores the forwarding resolver when a test that scripted it ends.
-struct ScriptedResolver {
-  explicit ScriptedResolver(ResolverMode m) { g_resolver_mode.store(m); }
-  ~ScriptedResolver() { g_resolver_mode.store(ResolverMode::kForward); }
-};
-
-TEST(TcpTransport, ResolverFailureIsDnsFailed) {
-  ScriptedResolver scripted(ResolverMode::kFailNames);
-  TcpTransport t;
-  EXPECT_EQ(t.start("no-such-host.invalid", 443, Millis(0), Millis(1000)), Status::kDnsFailed);
-  EXPECT_EQ(t.last_error(), EAI_AGAIN);
-  EXPECT_EQ(t.step_connect(Millis(0)), Status::kDnsFailed);
-  EXPECT_EQ(t.fd(), -1);
-  EXPECT_FALSE(t.ever_connected());
-}
-
-TEST(TcpTransport, ANameWithTwoAddressesFallsBackFromRefusedIPv6ToIPv4) {
-  if (!has_ipv6_loopback()) GTEST_SKIP() << "no IPv6 loopback on this machine";
-  LoopbackSocket v4 = loopback_socket(AF_INET, 4);
-  ASSERT_GE(v4.fd.get(), 0);
-  LoopbackSocket v6_closed = loopback_socket(AF_INET6, -1, v4.port);
-  if (v6_closed.fd.get() < 0) GTEST_SKIP() << "port " << v4.port << " is taken on ::1";
-  ScriptedResolver scripted(ResolverMode::kNameIsV6ThenV4);
-  TcpTransport t;
-  ASSERT_EQ(t.start("dual.test", v4.port, Millis(1000), Millis(3600000)), Status::kOk);
-  EXPECT_EQ(connect_frozen(t, Millis(1000)), Status::kOk);
-  EXPECT_GE(accept_within(v4.fd.get()).get(), 0);
-}
-#endif
 
 TEST(ParseNumericAddress, ParsesBothFamiliesWithThePort) {
   SocketAddress a;
@@ -814,6 +684,10 @@ TEST(ParseNumericAddress, RejectsNamesAndGarbage) {
   EXPECT_EQ(https::parse_numeric_address("::1", 80, nullptr), Status::kInvalidArgument);
   const std::string long_host(100, '1');
   EXPECT_EQ(https::parse_numeric_address(long_host.c_str(), 80, &a), Status::kInvalidArgument);
+  for (const char* host :
+       {"256.1.1.1", "1.2.3.4.5", "1..2", "[::1", "::g", "[]", "1:2:3:4:5:6:7:8:9", "[127.0.0.1"}) {
+    EXPECT_EQ(https::parse_numeric_address(host, 443, &a), Status::kInvalidArgument) << host;
+  }
 }
 
 }  // namespace

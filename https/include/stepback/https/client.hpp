@@ -186,9 +186,8 @@ class Client {
   // allowed keep-alive) serves this one if it goes to the same origin (scheme, host, port),
   // after the liveness check every kept connection gets; any other connection is closed.
   [[nodiscard]] Status start(const RequestSpec& spec);
-  // Advances the request at `now` (monotonic), doing bounded work; never blocks (with
-  // TcpTlsConnector, names go through a non-blocking Resolver unless the app chose
-  // GetaddrinfoResolver).
+  // Advances the request at `now` (monotonic), doing bounded work; never blocks (with the
+  // built-in connectors, names go through a non-blocking Resolver).
   [[nodiscard]] ClientNext step(Millis now);
   // Ends the request with Outcome::kCancelled and closes the connection (also one kept
   // open after a request that is done).

@@ -1,6 +1,7 @@
-// Connector: how a Client opens connections. TcpTlsConnector (tcp_tls_connector.hpp), the
-// built-in one, resolves, connects over TCP and runs the TLS handshake (or stays plain for
-// http://); an app can bring its own (pre-resolved addresses, another socket API), and tests
+// Connector: how a Client opens connections. The built-in ones: TcpConnector
+// (tcp_connector.hpp) resolves and connects over TCP for http://; TcpTlsConnector
+// (tcp_tls_connector.hpp) adds the TLS handshake for https:// (and stays plain for http://).
+// An app can bring its own (pre-resolved addresses, another socket API), and tests
 // script one. This header needs no TLS library.
 #ifndef STEPBACK_HTTPS_CONNECTOR_HPP_
 #define STEPBACK_HTTPS_CONNECTOR_HPP_

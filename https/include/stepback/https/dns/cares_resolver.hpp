@@ -113,6 +113,10 @@ class CaresResolver final : public Resolver {
   [[nodiscard]] ResolverNext step(Millis now) override;
   const ResolveResult& result() const override { return result_; }
   void cancel() override;
+  // Cancels the lookup under way and re-reads the system's configuration (resolv_conf) with
+  // ares_reinit(); servers given in CaresOptions stay as they are. A failure to read it
+  // keeps the old servers (the next lookup says what fails).
+  void network_changed() override;
 
   // Most sockets of one channel tracked for the loop (c-ares rarely opens more than two: UDP,
   // and TCP after a truncated answer).

@@ -6,9 +6,8 @@
 //
 // Implementations: CaresResolver (cares_resolver.hpp; c-ares, the default on POSIX systems),
 // AndroidResolver (android_resolver.hpp; the NDK's android_res_nquery, API 29+),
-// FixedResolver (below; addresses the app resolved itself) and GetaddrinfoResolver
-// (getaddrinfo_resolver.hpp; BLOCKS in start(), only when chosen explicitly). This header
-// needs no resolver library.
+// and FixedResolver (below; addresses the app resolved itself, e.g. on a worker thread
+// through the platform's blocking resolver). This header needs no resolver library.
 #ifndef STEPBACK_HTTPS_DNS_RESOLVER_HPP_
 #define STEPBACK_HTTPS_DNS_RESOLVER_HPP_
 
@@ -88,6 +87,9 @@ class Resolver {
   virtual const ResolveResult& result() const = 0;
   // Ends the lookup under way, if any (its sockets are closed); result() then says kCancelled.
   virtual void cancel() = 0;
+  // The device's network changed (Connector::network_changed(), outside step()): whatever
+  // the resolver read from the old network's configuration is read again. Nothing by default.
+  virtual void network_changed() {}
 
  protected:
   Resolver() = default;

@@ -2,17 +2,10 @@
 // Android, Apple). Windows needs a winsock variant of the source file (WSAPoll, closesocket,
 // WSAGetLastError, ioctlsocket(FIONBIO)); it is not written yet.
 //
-// Name resolution. A numeric host (an IPv4 dotted quad, or an IPv6 literal with or without
-// brackets) is parsed by getaddrinfo(AI_NUMERICHOST) and never reaches DNS; a host made only
-// of digits and dots that does not parse is rejected as kInvalidArgument, not looked up. Any
-// other name goes through getaddrinfo(), which BLOCKS the calling thread for as long as the
-// system resolver takes (seconds when the network is bad). TcpTlsConnector never calls that
-// overload for a name: it resolves through a non-blocking Resolver (resolver.hpp) and passes
-// the addresses to the SocketAddress overload of start(), as any app that must not block does.
-//
-// Memory. Resolved addresses are copied into a fixed array inside the object; after
-// getaddrinfo's own list is freed nothing is kept on the heap. getaddrinfo itself allocates
-// inside libc (also for numeric hosts); that is its only heap use, and it happens in start().
+// Addresses. The transport connects to addresses it is given (SocketAddress, address.hpp);
+// it never resolves a name. TcpConnector (tcp_connector.hpp) resolves through a non-blocking
+// Resolver and hands the addresses over; numeric hosts are parsed by parse_numeric_address.
+// The addresses are copied into a fixed array inside the object: nothing is on the heap.
 #ifndef STEPBACK_HTTPS_TCP_TCP_TRANSPORT_HPP_
 #define STEPBACK_HTTPS_TCP_TCP_TRANSPORT_HPP_
 
@@ -62,17 +55,11 @@ class TcpTransport final : public Transport {
   TcpTransport(const TcpTransport&) = delete;
   TcpTransport& operator=(const TcpTransport&) = delete;
 
-  // Closes any previous connection, resolves `host` (see the file comment: names block in
-  // getaddrinfo) and begins a non-blocking connect to `port` on the first address, the
-  // `connect_timeout` counting from `now`. kOk means "call step_connect()"; otherwise
-  // kInvalidArgument (null or empty host, port 0, malformed numeric host), kDnsFailed, or
-  // the failure of the last address when every address failed at once (kConnectFailed, ...),
-  // which step_connect() then keeps returning.
-  [[nodiscard]] Status start(const char* host, std::uint16_t port, Millis now,
-                             Millis connect_timeout);
-  // As above for `count` addresses the caller resolved itself (at most kMaxAddresses are
-  // used; the rest are ignored); never calls the resolver. kInvalidArgument if count is 0 or
-  // an address is empty or too large.
+  // Closes any previous connection and begins a non-blocking connect race over `count`
+  // addresses (at most kMaxAddresses are used; the rest are ignored), the `connect_timeout`
+  // counting from `now`. kOk means "call step_connect()"; otherwise kInvalidArgument (count
+  // 0, an empty or too large address), or the failure of the last address when every
+  // address failed at once (kConnectFailed, ...), which step_connect() then keeps returning.
   [[nodiscard]] Status start(const SocketAddress* addresses, std::size_t count, Millis now,
                              Millis connect_timeout);
 
@@ -97,8 +84,8 @@ class TcpTransport final : public Transport {
   // Whether a connection was established at any point since the last start(), even if it
   // has been closed or reset since: false proves the request never reached the server.
   bool ever_connected() const { return ever_connected_; }
-  // The errno of the last OS failure (connect, send, recv), or the getaddrinfo EAI_* code
-  // after kDnsFailed; 0 when nothing failed since start(). For messages only.
+  // The errno of the last OS failure (connect, send, recv); 0 when nothing failed since
+  // start(). For messages only.
   int last_error() const { return last_error_; }
 
   // Sends a prefix of `data` when connected: kOk with *sent > 0 (or 0 for empty data),

@@ -1,0 +1,39 @@
+// LoopbackConnector: the built-in connectors for tests whose servers listen on loopback
+// addresses (numeric hosts, so the resolver is never asked): TLS when the test gives a
+// configuration, plain TCP otherwise.
+#ifndef STEPBACK_TESTS_SUPPORT_LOOPBACK_CONNECTOR_HPP_
+#define STEPBACK_TESTS_SUPPORT_LOOPBACK_CONNECTOR_HPP_
+
+#include <optional>
+
+#include "stepback/https/connector.hpp"
+#include "stepback/https/dns/resolver.hpp"
+#include "stepback/https/tcp_connector.hpp"
+#include "stepback/https/tcp_tls_connector.hpp"
+#include "stepback/https/tls/tls.hpp"
+
+namespace stepback::testing {
+
+class LoopbackConnector {
+ public:
+  // `tls` null: http:// only. Otherwise it must outlive the connector.
+  explicit LoopbackConnector(https::TlsClientConfig* tls) : plain_(no_names_) {
+    if (tls != nullptr) secure_.emplace(*tls, no_names_);
+  }
+  LoopbackConnector(const LoopbackConnector&) = delete;
+  LoopbackConnector& operator=(const LoopbackConnector&) = delete;
+
+  https::Connector& get() {
+    if (secure_) return *secure_;
+    return plain_;
+  }
+
+ private:
+  https::FixedResolver no_names_;  // Holds no address: a name fails the lookup.
+  https::TcpConnector plain_;
+  std::optional<https::TcpTlsConnector> secure_;
+};
+
+}  // namespace stepback::testing
+
+#endif  // STEPBACK_TESTS_SUPPORT_LOOPBACK_CONNECTOR_HPP_
