@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Compile-checks the Windows platform shims with the MinGW-w64 cross compiler, with the
 # project's warnings as errors. Needs x86_64-w64-mingw32-g++ (apt: g++-mingw-w64-x86-64).
-# Usage: platform/check_mingw.sh   (from anywhere; exits nonzero on the first failure)
+# Usage: scripts/check_mingw.sh   (from anywhere; exits nonzero on the first failure)
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
