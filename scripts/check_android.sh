@@ -21,7 +21,7 @@
 #      HOST (x86-64, glibc) against AOSP's <android/looper.h> (Debian's
 #      android-platform-frameworks-native-headers): checks its use of stepback's API and of
 #      the ALooper declarations, not bionic.
-#   Not verified here, and said so: platform/ (clock_linux.cpp, random_android.cpp,
+#   Not verified here, and said so: platform/ (clock_linux.cpp, random_arc4random.cpp,
 #   random_common.cpp) and https/ for Android need bionic's headers (and mbedTLS built by
 #   the NDK), which no Debian package ships. They are never compiled against glibc's
 #   headers in their place.
@@ -275,7 +275,7 @@ fi
 # What needs bionic
 
 for target in "${targets[@]}"; do
-  not_verified "platform/: clock_linux.cpp, random_android.cpp, random_common.cpp" "$target" \
+  not_verified "platform/: clock_linux.cpp, random_arc4random.cpp, random_common.cpp" "$target" \
     "need bionic's <time.h> (clock_gettime, CLOCK_BOOTTIME), <stdlib.h> (arc4random_buf) and libc++'s <atomic>: NDK only"
   not_verified "https/ (TCP, TLS, HTTP/1.1, RetryInfo) and mbedTLS/nanopb" "$target" \
     "need bionic (sockets, getaddrinfo, poll, <cstring>) and mbedTLS built by the NDK: NDK only"

@@ -1,5 +1,5 @@
-// OS entropy on Android: arc4random_buf, which bionic provides at every API level and
-// which never fails.
+// OS entropy where libc has arc4random_buf, which never fails: Android (bionic provides it at
+// every API level) and macOS / iOS.
 #include <stdlib.h>
 
 #include <cstddef>
