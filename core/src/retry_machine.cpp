@@ -112,7 +112,7 @@ bool RetryMachine::schedule(std::uint64_t now, const AttemptResult& result) {
     outcome_ = Outcome::kDeadline;
     return false;
   }
-  wait_reason_ = static_cast<std::uint8_t>(reason);
+  wait_reason_ = reason;
   wait_ = wait;
   wake_ = now + wait;
   phase_ = Phase::kWaiting;
@@ -126,9 +126,8 @@ void RetryMachine::cancel() {
 }
 
 void RetryMachine::network_available(Millis now) {
-  if (phase_ != Phase::kWaiting ||
-      wait_reason_ == static_cast<std::uint8_t>(WaitReason::kRetryAfter) ||
-      wait_reason_ == static_cast<std::uint8_t>(WaitReason::kRetryInfo)) {
+  if (phase_ != Phase::kWaiting || wait_reason_ == WaitReason::kRetryAfter ||
+      wait_reason_ == WaitReason::kRetryInfo) {
     return;
   }
   const std::uint64_t t = clamp(now);
@@ -137,7 +136,7 @@ void RetryMachine::network_available(Millis now) {
   if (t >= wake_ - wait_ && t + delay < wake_) {
     wait_ = delay;
     wake_ = t + delay;
-    wait_reason_ = static_cast<std::uint8_t>(WaitReason::kNetworkBack);
+    wait_reason_ = WaitReason::kNetworkBack;
   }
 }
 

@@ -71,7 +71,7 @@ class RetryMachine {
   // The absolute deadline, or Millis::max() without one or before the first step.
   Millis deadline() const;
   // Why the current (or last) wait has its length.
-  WaitReason wait_reason() const { return static_cast<WaitReason>(wait_reason_); }
+  WaitReason wait_reason() const { return wait_reason_; }
 
  private:
   enum class Phase : std::uint8_t { kIdle, kAttempting, kWaiting, kDone };
@@ -89,7 +89,7 @@ class RetryMachine {
   std::uint32_t retries_ = 0;
   Phase phase_ = Phase::kIdle;
   Outcome outcome_ = Outcome::kCancelled;
-  std::uint8_t wait_reason_ = 0;
+  WaitReason wait_reason_ = WaitReason::kBackoff;
   Idempotent idempotent_;
 };
 
