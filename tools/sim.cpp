@@ -77,10 +77,7 @@ constexpr double kMaxCapacityPercent = 1e6;
 // The seed of client `index`: output index + 1 of splitmix64 started at `seed`, so the
 // clients' seeds differ in all 64 bits (Xoshiro128 mixes each 32-bit half separately).
 std::uint64_t client_seed(std::uint64_t seed, std::uint32_t index) {
-  std::uint64_t z = seed + (std::uint64_t{index} + 1) * 0x9E3779B97F4A7C15ULL;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
+  return splitmix64_mix(seed + (std::uint64_t{index} + 1) * 0x9E3779B97F4A7C15ULL);
 }
 
 // The server of the model: down until `recovery`, then `capacity` attempts per second.

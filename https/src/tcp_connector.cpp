@@ -13,8 +13,7 @@ Status lookup_status(ResolveError e) {
 
 }  // namespace
 
-Status TcpConnector::open(const Url& url, const char* host, Millis now,
-                          const Timeouts& timeouts) {
+Status TcpConnector::open(const Url& url, const char* host, Millis now, const Timeouts& timeouts) {
   if (url.tls) {
     close();
     return fail(Status::kInvalidArgument,

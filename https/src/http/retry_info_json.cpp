@@ -15,7 +15,7 @@
 namespace stepback::https {
 namespace {
 
-constexpr std::size_t kUrlTail = 21;  // Length of "/google.rpc.RetryInfo".
+constexpr std::size_t kUrlTail = kRetryInfoTypeUrlTail;
 // Longer than any valid Duration string ("315576000000.000000000s" is 23 characters).
 constexpr std::size_t kDelayText = 32;
 // Stands for every character outside ASCII: no key or value of interest contains one.

@@ -31,7 +31,7 @@ using RetryInfoMessage = stepback_pb_google_rpc_RetryInfo;
 using StatusMessage = stepback_pb_google_rpc_Status;
 
 // The longest type URL suffix that can matter ("/google.rpc.RetryInfo").
-constexpr std::size_t kUrlTail = 21;
+constexpr std::size_t kUrlTail = kRetryInfoTypeUrlTail;
 
 // Everything one decode keeps: the detail being read and the answer so far.
 struct Search {

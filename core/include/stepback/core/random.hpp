@@ -24,6 +24,14 @@ class RandomSource {
 // A uniform value in [0, bound] (inclusive) without modulo bias (Lemire's method).
 std::uint32_t uniform(RandomSource& random, std::uint32_t bound);
 
+// The splitmix64 finalizer: a bijection of 64-bit values in which every input bit affects
+// every output bit (for deriving seeds; not a generator by itself).
+constexpr std::uint64_t splitmix64_mix(std::uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
 // xoshiro128++: 16 bytes of state, a few instructions per draw, no system calls.
 // Not cryptographic; seeded once (platform::os_seed() or a test constant).
 class Xoshiro128 final : public RandomSource {

@@ -62,6 +62,9 @@ inline constexpr std::size_t kMaxRetryInfoBytes = 64;
 // Whether an Any type URL names google.rpc.RetryInfo: its last path segment is exactly
 // "google.rpc.RetryInfo" (so "type.googleapis.com/google.rpc.RetryInfo" matches).
 [[nodiscard]] bool is_retry_info_type_url(ConstBytes type_url);
+// How many of a type URL's last bytes is_retry_info_type_url needs to see: the length of
+// "/google.rpc.RetryInfo". The streaming readers keep only that tail of a long URL.
+inline constexpr std::size_t kRetryInfoTypeUrlTail = 21;
 
 // The encoding of an error body, as its Content-Type names it.
 enum class ErrorBodyFormat : std::uint8_t {
