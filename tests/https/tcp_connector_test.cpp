@@ -341,8 +341,7 @@ TEST(TcpConnector, ANetworkChangeEndsTheLookupAndReachesTheResolver) {
   ScriptedResolver resolver;
   resolver.answer_at = Millis::max();
   TcpConnector connector(resolver);
-  ASSERT_EQ(connector.open(http_url("example.test", 80), "example.test", Millis(0),
-                           timeouts(1000)),
+  ASSERT_EQ(connector.open(http_url("example.test", 80), "example.test", Millis(0), timeouts(1000)),
             Status::kOk);
   EXPECT_EQ(connector.step(Millis(1)), Status::kWouldBlock);
   connector.network_changed();
