@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Time to completion of one HTTPS GET over the latency test bench (tests/netbench/netbench.sh:
+# Time to completion of one HTTPS GET over the latency test bench (bench/netbench/netbench.sh:
 # two network namespaces, delay by NFQUEUE, loss by iptables statistic), `stepback get`
 # (desktop and mobile profiles) side by side with curl, printed as a markdown table. Run by
 # hand, not in CI.
@@ -27,7 +27,7 @@
 # access log with what each connection negotiated), NETBENCH_ID (default "lat": the bench's
 # namespaces are sbnb-cli-lat and sbnb-srv-lat, apart from a test's bench running meanwhile).
 # Exit: 0 done, 77 the bench cannot run here (not root, no NFQUEUE, ...), 1 an error.
-# Needs: root; what tests/netbench/netbench.sh needs (iproute2, iptables, gcc,
+# Needs: root; what bench/netbench/netbench.sh needs (iproute2, iptables, gcc,
 # libnetfilter-queue-dev); nginx, curl, openssl, awk. Everything is torn down at exit.
 set -euo pipefail
 
@@ -35,7 +35,7 @@ repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # shellcheck source=bench/lib.sh
 source "$repo/bench/lib.sh"
 self="$repo/bench/latency_bench.sh"
-netbench="$repo/tests/netbench/netbench.sh"
+netbench="$repo/bench/netbench/netbench.sh"
 export NETBENCH_ID="${NETBENCH_ID-lat}"
 readonly PORT=8443
 readonly SMALL_BYTES=1024 BIG_BYTES=$((5 * 1024 * 1024))
@@ -317,7 +317,7 @@ table() {
 addr_shown=10.77.0.2
 [ "$ipv6" = 1 ] && addr_shown="[fd77::2]"
 echo
-echo "Over tests/netbench/netbench.sh (client namespace to nginx at $addr_shown; loss applies to"
+echo "Over bench/netbench/netbench.sh (client namespace to nginx at $addr_shown; loss applies to"
 echo "each direction); median of $runs runs, each a fresh process and connection (TLS as negotiated, below)."
 echo "stepback: \`$(basename "$stepback") get URL --cacert CA --profile P -o FILE --trace\`;"
 echo "curl: \`curl --cacert CA -sS -o FILE -w '%{time_total}' URL\` ($(curl --version | awk 'NR == 1 { print $1, $2 }'))."

@@ -14,7 +14,7 @@ packages=(
   g++-mingw-w64-x86-64                     # Windows shims compile check
   dpkg-dev                                 # apt-get source, for scripts/fetch_deps.sh
   openssl nginx                            # tests/integration: s_server, certificates, nginx
-  iproute2 iptables libnetfilter-queue-dev pkg-config  # tests/netbench: namespaces, NFQUEUE delay
+  iproute2 iptables libnetfilter-queue-dev pkg-config  # bench/netbench: namespaces, NFQUEUE delay
   nftables                                 # tests/integration/happy_eyeballs_test: a black-holed family in a namespace
   curl file procps                         # bench/https_bench.sh: the reference client, file, pgrep
   protobuf-compiler python3-protobuf       # nanopb generator (freshness check of https/proto)

@@ -1,12 +1,12 @@
 """Runs example_memorystore against the local Memorystore for Redis, once per set of faults.
 
 usage: run_example.py EXAMPLE OPENSSL TESTS_DIR
-The server is TESTS_DIR/memorystore/memorystore_server.py. Each scenario injects faults on
-the create, its polls, the read, the delete and its polls, and says how the example must end:
-created, read and deleted (exit 0, the instance on stdout) through every retryable fault, a
-lost create answer met by 409 ALREADY_EXISTS and then read and deleted, or an operation that
-ends in error (exit 1, its code named). (A stall takes the profile's 30 s read timeout to
-show; tests/memorystore covers it with short timeouts.)
+The server is TESTS_DIR/integration/memorystore/memorystore_server.py. Each scenario injects
+faults on the create, its polls, the read, the delete and its polls, and says how the example
+must end: created, read and deleted (exit 0, the instance on stdout) through every retryable
+fault, a lost create answer met by 409 ALREADY_EXISTS and then read and deleted, or an
+operation that ends in error (exit 1, its code named). (A stall takes the profile's 30 s read timeout to
+show; tests/integration/memorystore covers it with short timeouts.)
 """
 
 import json
@@ -58,7 +58,8 @@ def run(tmp, pki, faults, extra):
         if os.path.exists(f):
             os.remove(f)
     server = subprocess.Popen(
-        [sys.executable, os.path.join(TESTS, "memorystore", "memorystore_server.py"),
+        [sys.executable,
+         os.path.join(TESTS, "integration", "memorystore", "memorystore_server.py"),
          "--cert", os.path.join(pki, "server.pem"), "--key", os.path.join(pki, "server.key"),
          "--port-file", port_file, "--log-file", log_file, "--token", TOKEN,
          "--op-polls", "2", "--faults-json", json.dumps(faults), *extra])

@@ -6,7 +6,7 @@
 #   sbnb-cli  sbnb-c 10.77.0.1/24 fd77::1/64  <--veth-->  sbnb-s 10.77.0.2/24 fd77::2/64  sbnb-srv
 #
 #   delay  each namespace holds every packet that enters it over the veth for RTT/2 (iptables
-#          mangle PREROUTING -j NFQUEUE --queue-num 0, and tests/netbench/nfq_delay.c running
+#          mangle PREROUTING -j NFQUEUE --queue-num 0, and bench/netbench/nfq_delay.c running
 #          in that namespace accepts each packet RTT/2 after it arrived, in order). So the
 #          delay is split evenly: client->server RTT/2, server->client RTT/2. Delaying on
 #          ingress, not egress, keeps held packets off the sending socket's accounting (TCP

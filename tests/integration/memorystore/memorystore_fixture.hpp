@@ -2,8 +2,8 @@
 // as a child process on an ephemeral loopback port with the integration PKI, and a bounded
 // poll() loop that follows one transfer::Operation to its end over TLS. Linux only, like the
 // integration fixtures it builds on (tests/integration/integration_support.hpp).
-#ifndef STEPBACK_TESTS_MEMORYSTORE_MEMORYSTORE_FIXTURE_HPP_
-#define STEPBACK_TESTS_MEMORYSTORE_MEMORYSTORE_FIXTURE_HPP_
+#ifndef STEPBACK_TESTS_INTEGRATION_MEMORYSTORE_MEMORYSTORE_FIXTURE_HPP_
+#define STEPBACK_TESTS_INTEGRATION_MEMORYSTORE_MEMORYSTORE_FIXTURE_HPP_
 
 #include <gtest/gtest.h>
 
@@ -109,4 +109,4 @@ OperationRun run_operation(const OperationSetup& setup);
 
 }  // namespace stepback::memorystore
 
-#endif  // STEPBACK_TESTS_MEMORYSTORE_MEMORYSTORE_FIXTURE_HPP_
+#endif  // STEPBACK_TESTS_INTEGRATION_MEMORYSTORE_MEMORYSTORE_FIXTURE_HPP_

@@ -1,6 +1,6 @@
 /* nfq_delay: holds every packet of one NFQUEUE queue for a fixed one-way delay, then accepts
  * it (NF_ACCEPT), in arrival order. The latency half of the test bench
- * (tests/netbench/netbench.sh); this kernel has no netem.
+ * (bench/netbench/netbench.sh); this kernel has no netem.
  *
  * How: the packets' ids go into a FIFO with their release time (arrival + delay). The loop
  * waits in ppoll() on the queue's netlink socket with a timeout to the head's release time,

@@ -7,7 +7,7 @@
 #include <ostream>
 #include <string>
 
-#include "tests/memorystore/memorystore_fixture.hpp"
+#include "tests/integration/memorystore/memorystore_fixture.hpp"
 
 namespace stepback::memorystore {
 namespace {

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Verifies the latency test bench (tests/netbench/netbench.sh) itself, not product code.
+"""Verifies the latency test bench (bench/netbench/netbench.sh) itself, not product code.
 
 For each configured RTT (default 50, 150 and 300 ms), IPv4 and IPv6, it measures from the
 client namespace to a listener in the server namespace:
@@ -16,10 +16,10 @@ Then, at 50 ms RTT:
   - with --rate 8000 (kbit/s), a download's goodput is at most the rate and not far below.
 Prints a markdown table and a closing "N passed, N failed" line.
 
-Run (as root):  tests/netbench/verify_bench.py [--rtts 50,150,300] [--samples 7]
+Run (as root):  bench/netbench/verify_bench.py [--rtts 50,150,300] [--samples 7]
 Exit: 0 all checks passed, 1 a check failed, 77 the bench cannot run here (not root, no
 network namespaces, no NFQUEUE, ...), with the reason printed.
-Needs: what tests/netbench/netbench.sh needs, and python3. The bench is always torn down at
+Needs: what bench/netbench/netbench.sh needs, and python3. The bench is always torn down at
 exit (also on SIGINT/SIGTERM). The helper modes --serve / --client-* run inside the
 namespaces and are started by this script.
 """

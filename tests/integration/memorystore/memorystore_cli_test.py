@@ -1,8 +1,9 @@
 """Runs `stepback get --operation` against the local Memorystore for Redis over TLS.
 
 usage: memorystore_cli_test.py STEPBACK_BINARY OPENSSL CASE
-Each CASE is one CTest test (see tests/memorystore/CMakeLists.txt). The certificates come
-from tests/integration/make_certs.sh, the server is memorystore_server.py beside this file.
+Each CASE is one CTest test (see tests/integration/memorystore/CMakeLists.txt). The
+certificates come from tests/integration/make_certs.sh, the server is memorystore_server.py
+beside this file.
 """
 
 import json
@@ -15,7 +16,7 @@ import time
 BINARY = sys.argv[1]
 OPENSSL = sys.argv[2]
 HERE = os.path.dirname(os.path.abspath(__file__))
-MAKE_CERTS = os.path.join(HERE, "..", "integration", "make_certs.sh")
+MAKE_CERTS = os.path.join(HERE, "..", "make_certs.sh")
 TOKEN = "ya29.c.never-print-this-token"
 OTHER_TOKEN = "ya29.c.the-rotated-token"
 

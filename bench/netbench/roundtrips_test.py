@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Round trips of `stepback get` over the latency test bench (tests/netbench/netbench.sh).
+"""Round trips of `stepback get` over the latency test bench (bench/netbench/netbench.sh).
 
 What is asserted is what the network makes deterministic: how many round trips (RTT) each part
 of a request takes, as an integer, round(ms / RTT), never a wall-clock tolerance. At 50 ms RTT
@@ -55,7 +55,7 @@ body). Then with 2% loss each way at 50 ms RTT: a small and a multi-megabyte GET
 only success and the exact body (loss makes timing random).
 Prints a markdown table and a closing "N passed, N failed" line. About 65 s.
 
-Run (as root):  tests/netbench/roundtrips_test.py STEPBACK_CLI [--rtts 50,150,300] [--loss 2]
+Run (as root):  bench/netbench/roundtrips_test.py STEPBACK_CLI [--rtts 50,150,300] [--loss 2]
 Exit: 0 all cases passed, 1 a case failed, 77 the bench cannot run here (not root, no
 network namespaces, no NFQUEUE, no openssl, ...), with the reason printed.
 Environment: NETBENCH_ID (default "rt": namespaces sbnb-cli-rt and sbnb-srv-rt), NFQ_DELAY

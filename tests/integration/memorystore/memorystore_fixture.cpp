@@ -1,4 +1,4 @@
-#include "tests/memorystore/memorystore_fixture.hpp"
+#include "tests/integration/memorystore/memorystore_fixture.hpp"
 
 #include <cstring>
 #include <sstream>

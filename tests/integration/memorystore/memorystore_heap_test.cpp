@@ -14,7 +14,7 @@
 #include "stepback/https/tcp_tls_connector.hpp"
 #include "stepback/https/tls/tls_arena.hpp"
 #include "stepback/platform/clock.hpp"
-#include "tests/memorystore/memorystore_fixture.hpp"
+#include "tests/integration/memorystore/memorystore_fixture.hpp"
 #include "tests/support/heap_trap.hpp"
 
 namespace stepback::memorystore {
