@@ -4,6 +4,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
+#include <optional>
 #include <type_traits>
 #include <vector>
 
@@ -26,442 +28,384 @@ static_assert(sizeof(RetryMachine) <= (kStateAndPointer + alignof(RetryMachine) 
                                           alignof(RetryMachine) * alignof(RetryMachine),
               "state <= 32 bytes besides the context reference");
 
-Policy literal_policy() {
-  Policy p;  // 1 s, x2, cap 32 s, 6 retries, seed jitter, no deadline.
-  return p;
-}
-
-// Runs the machine to the end, failing every attempt with `result`; returns the waits.
-std::vector<std::uint64_t> run_failing(RetryMachine& m, FakeClock& clock,
-                                       const AttemptResult& result, Outcome* outcome) {
-  std::vector<std::uint64_t> waits;
-  Next next = m.step(clock.now());
-  for (int guard = 0; guard < 10000; ++guard) {
-    if (next.kind == Kind::kDone) break;
-    if (next.kind == Kind::kSend) {
-      next = m.report(clock.now(), result);
-    } else {
-      waits.push_back((next.at - clock.now()).count());
-      clock.set(next.at);
-      next = m.step(clock.now());
-    }
+// A machine under test and what it depends on. A test tweaks policy_ (the defaults: 1 s, x2,
+// cap 32 s, 6 retries, seed jitter, no deadline) and clock_ (1000 s), if it needs them scripts
+// the random source, reseeds the generator or adds a budget, then calls start() for the machine,
+// or builds its own machines on context(). The context lives here, so it outlives them all;
+// script(), seed() and use_budget() take effect when the context is built.
+class RetryMachineTest : public ::testing::Test {
+ protected:
+  // Jitter draws `values` (then the last one, again and again) instead of Xoshiro128(1).
+  void script(std::initializer_list<std::uint32_t> values) {
+    scripted_.emplace(values);
+    random_ = &*scripted_;
   }
-  EXPECT_EQ(next.kind, Kind::kDone);
-  *outcome = next.outcome;
-  return waits;
-}
+  // Jitter draws from a fresh Xoshiro128(value).
+  void seed(std::uint64_t value) {
+    xoshiro_ = Xoshiro128(value);
+    random_ = &xoshiro_;
+  }
+  // Machines share a budget sized by `config` (none otherwise).
+  RetryBudget& use_budget(const BudgetConfig& config) { return budget_.emplace(config); }
 
-TEST(RetryMachine, SuccessOnTheFirstAttempt) {
-  const Policy p = literal_policy();
-  Xoshiro128 g(1);
-  const RetryContext ctx{p, g, nullptr};
-  RetryMachine m(ctx);
-  FakeClock clock;
-  EXPECT_EQ(m.step(clock.now()).kind, Kind::kSend);
-  EXPECT_EQ(m.step(clock.now()).kind, Kind::kSend);  // Repeats until reported.
-  const Next done = m.report(clock.now(), AttemptResult::http(200));
+  // The context of policy_, the random source and the budget; built on first use (or start()).
+  const RetryContext& context() {
+    if (!context_) context_.emplace(RetryContext{policy_, *random_, budget_ ? &*budget_ : nullptr});
+    return *context_;
+  }
+
+  // A new machine on a context built afresh from the set-up as it is now.
+  RetryMachine& start(Idempotent idempotent = Idempotent::kYes) {
+    machine_.reset();
+    context_.reset();
+    return machine_.emplace(context(), idempotent);
+  }
+
+  // Runs `m` to the end on clock_, failing every attempt with `result`; returns the waits.
+  std::vector<std::uint64_t> run_failing(RetryMachine& m, const AttemptResult& result,
+                                         Outcome* outcome) {
+    std::vector<std::uint64_t> waits;
+    Next next = m.step(clock_.now());
+    for (int guard = 0; guard < 10000; ++guard) {
+      if (next.kind == Kind::kDone) break;
+      if (next.kind == Kind::kSend) {
+        next = m.report(clock_.now(), result);
+      } else {
+        waits.push_back((next.at - clock_.now()).count());
+        clock_.set(next.at);
+        next = m.step(clock_.now());
+      }
+    }
+    EXPECT_EQ(next.kind, Kind::kDone);
+    *outcome = next.outcome;
+    return waits;
+  }
+
+  Policy policy_;
+  FakeClock clock_;
+
+ private:
+  Xoshiro128 xoshiro_{1};
+  std::optional<ScriptedRandom> scripted_;
+  RandomSource* random_ = &xoshiro_;
+  std::optional<RetryBudget> budget_;
+  std::optional<RetryContext> context_;
+  std::optional<RetryMachine> machine_;
+};
+
+TEST_F(RetryMachineTest, SuccessOnTheFirstAttempt) {
+  RetryMachine& m = start();
+  EXPECT_EQ(m.step(clock_.now()).kind, Kind::kSend);
+  EXPECT_EQ(m.step(clock_.now()).kind, Kind::kSend);  // Repeats until reported.
+  const Next done = m.report(clock_.now(), AttemptResult::http(200));
   EXPECT_EQ(done.kind, Kind::kDone);
   EXPECT_EQ(done.outcome, Outcome::kSuccess);
   EXPECT_EQ(m.retries(), 0U);
-  EXPECT_EQ(m.step(clock.now()).outcome, Outcome::kSuccess);
+  EXPECT_EQ(m.step(clock_.now()).outcome, Outcome::kSuccess);
 }
 
-TEST(RetryMachine, RetriesWithTheSameWaitsAsThePureFormula) {
+TEST_F(RetryMachineTest, RetriesWithTheSameWaitsAsThePureFormula) {
+  policy_.max_retries = 40;
   for (Jitter j :
        {Jitter::kSeed, Jitter::kFull, Jitter::kEqual, Jitter::kDecorrelated, Jitter::kNone}) {
-    Policy p = literal_policy();
-    p.jitter = j;
-    p.max_retries = 40;
-    Xoshiro128 g(42);
-    const RetryContext ctx{p, g, nullptr};
-    RetryMachine m(ctx);
-    FakeClock clock;
+    policy_.jitter = j;
+    seed(42);  // Each strategy from a fresh generator, clock and machine.
+    clock_ = FakeClock();
+    RetryMachine& m = start();
     Outcome outcome{};
-    const std::vector<std::uint64_t> waits =
-        run_failing(m, clock, AttemptResult::http(503), &outcome);
+    const std::vector<std::uint64_t> waits = run_failing(m, AttemptResult::http(503), &outcome);
     EXPECT_EQ(outcome, Outcome::kRetriesExhausted);
     ASSERT_EQ(waits.size(), 40U) << to_string(j);
     Xoshiro128 ref(42);
-    Millis previous = p.initial_delay;
+    Millis previous = policy_.initial_delay;
     for (std::uint32_t n = 0; n < 40; ++n) {
-      previous = backoff_wait(p, n, previous, ref);
+      previous = backoff_wait(policy_, n, previous, ref);
       EXPECT_EQ(waits[n], previous.count()) << to_string(j) << " n=" << n;
     }
     EXPECT_EQ(m.retries(), 40U);
   }
 }
 
-TEST(RetryMachine, StopsAfterMaxRetries) {
-  const Policy p = literal_policy();
-  ScriptedRandom r{0xFFFFFFFFU};
-  const RetryContext ctx{p, r, nullptr};
-  RetryMachine m(ctx);
-  FakeClock clock;
+TEST_F(RetryMachineTest, StopsAfterMaxRetries) {
+  script({0xFFFFFFFFU});
+  RetryMachine& m = start();
   Outcome outcome{};
-  const auto waits = run_failing(m, clock, AttemptResult::transport(Failure::kReset), &outcome);
+  const auto waits = run_failing(m, AttemptResult::transport(Failure::kReset), &outcome);
   EXPECT_EQ(outcome, Outcome::kRetriesExhausted);
   EXPECT_EQ(waits, (std::vector<std::uint64_t>{2000, 3000, 5000, 9000, 17000, 32000}));
 }
 
-TEST(RetryMachine, ZeroRetriesMeansOneAttempt) {
-  Policy p = literal_policy();
-  p.max_retries = 0;
-  Xoshiro128 g(1);
-  const RetryContext ctx{p, g, nullptr};
-  RetryMachine m(ctx);
-  FakeClock clock;
+TEST_F(RetryMachineTest, ZeroRetriesMeansOneAttempt) {
+  policy_.max_retries = 0;
+  RetryMachine& m = start();
   Outcome outcome{};
-  EXPECT_TRUE(run_failing(m, clock, AttemptResult::http(500), &outcome).empty());
+  EXPECT_TRUE(run_failing(m, AttemptResult::http(500), &outcome).empty());
   EXPECT_EQ(outcome, Outcome::kRetriesExhausted);
 }
 
-TEST(RetryMachine, GivesUpAtOnceWhenTheNextWaitWouldPassTheDeadline) {
-  Policy p = literal_policy();
-  p.jitter = Jitter::kNone;
-  p.max_retries = 100;
-  p.total_deadline = Millis(10000);  // 1 + 2 + 4 = 7 s fit; the 8 s wait would not.
-  Xoshiro128 g(1);
-  const RetryContext ctx{p, g, nullptr};
-  RetryMachine m(ctx);
-  FakeClock clock;
+TEST_F(RetryMachineTest, GivesUpAtOnceWhenTheNextWaitWouldPassTheDeadline) {
+  policy_.jitter = Jitter::kNone;
+  policy_.max_retries = 100;
+  policy_.total_deadline = Millis(10000);  // 1 + 2 + 4 = 7 s fit; the 8 s wait would not.
+  RetryMachine& m = start();
   Outcome outcome{};
-  const auto waits = run_failing(m, clock, AttemptResult::http(503), &outcome);
+  const auto waits = run_failing(m, AttemptResult::http(503), &outcome);
   EXPECT_EQ(outcome, Outcome::kDeadline);
   EXPECT_EQ(waits, (std::vector<std::uint64_t>{1000, 2000, 4000}));
 }
 
-TEST(RetryMachine, AWaitEndingExactlyAtTheDeadlineStillRetries) {
-  Policy p = literal_policy();
-  p.jitter = Jitter::kNone;
-  p.total_deadline = Millis(3000);  // 1 s + 2 s == deadline.
-  Xoshiro128 g(1);
-  const RetryContext ctx{p, g, nullptr};
-  RetryMachine m(ctx);
-  FakeClock clock;
+TEST_F(RetryMachineTest, AWaitEndingExactlyAtTheDeadlineStillRetries) {
+  policy_.jitter = Jitter::kNone;
+  policy_.total_deadline = Millis(3000);  // 1 s + 2 s == deadline.
+  RetryMachine& m = start();
   Outcome outcome{};
-  EXPECT_EQ(run_failing(m, clock, AttemptResult::http(503), &outcome),
+  EXPECT_EQ(run_failing(m, AttemptResult::http(503), &outcome),
             (std::vector<std::uint64_t>{1000, 2000}));
   EXPECT_EQ(outcome, Outcome::kDeadline);
 }
 
-TEST(RetryMachine, DeadlineCountsTimeSpentInAttempts) {
-  Policy p = literal_policy();
-  p.jitter = Jitter::kNone;
-  p.total_deadline = Millis(5000);
-  Xoshiro128 g(1);
-  const RetryContext ctx{p, g, nullptr};
-  RetryMachine m(ctx);
-  FakeClock clock;
+TEST_F(RetryMachineTest, DeadlineCountsTimeSpentInAttempts) {
+  policy_.jitter = Jitter::kNone;
+  policy_.total_deadline = Millis(5000);
+  RetryMachine& m = start();
   EXPECT_EQ(m.deadline(), Millis::max());  // Not started.
-  ASSERT_EQ(m.step(clock.now()).kind, Kind::kSend);
-  EXPECT_EQ(m.deadline(), clock.now() + Millis(5000));
-  clock.advance(Millis(4500));  // A slow attempt.
-  const Next next = m.report(clock.now(), AttemptResult::http(503));
+  ASSERT_EQ(m.step(clock_.now()).kind, Kind::kSend);
+  EXPECT_EQ(m.deadline(), clock_.now() + Millis(5000));
+  clock_.advance(Millis(4500));  // A slow attempt.
+  const Next next = m.report(clock_.now(), AttemptResult::http(503));
   EXPECT_EQ(next.kind, Kind::kDone);
   EXPECT_EQ(next.outcome, Outcome::kDeadline);
 }
 
-TEST(RetryMachine, ClockJumpingPastTheDeadlineDuringAWaitEndsIt) {
-  Policy p = literal_policy();
-  p.jitter = Jitter::kNone;
-  p.total_deadline = Millis(60000);
-  Xoshiro128 g(1);
-  const RetryContext ctx{p, g, nullptr};
-  RetryMachine m(ctx);
-  FakeClock clock;
-  (void)m.step(clock.now());
-  ASSERT_EQ(m.report(clock.now(), AttemptResult::http(503)).kind, Kind::kWaitUntil);
-  clock.advance(Millis(3600000));
-  EXPECT_EQ(m.step(clock.now()).outcome, Outcome::kDeadline);
+TEST_F(RetryMachineTest, ClockJumpingPastTheDeadlineDuringAWaitEndsIt) {
+  policy_.jitter = Jitter::kNone;
+  policy_.total_deadline = Millis(60000);
+  RetryMachine& m = start();
+  (void)m.step(clock_.now());
+  ASSERT_EQ(m.report(clock_.now(), AttemptResult::http(503)).kind, Kind::kWaitUntil);
+  clock_.advance(Millis(3600000));
+  EXPECT_EQ(m.step(clock_.now()).outcome, Outcome::kDeadline);
 }
 
-TEST(RetryMachine, ClockGoingBackRestartsTheWaitWithoutExtendingIt) {
-  Policy p = literal_policy();
-  p.jitter = Jitter::kNone;
-  Xoshiro128 g(1);
-  const RetryContext ctx{p, g, nullptr};
-  RetryMachine m(ctx);
-  FakeClock clock(Millis(1000000));
-  (void)m.step(clock.now());
-  const Next wait = m.report(clock.now(), AttemptResult::http(503));
+TEST_F(RetryMachineTest, ClockGoingBackRestartsTheWaitWithoutExtendingIt) {
+  policy_.jitter = Jitter::kNone;
+  clock_.set(Millis(1000000));
+  RetryMachine& m = start();
+  (void)m.step(clock_.now());
+  const Next wait = m.report(clock_.now(), AttemptResult::http(503));
   ASSERT_EQ(wait.at, Millis(1001000));
-  clock.set(Millis(5));  // The clock went back by ~1000 s.
-  const Next again = m.step(clock.now());
+  clock_.set(Millis(5));  // The clock went back by ~1000 s.
+  const Next again = m.step(clock_.now());
   ASSERT_EQ(again.kind, Kind::kWaitUntil);
   EXPECT_EQ(again.at, Millis(1005));  // Waits at most the scheduled 1 s, not 1000 s.
-  clock.set(again.at);
-  EXPECT_EQ(m.step(clock.now()).kind, Kind::kSend);
+  clock_.set(again.at);
+  EXPECT_EQ(m.step(clock_.now()).kind, Kind::kSend);
 }
 
-TEST(RetryMachine, ServerDelayLongerThanBackoffIsHonoured) {
-  Policy p = literal_policy();
-  p.jitter = Jitter::kNone;
-  Xoshiro128 g(1);
-  const RetryContext ctx{p, g, nullptr};
-  RetryMachine m(ctx);
-  FakeClock clock;
-  (void)m.step(clock.now());
+TEST_F(RetryMachineTest, ServerDelayLongerThanBackoffIsHonoured) {
+  policy_.jitter = Jitter::kNone;
+  RetryMachine& m = start();
+  (void)m.step(clock_.now());
   const Next next =
-      m.report(clock.now(), AttemptResult::http(429, Millis(7000), DelaySource::kRetryAfter));
-  EXPECT_EQ(next.at, clock.now() + Millis(7000));
+      m.report(clock_.now(), AttemptResult::http(429, Millis(7000), DelaySource::kRetryAfter));
+  EXPECT_EQ(next.at, clock_.now() + Millis(7000));
   EXPECT_EQ(m.wait_reason(), WaitReason::kRetryAfter);
 }
 
-TEST(RetryMachine, ServerDelayShorterThanBackoffKeepsTheBackoff) {
-  Policy p = literal_policy();
-  p.jitter = Jitter::kNone;
-  Xoshiro128 g(1);
-  const RetryContext ctx{p, g, nullptr};
-  RetryMachine m(ctx);
-  FakeClock clock;
-  (void)m.step(clock.now());
+TEST_F(RetryMachineTest, ServerDelayShorterThanBackoffKeepsTheBackoff) {
+  policy_.jitter = Jitter::kNone;
+  RetryMachine& m = start();
+  (void)m.step(clock_.now());
   const Next next =
-      m.report(clock.now(), AttemptResult::http(503, Millis(10), DelaySource::kRetryInfo));
-  EXPECT_EQ(next.at, clock.now() + Millis(1000));
+      m.report(clock_.now(), AttemptResult::http(503, Millis(10), DelaySource::kRetryInfo));
+  EXPECT_EQ(next.at, clock_.now() + Millis(1000));
   EXPECT_EQ(m.wait_reason(), WaitReason::kBackoff);
 }
 
-TEST(RetryMachine, AbsurdServerDelayEndsTheLoopInsteadOfRetryingEarly) {
-  Policy p = literal_policy();
-  Xoshiro128 g(1);
-  const RetryContext ctx{p, g, nullptr};
-  RetryMachine m(ctx);
-  FakeClock clock;
-  (void)m.step(clock.now());
-  const Next next = m.report(clock.now(), AttemptResult::http(503, Millis::seconds(86400 * 365),
-                                                              DelaySource::kRetryAfter));
+TEST_F(RetryMachineTest, AbsurdServerDelayEndsTheLoopInsteadOfRetryingEarly) {
+  RetryMachine& m = start();
+  (void)m.step(clock_.now());
+  const Next next = m.report(clock_.now(), AttemptResult::http(503, Millis::seconds(86400 * 365),
+                                                               DelaySource::kRetryAfter));
   EXPECT_EQ(next.kind, Kind::kDone);
   EXPECT_EQ(next.outcome, Outcome::kServerDelayTooLong);
 }
 
-TEST(RetryMachine, ServerDelayBeyondTheDeadlineGivesUpNow) {
-  Policy p = literal_policy();
-  p.total_deadline = Millis(20000);
-  Xoshiro128 g(1);
-  const RetryContext ctx{p, g, nullptr};
-  RetryMachine m(ctx);
-  FakeClock clock;
-  (void)m.step(clock.now());
+TEST_F(RetryMachineTest, ServerDelayBeyondTheDeadlineGivesUpNow) {
+  policy_.total_deadline = Millis(20000);
+  RetryMachine& m = start();
+  (void)m.step(clock_.now());
   const Next next =
-      m.report(clock.now(), AttemptResult::http(503, Millis(30000), DelaySource::kRetryAfter));
+      m.report(clock_.now(), AttemptResult::http(503, Millis(30000), DelaySource::kRetryAfter));
   EXPECT_EQ(next.outcome, Outcome::kDeadline);
 }
 
-TEST(RetryMachine, ServerDelayIgnoredWhenThePolicySaysSo) {
-  Policy p = literal_policy();
-  p.jitter = Jitter::kNone;
-  p.honor_server_delay = false;
-  Xoshiro128 g(1);
-  const RetryContext ctx{p, g, nullptr};
-  RetryMachine m(ctx);
-  FakeClock clock;
-  (void)m.step(clock.now());
+TEST_F(RetryMachineTest, ServerDelayIgnoredWhenThePolicySaysSo) {
+  policy_.jitter = Jitter::kNone;
+  policy_.honor_server_delay = false;
+  RetryMachine& m = start();
+  (void)m.step(clock_.now());
   const Next next = m.report(
-      clock.now(), AttemptResult::http(503, Millis::seconds(86400), DelaySource::kRetryAfter));
-  EXPECT_EQ(next.at, clock.now() + Millis(1000));
+      clock_.now(), AttemptResult::http(503, Millis::seconds(86400), DelaySource::kRetryAfter));
+  EXPECT_EQ(next.at, clock_.now() + Millis(1000));
 }
 
-TEST(RetryMachine, TerminalStatusAndFailure) {
-  const Policy p = literal_policy();
-  Xoshiro128 g(1);
-  const RetryContext ctx{p, g, nullptr};
-  FakeClock clock;
-  RetryMachine a(ctx);
-  (void)a.step(clock.now());
-  EXPECT_EQ(a.report(clock.now(), AttemptResult::http(404)).outcome, Outcome::kTerminalStatus);
-  RetryMachine b(ctx);
-  (void)b.step(clock.now());
-  EXPECT_EQ(b.report(clock.now(), AttemptResult::transport(Failure::kTlsVerify)).outcome,
+TEST_F(RetryMachineTest, TerminalStatusAndFailure) {
+  RetryMachine a(context());
+  (void)a.step(clock_.now());
+  EXPECT_EQ(a.report(clock_.now(), AttemptResult::http(404)).outcome, Outcome::kTerminalStatus);
+  RetryMachine b(context());
+  (void)b.step(clock_.now());
+  EXPECT_EQ(b.report(clock_.now(), AttemptResult::transport(Failure::kTlsVerify)).outcome,
             Outcome::kTerminalFailure);
 }
 
-TEST(RetryMachine, NonIdempotentRequestIsNotResentAfterItMayHaveBeenProcessed) {
-  const Policy p = literal_policy();
-  Xoshiro128 g(1);
-  const RetryContext ctx{p, g, nullptr};
-  FakeClock clock;
+TEST_F(RetryMachineTest, NonIdempotentRequestIsNotResentAfterItMayHaveBeenProcessed) {
   for (const AttemptResult& r :
        {AttemptResult::transport(Failure::kReset), AttemptResult::transport(Failure::kTimeout),
         AttemptResult::http(500), AttemptResult::http(502)}) {
-    RetryMachine m(ctx, Idempotent::kNo);
-    (void)m.step(clock.now());
-    EXPECT_EQ(m.report(clock.now(), r).outcome, Outcome::kNotIdempotent) << r.status;
+    RetryMachine m(context(), Idempotent::kNo);
+    (void)m.step(clock_.now());
+    EXPECT_EQ(m.report(clock_.now(), r).outcome, Outcome::kNotIdempotent) << r.status;
   }
   for (const AttemptResult& r :
        {AttemptResult::transport(Failure::kConnect), AttemptResult::transport(Failure::kDns),
         AttemptResult::http(429), AttemptResult::http(503)}) {
-    RetryMachine m(ctx, Idempotent::kNo);
-    (void)m.step(clock.now());
-    EXPECT_EQ(m.report(clock.now(), r).kind, Kind::kWaitUntil) << r.status;
+    RetryMachine m(context(), Idempotent::kNo);
+    (void)m.step(clock_.now());
+    EXPECT_EQ(m.report(clock_.now(), r).kind, Kind::kWaitUntil) << r.status;
   }
 }
 
-TEST(RetryMachine, CallerCanOptInToRetryNonIdempotentRequests) {
-  Policy p = literal_policy();
-  p.idempotency = IdempotencyRule::kRetryAll;
-  Xoshiro128 g(1);
-  const RetryContext ctx{p, g, nullptr};
-  RetryMachine m(ctx, Idempotent::kNo);
-  FakeClock clock;
-  (void)m.step(clock.now());
-  EXPECT_EQ(m.report(clock.now(), AttemptResult::transport(Failure::kReset)).kind,
+TEST_F(RetryMachineTest, CallerCanOptInToRetryNonIdempotentRequests) {
+  policy_.idempotency = IdempotencyRule::kRetryAll;
+  RetryMachine& m = start(Idempotent::kNo);
+  (void)m.step(clock_.now());
+  EXPECT_EQ(m.report(clock_.now(), AttemptResult::transport(Failure::kReset)).kind,
             Kind::kWaitUntil);
 }
 
-TEST(RetryMachine, SharedBudgetStopsRetriesAcrossRequests) {
-  Policy p = literal_policy();
-  p.max_retries = 3;
-  Xoshiro128 g(1);
-  RetryBudget budget(BudgetConfig{4, 100});  // Others' failures throttle while tokens <= 2.
-  const RetryContext ctx{p, g, &budget};
-  FakeClock clock;
-  RetryMachine first(ctx);
+TEST_F(RetryMachineTest, SharedBudgetStopsRetriesAcrossRequests) {
+  policy_.max_retries = 3;
+  // Others' failures throttle while tokens <= 2.
+  const RetryBudget& budget = use_budget(BudgetConfig{4, 100});
+  RetryMachine first(context());
   Outcome outcome{};
-  const auto waits = run_failing(first, clock, AttemptResult::http(503), &outcome);
+  const auto waits = run_failing(first, AttemptResult::http(503), &outcome);
   EXPECT_EQ(outcome, Outcome::kRetriesExhausted);  // Its own failures never throttle it.
   EXPECT_EQ(waits.size(), 3U);
   EXPECT_EQ(budget.milli_tokens(), 0U);  // 4 failures took the 4 tokens.
-  RetryMachine second(ctx);
-  (void)second.step(clock.now());
-  EXPECT_EQ(second.report(clock.now(), AttemptResult::http(503)).outcome,
+  RetryMachine second(context());
+  (void)second.step(clock_.now());
+  EXPECT_EQ(second.report(clock_.now(), AttemptResult::http(503)).outcome,
             Outcome::kBudgetExhausted);
-  RetryMachine third(ctx);
-  (void)third.step(clock.now());
-  EXPECT_EQ(third.report(clock.now(), AttemptResult::http(200)).outcome, Outcome::kSuccess);
+  RetryMachine third(context());
+  (void)third.step(clock_.now());
+  EXPECT_EQ(third.report(clock_.now(), AttemptResult::http(200)).outcome, Outcome::kSuccess);
   EXPECT_EQ(budget.milli_tokens(), 100U);
 }
 
 // Regression: a fresh 10-token budget stopped every single request after 5
 // attempts, below the desktop profile's 6 retries and any --max-retries above 4.
-TEST(RetryMachine, OneRequestAloneGetsTheRetriesItsPolicyPromises) {
-  Policy p = literal_policy();
-  p.max_retries = 10;
-  Xoshiro128 g(1);
-  RetryBudget budget(BudgetConfig{10, 100});
-  const RetryContext ctx{p, g, &budget};
-  FakeClock clock;
-  RetryMachine m(ctx);
+TEST_F(RetryMachineTest, OneRequestAloneGetsTheRetriesItsPolicyPromises) {
+  policy_.max_retries = 10;
+  use_budget(BudgetConfig{10, 100});
+  RetryMachine& m = start();
   Outcome outcome{};
-  const auto waits = run_failing(m, clock, AttemptResult::http(503), &outcome);
+  const auto waits = run_failing(m, AttemptResult::http(503), &outcome);
   EXPECT_EQ(outcome, Outcome::kRetriesExhausted);
   EXPECT_EQ(waits.size(), 10U);
 }
 
-TEST(RetryMachine, CancelEndsTheLoopFromAnyLiveState) {
-  const Policy p = literal_policy();
-  Xoshiro128 g(1);
-  const RetryContext ctx{p, g, nullptr};
-  FakeClock clock;
-  RetryMachine idle(ctx);
+TEST_F(RetryMachineTest, CancelEndsTheLoopFromAnyLiveState) {
+  RetryMachine idle(context());
   idle.cancel();
-  EXPECT_EQ(idle.step(clock.now()).outcome, Outcome::kCancelled);
-  RetryMachine waiting(ctx);
-  (void)waiting.step(clock.now());
-  (void)waiting.report(clock.now(), AttemptResult::http(503));
+  EXPECT_EQ(idle.step(clock_.now()).outcome, Outcome::kCancelled);
+  RetryMachine waiting(context());
+  (void)waiting.step(clock_.now());
+  (void)waiting.report(clock_.now(), AttemptResult::http(503));
   waiting.cancel();
-  EXPECT_EQ(waiting.step(clock.now()).kind, Kind::kDone);
-  EXPECT_EQ(waiting.step(clock.now()).outcome, Outcome::kCancelled);
-  RetryMachine done(ctx);
-  (void)done.step(clock.now());
-  (void)done.report(clock.now(), AttemptResult::http(200));
+  EXPECT_EQ(waiting.step(clock_.now()).kind, Kind::kDone);
+  EXPECT_EQ(waiting.step(clock_.now()).outcome, Outcome::kCancelled);
+  RetryMachine done(context());
+  (void)done.step(clock_.now());
+  (void)done.report(clock_.now(), AttemptResult::http(200));
   done.cancel();
-  EXPECT_EQ(done.step(clock.now()).outcome, Outcome::kSuccess);
+  EXPECT_EQ(done.step(clock_.now()).outcome, Outcome::kSuccess);
 }
 
-TEST(RetryMachine, ReportWithoutAnOutstandingAttemptChangesNothing) {
-  const Policy p = literal_policy();
-  Xoshiro128 g(1);
-  const RetryContext ctx{p, g, nullptr};
-  RetryMachine m(ctx);
-  FakeClock clock;
-  (void)m.step(clock.now());
-  const Next wait = m.report(clock.now(), AttemptResult::http(503));
-  const Next again = m.report(clock.now(), AttemptResult::http(200));
+TEST_F(RetryMachineTest, ReportWithoutAnOutstandingAttemptChangesNothing) {
+  RetryMachine& m = start();
+  (void)m.step(clock_.now());
+  const Next wait = m.report(clock_.now(), AttemptResult::http(503));
+  const Next again = m.report(clock_.now(), AttemptResult::http(200));
   EXPECT_EQ(again.kind, Kind::kWaitUntil);
   EXPECT_EQ(again.at, wait.at);
 }
 
-TEST(RetryMachine, NetworkBackShortensABackoffWait) {
-  Policy p = literal_policy();
-  p.jitter = Jitter::kNone;
-  p.max_retries = 10;
-  ScriptedRandom r{0x80000000U};  // U[0, 1000] -> 500 ms.
-  const RetryContext ctx{p, r, nullptr};
-  RetryMachine m(ctx);
-  FakeClock clock;
-  Outcome outcome{};
-  (void)m.step(clock.now());
+TEST_F(RetryMachineTest, NetworkBackShortensABackoffWait) {
+  policy_.jitter = Jitter::kNone;
+  policy_.max_retries = 10;
+  script({0x80000000U});  // U[0, 1000] -> 500 ms.
+  RetryMachine& m = start();
+  (void)m.step(clock_.now());
   for (int i = 0; i < 5; ++i) {  // Walk up to a 32 s wait.
-    const Next w = m.report(clock.now(), AttemptResult::http(503));
-    clock.set(w.at);
-    ASSERT_EQ(m.step(clock.now()).kind, Kind::kSend);
+    const Next w = m.report(clock_.now(), AttemptResult::http(503));
+    clock_.set(w.at);
+    ASSERT_EQ(m.step(clock_.now()).kind, Kind::kSend);
   }
-  const Next long_wait = m.report(clock.now(), AttemptResult::http(503));
-  ASSERT_EQ((long_wait.at - clock.now()).count(), 32000U);
-  clock.advance(Millis(3000));
-  m.network_available(clock.now());
-  const Next soon = m.step(clock.now());
-  EXPECT_EQ(soon.at, clock.now() + Millis(500));
+  const Next long_wait = m.report(clock_.now(), AttemptResult::http(503));
+  ASSERT_EQ((long_wait.at - clock_.now()).count(), 32000U);
+  clock_.advance(Millis(3000));
+  m.network_available(clock_.now());
+  const Next soon = m.step(clock_.now());
+  EXPECT_EQ(soon.at, clock_.now() + Millis(500));
   EXPECT_EQ(m.wait_reason(), WaitReason::kNetworkBack);
-  clock.set(soon.at);
-  EXPECT_EQ(m.step(clock.now()).kind, Kind::kSend);
-  (void)outcome;
+  clock_.set(soon.at);
+  EXPECT_EQ(m.step(clock_.now()).kind, Kind::kSend);
 }
 
-TEST(RetryMachine, NetworkBackNeverShortensAServerRequestedWait) {
-  Policy p = literal_policy();
-  ScriptedRandom r{0x80000000U};
-  const RetryContext ctx{p, r, nullptr};
-  RetryMachine m(ctx);
-  FakeClock clock;
-  (void)m.step(clock.now());
+TEST_F(RetryMachineTest, NetworkBackNeverShortensAServerRequestedWait) {
+  script({0x80000000U});
+  RetryMachine& m = start();
+  (void)m.step(clock_.now());
   const Next w =
-      m.report(clock.now(), AttemptResult::http(503, Millis(20000), DelaySource::kRetryAfter));
-  m.network_available(clock.now() + Millis(100));
-  EXPECT_EQ(m.step(clock.now() + Millis(100)).at, w.at);
+      m.report(clock_.now(), AttemptResult::http(503, Millis(20000), DelaySource::kRetryAfter));
+  m.network_available(clock_.now() + Millis(100));
+  EXPECT_EQ(m.step(clock_.now() + Millis(100)).at, w.at);
 }
 
-TEST(RetryMachine, NetworkBackNeverLengthensAShortWait) {
-  Policy p = literal_policy();
-  p.jitter = Jitter::kNone;
-  ScriptedRandom r{0xFFFFFFFFU};  // Would pick 1000 ms.
-  const RetryContext ctx{p, r, nullptr};
-  RetryMachine m(ctx);
-  FakeClock clock;
-  (void)m.step(clock.now());
-  const Next w = m.report(clock.now(), AttemptResult::http(503));  // 1000 ms.
-  m.network_available(clock.now() + Millis(600));
-  EXPECT_EQ(m.step(clock.now() + Millis(600)).at, w.at);
+TEST_F(RetryMachineTest, NetworkBackNeverLengthensAShortWait) {
+  policy_.jitter = Jitter::kNone;
+  script({0xFFFFFFFFU});  // Would pick 1000 ms.
+  RetryMachine& m = start();
+  (void)m.step(clock_.now());
+  const Next w = m.report(clock_.now(), AttemptResult::http(503));  // 1000 ms.
+  m.network_available(clock_.now() + Millis(600));
+  EXPECT_EQ(m.step(clock_.now() + Millis(600)).at, w.at);
 }
 
-TEST(RetryMachine, RetryIndexNearTheTopOfItsRangeStaysCapped) {
-  Policy p = literal_policy();
-  p.jitter = Jitter::kNone;
-  p.max_retries = 0xFFFFFFFFU;
-  Xoshiro128 g(1);
-  const RetryContext ctx{p, g, nullptr};
-  RetryMachine m(ctx);
-  FakeClock clock;
-  (void)m.step(clock.now());
+TEST_F(RetryMachineTest, RetryIndexNearTheTopOfItsRangeStaysCapped) {
+  policy_.jitter = Jitter::kNone;
+  policy_.max_retries = 0xFFFFFFFFU;
+  RetryMachine& m = start();
+  (void)m.step(clock_.now());
   for (int i = 0; i < 100; ++i) {
-    const Next w = m.report(clock.now(), AttemptResult::http(503));
+    const Next w = m.report(clock_.now(), AttemptResult::http(503));
     ASSERT_EQ(w.kind, Kind::kWaitUntil);
-    ASSERT_LE((w.at - clock.now()).count(), 32000U);
-    clock.set(w.at);
-    ASSERT_EQ(m.step(clock.now()).kind, Kind::kSend);
+    ASSERT_LE((w.at - clock_.now()).count(), 32000U);
+    clock_.set(w.at);
+    ASSERT_EQ(m.step(clock_.now()).kind, Kind::kSend);
   }
   EXPECT_EQ(m.retries(), 100U);
 }
 
 // Instants at or past 2^62 ms count as 2^62 ms (no clock gets there), so a wait or a deadline
 // added to them cannot wrap around to an early instant.
-TEST(RetryMachine, InstantsPastTwoToThe62MillisecondsAreClamped) {
-  Policy p = literal_policy();
-  p.jitter = Jitter::kNone;
-  p.total_deadline = Millis(60000);
-  Xoshiro128 g(1);
-  const RetryContext ctx{p, g, nullptr};
-  RetryMachine m(ctx);
+TEST_F(RetryMachineTest, InstantsPastTwoToThe62MillisecondsAreClamped) {
+  policy_.jitter = Jitter::kNone;
+  policy_.total_deadline = Millis(60000);
+  RetryMachine& m = start();
   constexpr std::uint64_t kLatest = std::uint64_t{1} << 62;
   ASSERT_EQ(m.step(Millis::max()).kind, Kind::kSend);
   EXPECT_EQ(m.deadline(), Millis(kLatest + 60000));
@@ -470,59 +414,51 @@ TEST(RetryMachine, InstantsPastTwoToThe62MillisecondsAreClamped) {
   EXPECT_EQ(wait.at, Millis(kLatest + 1000));
 }
 
-TEST(RetryMachine, ClockGoingBackFurtherThanTheElapsedTimeRestartsTheWaitFromZero) {
-  Policy p = literal_policy();
-  p.jitter = Jitter::kNone;
-  p.total_deadline = Millis(60000);
-  Xoshiro128 g(1);
-  const RetryContext ctx{p, g, nullptr};
-  RetryMachine m(ctx);
-  FakeClock clock(Millis(20000));
-  ASSERT_EQ(m.step(clock.now()).kind, Kind::kSend);
-  clock.advance(Millis(10000));  // A 10 s attempt.
-  ASSERT_EQ(m.report(clock.now(), AttemptResult::http(503)).at, Millis(31000));
-  clock.set(Millis(5));  // Back to 5 ms, before the 10 s already spent.
-  const Next again = m.step(clock.now());
+TEST_F(RetryMachineTest, ClockGoingBackFurtherThanTheElapsedTimeRestartsTheWaitFromZero) {
+  policy_.jitter = Jitter::kNone;
+  policy_.total_deadline = Millis(60000);
+  clock_.set(Millis(20000));
+  RetryMachine& m = start();
+  ASSERT_EQ(m.step(clock_.now()).kind, Kind::kSend);
+  clock_.advance(Millis(10000));  // A 10 s attempt.
+  ASSERT_EQ(m.report(clock_.now(), AttemptResult::http(503)).at, Millis(31000));
+  clock_.set(Millis(5));  // Back to 5 ms, before the 10 s already spent.
+  const Next again = m.step(clock_.now());
   ASSERT_EQ(again.kind, Kind::kWaitUntil);
   EXPECT_EQ(again.at, Millis(1005));  // The 1 s wait, from now.
   // An instant cannot go below zero: the loop's start is taken as 0, so of the 10 s spent only
   // the 5 ms before now still count against the deadline.
   EXPECT_EQ(m.deadline(), Millis(60000));
-  clock.set(again.at);
-  EXPECT_EQ(m.step(clock.now()).kind, Kind::kSend);
+  clock_.set(again.at);
+  EXPECT_EQ(m.step(clock_.now()).kind, Kind::kSend);
 }
 
-TEST(RetryMachine, RetryInfoLongerThanBackoffIsHonouredAndNamed) {
-  Policy p = literal_policy();
-  p.jitter = Jitter::kNone;
-  ScriptedRandom r{0x80000000U};
-  const RetryContext ctx{p, r, nullptr};
-  RetryMachine m(ctx);
-  FakeClock clock;
-  (void)m.step(clock.now());
+TEST_F(RetryMachineTest, RetryInfoLongerThanBackoffIsHonouredAndNamed) {
+  policy_.jitter = Jitter::kNone;
+  script({0x80000000U});
+  RetryMachine& m = start();
+  (void)m.step(clock_.now());
   const Next next =
-      m.report(clock.now(), AttemptResult::http(503, Millis(7000), DelaySource::kRetryInfo));
-  EXPECT_EQ(next.at, clock.now() + Millis(7000));
+      m.report(clock_.now(), AttemptResult::http(503, Millis(7000), DelaySource::kRetryInfo));
+  EXPECT_EQ(next.at, clock_.now() + Millis(7000));
   EXPECT_EQ(m.wait_reason(), WaitReason::kRetryInfo);
   // Like Retry-After, a RetryInfo delay is the server's: connectivity returning does not cut it.
-  m.network_available(clock.now() + Millis(100));
-  EXPECT_EQ(m.step(clock.now() + Millis(100)).at, next.at);
+  m.network_available(clock_.now() + Millis(100));
+  EXPECT_EQ(m.step(clock_.now() + Millis(100)).at, next.at);
   EXPECT_EQ(m.wait_reason(), WaitReason::kRetryInfo);
 }
 
-TEST(RetryMachine, NetworkBackAtAnInstantBeforeTheWaitBeganChangesNothing) {
-  Policy p = literal_policy();
-  p.jitter = Jitter::kNone;
-  p.initial_delay = Millis(10000);
-  ScriptedRandom r{0x80000000U};  // U[0, 1000] -> 500 ms.
-  const RetryContext ctx{p, r, nullptr};
-  RetryMachine m(ctx);
-  FakeClock clock(Millis(10000));
-  (void)m.step(clock.now());
-  const Next wait = m.report(clock.now(), AttemptResult::http(503));  // 10 s, until 20 s.
+TEST_F(RetryMachineTest, NetworkBackAtAnInstantBeforeTheWaitBeganChangesNothing) {
+  policy_.jitter = Jitter::kNone;
+  policy_.initial_delay = Millis(10000);
+  script({0x80000000U});  // U[0, 1000] -> 500 ms.
+  clock_.set(Millis(10000));
+  RetryMachine& m = start();
+  (void)m.step(clock_.now());
+  const Next wait = m.report(clock_.now(), AttemptResult::http(503));  // 10 s, until 20 s.
   ASSERT_EQ(wait.at, Millis(20000));
   m.network_available(Millis(5000));  // The clock went back before the wait's start.
-  EXPECT_EQ(m.step(clock.now()).at, Millis(20000));
+  EXPECT_EQ(m.step(clock_.now()).at, Millis(20000));
   EXPECT_EQ(m.wait_reason(), WaitReason::kBackoff);
 }
 
