@@ -645,8 +645,8 @@ TEST_P(TlsTransportVersionTest, AResetAfterTheHandshakeIsAReset) {
 // since mbedtls_ssl_read() answers an end of input with 0 wherever it comes. A body delimited
 // by the close and cut inside a record then ended as if complete, short of that record's
 // bytes (mbedTLS can pass on none of them). The cut must read as a reset, in the record's
-// header or in its body. (Disabled until the fix: it fails, kClosed instead of kReset.)
-TEST_P(TlsTransportVersionTest, DISABLED_AnEndInsideARecordIsAResetNotAnOrderlyEnd) {
+// header or in its body.
+TEST_P(TlsTransportVersionTest, AnEndInsideARecordIsAResetNotAnOrderlyEnd) {
   for (const double at : {0.0, 0.5, 1.0}) {
     MemoryPipe pipe;
     Server server(server_config_, pipe.server());
