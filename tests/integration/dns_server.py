@@ -23,8 +23,7 @@ of the name asked for (up to its first '-', so "nx-typo.test" is "nx"):
 The server exits by itself after --lifetime seconds, or when its parent process is gone.
 """
 
-import argparse
-import os
+import pathlib
 import random
 import socket
 import struct
@@ -32,19 +31,13 @@ import sys
 import threading
 import time
 
+# tests/support/loopback_server.py: the scaffolding every loopback test server shares.
+sys.path.insert(0, next(str(p / "support") for p in pathlib.Path(__file__).resolve().parents
+                        if (p / "support" / "loopback_server.py").is_file()))
+import loopback_server as base  # noqa: E402
+
 TYPE_A, TYPE_AAAA, TYPE_SOA = 1, 28, 6
 NOERROR, FORMERR, SERVFAIL, NXDOMAIN, REFUSED = 0, 1, 2, 3, 5
-
-LOG_LOCK = threading.Lock()
-
-
-def log(path, line):
-    if not path:
-        return
-    with LOG_LOCK:
-        with open(path, "a", encoding="utf-8") as f:
-            f.write(line + "\n")
-            f.flush()
 
 
 def parse_query(data):
@@ -152,7 +145,7 @@ def serve_udp(sock):
     while True:
         data, peer = sock.recvfrom(65535)
         name, qtype = type_name(data)
-        log(ARGS.log_file, f"query proto=udp name={name} type={qtype}")
+        LOG.write(f"query proto=udp name={name} type={qtype}")
         reply = answer(data, "udp")
         if reply is None:
             continue
@@ -173,8 +166,10 @@ def recv_exact(conn, n):
     return buf
 
 
-def serve_tcp_connection(conn):
-    with conn:
+class TcpServer(base.ConnectionServer):
+    timeout = None  # A resolver may keep its connection open between queries.
+
+    def serve(self, conn, conn_id):
         while True:
             head = recv_exact(conn, 2)
             if head is None:
@@ -183,7 +178,7 @@ def serve_tcp_connection(conn):
             if data is None:
                 return
             name, qtype = type_name(data)
-            log(ARGS.log_file, f"query proto=tcp name={name} type={qtype}")
+            LOG.write(f"query proto=tcp name={name} type={qtype}")
             reply = answer(data, "tcp")
             if reply is None:
                 continue
@@ -193,51 +188,21 @@ def serve_tcp_connection(conn):
             conn.sendall(struct.pack("!H", len(reply)) + reply)
 
 
-def serve_tcp(listener):
-    while True:
-        conn, _ = listener.accept()
-        threading.Thread(target=serve_tcp_connection, args=(conn,), daemon=True).start()
-
-
-def bind_pair():
-    """A UDP and a TCP socket bound to the same ephemeral port on 127.0.0.1."""
-    for _ in range(50):
-        udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        udp.bind(("127.0.0.1", 0))
-        port = udp.getsockname()[1]
-        tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        tcp.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            tcp.bind(("127.0.0.1", port))
-        except OSError:
-            udp.close()
-            tcp.close()
-            continue
-        tcp.listen(16)
-        return udp, tcp, port
-    raise SystemExit("dns_server.py: no port free for both UDP and TCP")
-
-
 def main():
-    udp, tcp, port = bind_pair()
+    (udp, tcp), port = base.bind_same_port([("127.0.0.1", socket.SOCK_DGRAM),
+                                            ("127.0.0.1", socket.SOCK_STREAM)])
+    tcp.listen(16)
     threading.Thread(target=serve_udp, args=(udp,), daemon=True).start()
-    threading.Thread(target=serve_tcp, args=(tcp,), daemon=True).start()
-    tmp = ARGS.port_file + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(f"{port}\n")
-    os.rename(tmp, ARGS.port_file)
-    parent = os.getppid()
-    deadline = time.monotonic() + ARGS.lifetime
-    while time.monotonic() < deadline and os.getppid() == parent:
-        time.sleep(0.2)
-    sys.exit(0)
+    TcpServer().start(tcp)
+    base.announce(port, ARGS.port_file)
+    base.wait_for_end(ARGS.lifetime)
+    base.exit_now()
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--port-file", required=True)
-    parser.add_argument("--log-file", default="")
+    parser = base.argument_parser(__doc__)
+    base.add_log_argument(parser, required=False)
     parser.add_argument("--delay", type=float, default=2.0)
-    parser.add_argument("--lifetime", type=float, default=120.0)
     ARGS = parser.parse_args()
+    LOG = base.EventLog(ARGS.log_file)
     main()

@@ -6,63 +6,35 @@ listener that accepted it, so a test can tell which connection won the race. The
 to --port-file once both listen. Exits after --lifetime seconds, or when its parent is gone.
 """
 
-import argparse
-import os
+import pathlib
 import socket
-import threading
-import time
+import sys
+
+# tests/support/loopback_server.py: the scaffolding every loopback test server shares.
+sys.path.insert(0, next(str(p / "support") for p in pathlib.Path(__file__).resolve().parents
+                        if (p / "support" / "loopback_server.py").is_file()))
+import loopback_server as base  # noqa: E402
 
 
-def serve(listener, body):
-    while True:
-        conn, _ = listener.accept()
-        threading.Thread(target=answer, args=(conn, body), daemon=True).start()
-
-
-def answer(conn, body):
-    with conn:
-        conn.settimeout(10)
-        data = b""
-        try:
-            while b"\r\n\r\n" not in data:
-                chunk = conn.recv(4096)
-                if not chunk:
-                    return
-                data += chunk
-            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\n" + body)
-        except OSError:
-            pass
+class Server(base.ConnectionServer):
+    def serve(self, sock, conn_id):
+        if base.HttpReader(sock).read_head() is None:
+            return
+        body = b"v6" if sock.family == socket.AF_INET6 else b"v4"
+        sock.sendall(base.http_head(200, "OK", [("Content-Length", 2), ("Connection", "close")])
+                     + body)
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--port-file", required=True)
-    parser.add_argument("--lifetime", type=float, default=120.0)
-    args = parser.parse_args()
-    for _ in range(50):
-        v6 = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
-        v6.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
-        v6.bind(("::1", 0))
-        port = v6.getsockname()[1]
-        v4 = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        try:
-            v4.bind(("127.0.0.1", port))
-            break
-        except OSError:
-            v6.close()
-            v4.close()
-    else:
-        raise SystemExit("no port free on both ::1 and 127.0.0.1")
-    for listener, body in ((v6, b"v6"), (v4, b"v4")):
+    args = base.argument_parser(__doc__).parse_args()
+    listeners, port = base.bind_same_port([("::1", socket.SOCK_STREAM),
+                                           ("127.0.0.1", socket.SOCK_STREAM)])
+    for listener in listeners:
         listener.listen(16)
-        threading.Thread(target=serve, args=(listener, body), daemon=True).start()
-    with open(args.port_file + ".tmp", "w") as f:
-        f.write(str(port))
-    os.rename(args.port_file + ".tmp", args.port_file)
-    parent = os.getppid()
-    end = time.monotonic() + args.lifetime
-    while time.monotonic() < end and os.getppid() == parent:
-        time.sleep(0.2)
+    Server().start(*listeners)
+    base.announce(port, args.port_file)
+    base.wait_for_end(args.lifetime)
+    base.exit_now()
 
 
 if __name__ == "__main__":

@@ -40,18 +40,20 @@ the kernel retransmits it after about a second: a slow connect on loopback.
 The server exits by itself after --lifetime seconds, or when its parent process is gone.
 """
 
-import argparse
 import json
-import os
+import pathlib
 import socket
-import ssl
-import struct
 import sys
 import threading
 import time
 
+# tests/support/loopback_server.py: the scaffolding every loopback test server shares.
+sys.path.insert(0, next(str(p / "support") for p in pathlib.Path(__file__).resolve().parents
+                        if (p / "support" / "loopback_server.py").is_file()))
+import loopback_server as base  # noqa: E402
+
 LOCK = threading.Lock()
-STATE = {"next": 0, "conns": 0}
+STATE = {"next": 0}
 
 
 def pattern_byte(i):
@@ -106,27 +108,14 @@ def retry_info_json(seconds):
         ]}}).encode()
 
 
-class Server:
+class Server(base.ConnectionServer):
     def __init__(self, args):
+        super().__init__(base.tls_context(args.cert, args.key, args.tls))
         with open(args.script, encoding="utf-8") as f:
             self.script = json.load(f)
         if not self.script:
             raise SystemExit("empty script")
-        self.log_file = open(args.log_file, "a", encoding="utf-8", buffering=1)
-        self.context = None
-        if args.cert:
-            self.context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-            self.context.load_cert_chain(args.cert, args.key)
-            versions = {
-                "1.2": (ssl.TLSVersion.TLSv1_2, ssl.TLSVersion.TLSv1_2),
-                "1.3": (ssl.TLSVersion.TLSv1_3, ssl.TLSVersion.TLSv1_3),
-                "any": (ssl.TLSVersion.TLSv1_2, ssl.TLSVersion.TLSv1_3),
-            }[args.tls]
-            self.context.minimum_version, self.context.maximum_version = versions
-
-    def log(self, line):
-        with LOCK:
-            self.log_file.write(line + "\n")
+        self.log = base.EventLog(args.log_file).write
 
     def peek_action(self):
         with LOCK:
@@ -138,47 +127,40 @@ class Server:
             STATE["next"] += 1
             return self.script[i]
 
-    def serve_connection(self, raw, conn_id):
-        raw.settimeout(10)
-        sock = raw
-        try:
-            if self.context is not None:
-                sock = self.context.wrap_socket(raw, server_side=True)
-                self.log("handshake conn=%d version=%s reused=%d"
-                         % (conn_id, sock.version(), int(sock.session_reused)))
-            buf = b""
-            while True:
-                head, buf = read_head(sock, buf)
-                if head is None:
-                    return
-                method, target, length, headers = head
-                if self.peek_action().get("early"):
-                    self.log("request conn=%d method=%s target=%s body=unread"
-                             % (conn_id, method, target))
-                    action = self.next_action()
-                    self.respond(sock, action, headers)
-                    time.sleep(float(action["early"]))
-                    return
-                body, buf = read_body(sock, buf, length)
-                if body is None:
-                    return
-                self.log("request conn=%d method=%s target=%s body=%d range=%s if_range=%s"
-                         % (conn_id, method, target, len(body),
-                            headers.get("range", "-").replace("bytes=", "").rstrip("-") or "-",
-                            headers.get("if-range", "-")))
+    def handshake(self, sock, conn_id):
+        self.log("handshake conn=%d version=%s reused=%d"
+                 % (conn_id, sock.version(), int(sock.session_reused)))
+
+    def error(self, conn_id, e):
+        self.log("error conn=%d %s" % (conn_id, type(e).__name__))
+
+    def serve(self, sock, conn_id):
+        reader = base.HttpReader(sock)
+        while True:
+            head = reader.read_head()
+            if head is None:
+                return
+            method, target, headers = head
+            if self.peek_action().get("early"):
+                self.log("request conn=%d method=%s target=%s body=unread"
+                         % (conn_id, method, target))
                 action = self.next_action()
-                if not self.respond(sock, action, headers):
-                    return
-                if action.get("close_idle_after"):
-                    time.sleep(float(action["close_idle_after"]))
-                    return
-        except (OSError, ssl.SSLError, ValueError) as e:
-            self.log("error conn=%d %s" % (conn_id, type(e).__name__))
-        finally:
-            try:
-                sock.close()
-            except OSError:
-                pass
+                self.respond(sock, action, headers)
+                time.sleep(float(action["early"]))
+                return
+            body = reader.read_body(base.content_length(headers))
+            if body is None:
+                return
+            self.log("request conn=%d method=%s target=%s body=%d range=%s if_range=%s"
+                     % (conn_id, method, target, len(body),
+                        headers.get("range", "-").replace("bytes=", "").rstrip("-") or "-",
+                        headers.get("if-range", "-")))
+            action = self.next_action()
+            if not self.respond(sock, action, headers):
+                return
+            if action.get("close_idle_after"):
+                time.sleep(float(action["close_idle_after"]))
+                return
 
     def respond(self, sock, a, request_headers=None):
         """Sends one response; returns whether the connection stays open."""
@@ -212,21 +194,19 @@ class Server:
                 headers.append(["Content-Range", "bytes %d-%d/%d" % (start, len(body) - 1, len(body))])
                 body = body[start:]
                 status = 206
-        head = ["HTTP/1.1 %d %s" % (status, a.get("reason", "Status"))]
         chunked = bool(a.get("chunked"))
-        head.append("Transfer-Encoding: chunked" if chunked else "Content-Length: %d" % len(body))
+        fields = [("Transfer-Encoding", "chunked") if chunked else ("Content-Length", len(body))]
         close = bool(a.get("close"))
         if close:
-            head.append("Connection: close")
-        for name, value in headers:
-            head.append("%s: %s" % (name, value))
+            fields.append(("Connection", "close"))
+        fields += [tuple(h) for h in headers]
         if a.get("header_bytes"):
-            head.append("X-Padding: " + "p" * int(a["header_bytes"]))
-        data = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1")
+            fields.append(("X-Padding", "p" * int(a["header_bytes"])))
+        data = base.http_head(status, a.get("reason", "Status"), fields)
         if "reset_after" in a:
             sock.sendall(data + body[: int(a["reset_after"])])
             time.sleep(0.05)  # Let the bytes leave before the reset overtakes them.
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            base.reset(sock)
             return False
         if chunked:
             size = int(a.get("chunk", 1000))
@@ -240,86 +220,32 @@ class Server:
         return not close
 
     def run(self, args):
-        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        listener.bind(("127.0.0.1", 0))
         fillers = []
         if args.full_queue > 0:
             # Backlog 0 queues one connection; the next SYN finds the queue full and is dropped.
-            listener.listen(0)
-            filler = socket.create_connection(listener.getsockname(), timeout=2)
-            fillers.append(filler)
+            listener = base.tcp_listener(backlog=0)
+            fillers.append(socket.create_connection(listener.getsockname(), timeout=2))
         else:
-            listener.listen(16)
-        listener.settimeout(0.2)
-        tmp = args.port_file + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write("%d\n" % listener.getsockname()[1])
-        os.rename(tmp, args.port_file)
+            listener = base.tcp_listener()
+        self.port = listener.getsockname()[1]
+        base.announce(self.port, args.port_file)
         if fillers:
             time.sleep(args.full_queue)
             queued, _ = listener.accept()  # The filler itself; now the queue has room.
             queued.close()
             for f in fillers:
                 f.close()
-        parent = os.getppid()
-        end = time.monotonic() + args.lifetime
-        while time.monotonic() < end and os.getppid() == parent:
-            try:
-                raw, _ = listener.accept()
-            except socket.timeout:
-                continue
-            with LOCK:
-                STATE["conns"] += 1
-                conn_id = STATE["conns"]
-            threading.Thread(target=self.serve_connection, args=(raw, conn_id),
-                             daemon=True).start()
-        os._exit(0)
-
-
-def read_head(sock, buf):
-    """Reads one request head: (method, target, body length, headers) and the bytes after it,
-    or (None, b"")."""
-    while b"\r\n\r\n" not in buf:
-        if len(buf) > 65536:
-            raise ValueError("request head too large")
-        data = sock.recv(65536)
-        if not data:
-            return None, b""
-        buf += data
-    head, buf = buf.split(b"\r\n\r\n", 1)
-    lines = head.decode("latin-1").split("\r\n")
-    method, target, _ = lines[0].split(" ", 2)
-    length = 0
-    headers = {}
-    for line in lines[1:]:
-        name, _, value = line.partition(":")
-        headers[name.strip().lower()] = value.strip()
-        if name.strip().lower() == "content-length":
-            length = int(value.strip())
-    return (method, target, length, headers), buf
-
-
-def read_body(sock, buf, length):
-    """Reads a body of `length` bytes: the body and the bytes after it, or (None, b"")."""
-    buf = bytearray(buf)  # Appends in place: a multi-megabyte body in 16 KiB records.
-    while len(buf) < length:
-        data = sock.recv(65536)
-        if not data:
-            return None, b""
-        buf += data
-    return bytes(buf[:length]), bytes(buf[length:])
+        self.start(listener)
+        base.wait_for_end(args.lifetime)
+        base.exit_now()
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = base.argument_parser(__doc__)
     p.add_argument("--script", required=True)
-    p.add_argument("--port-file", required=True)
-    p.add_argument("--log-file", required=True)
-    p.add_argument("--cert")
-    p.add_argument("--key")
-    p.add_argument("--tls", choices=["1.2", "1.3", "any"], default="any")
-    p.add_argument("--lifetime", type=float, default=120.0)
+    base.add_log_argument(p)
+    base.add_tls_arguments(p)
+    p.add_argument("--tls", choices=sorted(base.TLS_VERSIONS), default="any")
     p.add_argument("--full-queue", type=float, default=0.0)
     args = p.parse_args()
     Server(args).run(args)

@@ -49,18 +49,20 @@ and {"handshake": N, "reused": 0|1} per TLS handshake.
 The server exits by itself after --lifetime seconds, or when its parent process is gone.
 """
 
-import argparse
 import base64
 import hashlib
 import json
 import os
-import socket
-import ssl
-import struct
+import pathlib
 import sys
 import threading
 import time
 import urllib.parse
+
+# tests/support/loopback_server.py: the scaffolding every loopback test server shares.
+sys.path.insert(0, next(str(p / "support") for p in pathlib.Path(__file__).resolve().parents
+                        if (p / "support" / "loopback_server.py").is_file()))
+import loopback_server as base  # noqa: E402
 
 GRANULARITY = 256 * 1024
 LOCK = threading.Lock()
@@ -114,8 +116,11 @@ class Session:
         self.lie = False        # Report wrong digests for the stored object.
 
 
-class Server:
+class Server(base.ConnectionServer):
+    timeout = 30.0
+
     def __init__(self, args):
+        super().__init__(base.tls_context(args.cert, args.key))
         self.args = args
         self.faults = []
         if args.script:
@@ -127,19 +132,9 @@ class Server:
         self.counts = {"post": 0, "chunk": 0, "query": 0, "other": 0}
         self.sessions = {}
         self.next_sid = 1
-        self.conns = 0
-        self.log_file = open(args.log_file, "a", encoding="utf-8", buffering=1)
-        self.context = None
-        if args.cert:
-            self.context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-            self.context.load_cert_chain(args.cert, args.key)
-        self.port = 0
-
-    def log(self, record):
-        if self.args.log_delay > 0:
-            time.sleep(self.args.log_delay)  # A slow server thread (--log-delay).
-        with LOCK:
-            self.log_file.write(json.dumps(record, sort_keys=True) + "\n")
+        # --log-delay: a slow server thread, whose records come late (but still before the
+        # answers they describe).
+        self.log = base.EventLog(args.log_file, args.log_delay).json
 
     def fault_for(self, kind):
         """The fault scripted for this request of `kind`, if any (counts the request)."""
@@ -154,27 +149,20 @@ class Server:
 
     # --- Connections.
 
-    def serve_connection(self, raw, conn_id):
-        raw.settimeout(30)
-        sock = raw
-        try:
-            if self.context is not None:
-                sock = self.context.wrap_socket(raw, server_side=True)
-                self.log({"handshake": conn_id, "reused": int(sock.session_reused)})
-            reader = Reader(sock)
-            while True:
-                head = reader.read_head()
-                if head is None:
-                    return
-                if not self.handle(sock, reader, conn_id, *head):
-                    return
-        except (OSError, ssl.SSLError, ValueError) as e:
-            self.log({"conn": conn_id, "error": type(e).__name__})
-        finally:
-            try:
-                sock.close()
-            except OSError:
-                pass
+    def handshake(self, sock, conn_id):
+        self.log({"handshake": conn_id, "reused": int(sock.session_reused)})
+
+    def error(self, conn_id, e):
+        self.log({"conn": conn_id, "error": type(e).__name__})
+
+    def serve(self, sock, conn_id):
+        reader = Reader(sock)
+        while True:
+            head = reader.read_head()
+            if head is None:
+                return
+            if not self.handle(sock, reader, conn_id, *head):
+                return
 
     def handle(self, sock, reader, conn_id, method, target, headers):
         """Serves one request; returns whether the connection stays open."""
@@ -290,7 +278,7 @@ class Server:
             record["held"] = len(session.data)
             self.log(record)
             time.sleep(0.05)
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            base.reset(sock)
             return False
         body = reader.read_body(length)
         record["received"] = len(body)
@@ -382,8 +370,6 @@ class Server:
         reason = {200: "OK", 308: "Resume Incomplete", 400: "Bad Request", 404: "Not Found",
                   408: "Request Timeout", 429: "Too Many Requests",
                   503: "Service Unavailable"}.get(status, "Status")
-        head = ["HTTP/1.1 %d %s" % (status, reason), "Content-Length: %d" % len(body)]
-        head += ["%s: %s" % h for h in headers]
         record["answer"] = status
         if session is not None:
             record["held"] = len(session.data)
@@ -391,31 +377,9 @@ class Server:
         # reading the log after it) finds the request's record there, however late this
         # thread runs.
         self.log(record)
-        sock.sendall(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body)
+        sock.sendall(base.http_head(status, reason, [("Content-Length", len(body))] + list(headers))
+                     + body)
         return True
-
-    def run(self):
-        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        listener.bind(("127.0.0.1", 0))
-        listener.listen(16)
-        listener.settimeout(0.2)
-        self.port = listener.getsockname()[1]
-        tmp = self.args.port_file + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write("%d\n" % self.port)
-        os.rename(tmp, self.args.port_file)
-        parent = os.getppid()
-        end = time.monotonic() + self.args.lifetime
-        while time.monotonic() < end and os.getppid() == parent:
-            try:
-                raw, _ = listener.accept()
-            except socket.timeout:
-                continue
-            self.conns += 1
-            threading.Thread(target=self.serve_connection, args=(raw, self.conns),
-                             daemon=True).start()
-        os._exit(0)
 
 
 def held_range(session):
@@ -442,53 +406,24 @@ def parse_content_range(value):
     return first, last, total
 
 
-class Reader:
-    """Reads request heads and bodies from a socket, keeping what it read ahead."""
-
-    def __init__(self, sock):
-        self.sock = sock
-        self.buf = b""
-
-    def read_head(self):
-        while b"\r\n\r\n" not in self.buf:
-            if len(self.buf) > 65536:
-                raise ValueError("request head too large")
-            data = self.sock.recv(65536)
-            if not data:
-                return None
-            self.buf += data
-        head, self.buf = self.buf.split(b"\r\n\r\n", 1)
-        lines = head.decode("latin-1").split("\r\n")
-        method, target, _ = lines[0].split(" ", 2)
-        headers = {}
-        for line in lines[1:]:
-            name, _, value = line.partition(":")
-            headers[name.strip().lower()] = value.strip()
-        return method, target, headers
-
+class Reader(base.HttpReader):
     def read_body(self, n):
-        while len(self.buf) < n:
-            data = self.sock.recv(65536)
-            if not data:
-                raise ValueError("connection closed mid-body")
-            self.buf += data
-        body, self.buf = self.buf[:n], self.buf[n:]
+        body = super().read_body(n)
+        if body is None:
+            raise ValueError("connection closed mid-body")
         return body
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--port-file", required=True)
-    p.add_argument("--log-file", required=True)
+    p = base.argument_parser(__doc__)
+    base.add_log_argument(p)
     p.add_argument("--script")
     p.add_argument("--objects")
-    p.add_argument("--cert")
-    p.add_argument("--key")
-    p.add_argument("--lifetime", type=float, default=120.0)
+    base.add_tls_arguments(p)
     p.add_argument("--log-delay", type=float, default=0.0,
                    help="seconds each log record waits before it is written (a slow server)")
     args = p.parse_args()
-    Server(args).run()
+    Server(args).run(base.tcp_listener(), args.port_file, args.lifetime)
 
 
 if __name__ == "__main__":

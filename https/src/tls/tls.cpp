@@ -170,6 +170,10 @@ Status TlsTransport::start(Transport& lower, TlsClientConfig& config, const char
   lower_status_ = Status::kOk;
   send_failure_ = Status::kOk;
   wants_ = IoInterest::kNone;
+  record_header_seen_ = 0;
+  record_length_ = 0;
+  record_body_left_ = 0;
+  cut_inside_record_ = false;
   resumed_ = false;
   handshake_done_ = false;
   cert_seen_ = false;
@@ -316,10 +320,42 @@ int TlsTransport::bio_recv(void* self, unsigned char* buf, std::size_t len) {
   auto* t = static_cast<TlsTransport*>(self);
   std::size_t received = 0;
   t->lower_status_ = t->lower_->recv(MutableBytes{buf, len}, &received);
-  if (t->lower_status_ == Status::kOk) return static_cast<int>(received);
+  if (t->lower_status_ == Status::kOk) {
+    t->track_records(buf, received);
+    return static_cast<int>(received);
+  }
   if (t->lower_status_ == Status::kWouldBlock) return MBEDTLS_ERR_SSL_WANT_READ;
-  if (t->lower_status_ == Status::kClosed) return 0;
+  if (t->lower_status_ == Status::kClosed) {
+    // mbedTLS reads a 0 as an orderly end (mbedtls_ssl_read returns 0) wherever it comes; one
+    // inside a record has lost that record, and is a reset.
+    if (t->record_header_seen_ == 0 && t->record_body_left_ == 0) return 0;
+    t->cut_inside_record_ = true;
+    t->lower_status_ = Status::kReset;
+  }
   return MBEDTLS_ERR_SSL_INTERNAL_ERROR;
+}
+
+void TlsTransport::track_records(const unsigned char* data, std::size_t size) {
+  constexpr std::uint8_t kHeaderBytes = 5;  // Content type, version (2), length (2).
+  while (size > 0) {
+    if (record_body_left_ > 0) {
+      const std::size_t n = size < record_body_left_ ? size : record_body_left_;
+      record_body_left_ -= n;
+      data += n;
+      size -= n;
+      continue;
+    }
+    if (record_header_seen_ >= 3) {
+      record_length_ = static_cast<std::uint16_t>(record_length_ << 8 | *data);
+    }
+    ++data;
+    --size;
+    if (++record_header_seen_ == kHeaderBytes) {
+      record_body_left_ = record_length_;
+      record_header_seen_ = 0;
+      record_length_ = 0;
+    }
+  }
 }
 
 namespace {
@@ -356,6 +392,11 @@ Status TlsTransport::from_mbedtls(int ret) {
     return Status::kWouldBlock;
   }
   wants_ = IoInterest::kNone;
+  if (cut_inside_record_) {
+    std::snprintf(message_, sizeof message_,
+                  "connection closed inside a TLS record: what the peer sent is cut short");
+    return Status::kReset;
+  }
   if (lower_status_ != Status::kOk && lower_status_ != Status::kWouldBlock) {
     std::snprintf(message_, sizeof message_, "connection failed: %s", to_string(lower_status_));
     return lower_status_ == Status::kClosed ? Status::kReset : lower_status_;

@@ -48,18 +48,19 @@ The server writes its port to --port-file once it accepts, and exits after --lif
 seconds or when its parent process is gone.
 """
 
-import argparse
 import json
-import os
+import pathlib
 import random
 import re
-import socket
-import ssl
-import struct
 import sys
 import threading
 import time
 import urllib.parse
+
+# tests/support/loopback_server.py: the scaffolding every loopback test server shares.
+sys.path.insert(0, next(str(p / "support") for p in pathlib.Path(__file__).resolve().parents
+                        if (p / "support" / "loopback_server.py").is_file()))
+import loopback_server as base  # noqa: E402
 
 LOCK = threading.Lock()
 
@@ -140,8 +141,11 @@ class Store:
             op["detail"] = "%s in progress (%d)" % (op["verb"].capitalize(), op["polls"])
 
 
-class Server:
+class Server(base.ConnectionServer):
+    timeout = 30.0
+
     def __init__(self, args):
+        super().__init__(base.tls_context(args.cert, args.key))
         self.args = args
         self.store = Store(args.op_polls, args.op_seconds)
         self.rules = []
@@ -153,16 +157,7 @@ class Server:
         for rule in self.rules:
             rule.setdefault("times", 1)
             rule.setdefault("skip", 0)
-        self.log_file = open(args.log_file, "a", encoding="utf-8", buffering=1) if args.log_file else None
-        self.context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        self.context.load_cert_chain(args.cert, args.key)
-        self.context.minimum_version = ssl.TLSVersion.TLSv1_2
-        self.conns = 0
-
-    def log(self, line):
-        if self.log_file is not None:
-            with LOCK:
-                self.log_file.write(line + "\n")
+        self.log = base.EventLog(args.log_file).write
 
     # --- Authorization
 
@@ -217,25 +212,21 @@ class Server:
 
     # --- Connections
 
-    def serve_connection(self, raw, conn_id):
-        raw.settimeout(30)
-        sock = raw
-        try:
-            sock = self.context.wrap_socket(raw, server_side=True)
-            buf = b""
-            while True:
-                request, buf = read_request(sock, buf)
-                if request is None:
-                    return
-                if not self.handle(sock, conn_id, *request):
-                    return
-        except (OSError, ssl.SSLError, ValueError) as e:
-            self.log("error conn=%d %s" % (conn_id, type(e).__name__))
-        finally:
-            try:
-                sock.close()
-            except OSError:
-                pass
+    def error(self, conn_id, e):
+        self.log("error conn=%d %s" % (conn_id, type(e).__name__))
+
+    def serve(self, sock, conn_id):
+        reader = base.HttpReader(sock)
+        while True:
+            head = reader.read_head()
+            if head is None:
+                return
+            method, target, headers = head
+            body = reader.read_body(base.content_length(headers))
+            if body is None:
+                return
+            if not self.handle(sock, conn_id, method, target, body, headers):
+                return
 
     def handle(self, sock, conn_id, method, target, body, headers):
         """Answers one request; returns whether the connection stays open."""
@@ -255,7 +246,7 @@ class Server:
                  % (conn_id, method, target, kind, auth, action))
 
         if action == "reset":
-            reset(sock)
+            base.reset(sock)
             return False
         if action == "stall":
             time.sleep(float(rule["stall"]))
@@ -278,7 +269,7 @@ class Server:
         operation_error = rule.get("operation_error") if action == "operation_error" else None
         status, payload = self.act(method, path, query, body, kind, operation_error)
         if action == "lose_response":
-            reset(sock)  # The request was acted on; its answer never arrives.
+            base.reset(sock)  # The request was acted on; its answer never arrives.
             return False
         return send_json(sock, status, payload)
 
@@ -411,33 +402,6 @@ class Server:
             store.advance(op, False)
             return 200, store.operation_json(op)
 
-    def run(self):
-        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        listener.bind(("127.0.0.1", self.args.port))
-        listener.listen(16)
-        listener.settimeout(0.2)
-        if self.args.port_file:
-            tmp = self.args.port_file + ".tmp"
-            with open(tmp, "w", encoding="utf-8") as f:
-                f.write("%d\n" % listener.getsockname()[1])
-            os.rename(tmp, self.args.port_file)
-        else:
-            print("listening on https://127.0.0.1:%d" % listener.getsockname()[1], flush=True)
-        parent = os.getppid()
-        end = time.monotonic() + self.args.lifetime if self.args.lifetime > 0 else None
-        while (end is None or time.monotonic() < end) and (
-                not self.args.port_file or os.getppid() == parent):
-            try:
-                raw, _ = listener.accept()
-            except socket.timeout:
-                continue
-            self.conns += 1
-            threading.Thread(target=self.serve_connection, args=(raw, self.conns),
-                             daemon=True).start()
-        os._exit(0)
-
-
 def classify(method, path):
     if INSTANCES.match(path):
         return {"GET": "list", "POST": "create"}.get(method, "unknown")
@@ -450,58 +414,18 @@ def classify(method, path):
 
 def send_json(sock, status, payload, extra_headers=()):
     body = json.dumps(payload, indent=2).encode("utf-8") + b"\n"
-    head = ["HTTP/1.1 %d %s" % (status, REASONS.get(status, "Status")),
-            "Content-Type: application/json; charset=UTF-8",
-            "Content-Length: %d" % len(body), "Vary: Origin, X-Origin, Referer"]
-    for name, value in extra_headers:
-        head.append("%s: %s" % (name, value))
-    sock.sendall(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body)
+    fields = [("Content-Type", "application/json; charset=UTF-8"),
+              ("Content-Length", len(body)), ("Vary", "Origin, X-Origin, Referer")]
+    sock.sendall(base.http_head(status, REASONS.get(status, "Status"), fields + list(extra_headers))
+                 + body)
     return True
 
 
-def reset(sock):
-    """Closes with RST: SO_LINGER 0, so the peer sees a reset, not an orderly end."""
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-    except OSError:
-        pass
-
-
-def read_request(sock, buf):
-    """Reads one request: (method, target, body, headers) and the bytes after it, or (None, b"")."""
-    while b"\r\n\r\n" not in buf:
-        if len(buf) > 65536:
-            raise ValueError("request head too large")
-        data = sock.recv(65536)
-        if not data:
-            return None, b""
-        buf += data
-    head, buf = buf.split(b"\r\n\r\n", 1)
-    lines = head.decode("latin-1").split("\r\n")
-    method, target, _ = lines[0].split(" ", 2)
-    length = 0
-    headers = {}
-    for line in lines[1:]:
-        name, _, value = line.partition(":")
-        headers[name.strip().lower()] = value.strip()
-        if name.strip().lower() == "content-length":
-            length = int(value.strip())
-    while len(buf) < length:
-        data = sock.recv(65536)
-        if not data:
-            return None, b""
-        buf += data
-    return (method, target, buf[:length], headers), buf[length:]
-
-
 def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--cert", required=True)
-    p.add_argument("--key", required=True)
+    p = base.argument_parser(__doc__, lifetime=300.0, port_file_required=False)
+    base.add_tls_arguments(p, required=True)
     p.add_argument("--port", type=int, default=0, help="default: an ephemeral port")
-    p.add_argument("--port-file", help="write the port here (else print the URL)")
-    p.add_argument("--log-file")
-    p.add_argument("--lifetime", type=float, default=300.0, help="seconds; 0: forever")
+    base.add_log_argument(p, required=False)
     p.add_argument("--token", action="append", help="an accepted bearer token (repeatable)")
     p.add_argument("--token-file", help="a file holding one more accepted token, read per request")
     p.add_argument("--op-polls", type=int, default=2, help="polls until an operation is done")
@@ -509,7 +433,10 @@ def main():
     p.add_argument("--faults", help="a JSON file with the fault rules")
     p.add_argument("--faults-json", help="the fault rules as JSON text")
     args = p.parse_args()
-    Server(args).run()
+    listener = base.tcp_listener(port=args.port)
+    # Started by hand (no port file), it prints its URL and outlives the shell it came from.
+    Server(args).run(listener, args.port_file, args.lifetime, watch_parent=bool(args.port_file),
+                     url="listening on https://127.0.0.1:%d" % listener.getsockname()[1])
 
 
 if __name__ == "__main__":

@@ -140,6 +140,8 @@ class TlsTransport final : public Transport {
   const char* failure_message() const { return message_; }
 
   [[nodiscard]] Status send(ConstBytes data, std::size_t* sent) override;
+  // kClosed at the end of the stream between two records, whether or not close_notify came
+  // first (many servers send none); an end inside a record, which loses its bytes, is kReset.
   [[nodiscard]] Status recv(MutableBytes out, std::size_t* received) override;
   int fd() const override;
   IoInterest wants() const override { return wants_; }
@@ -151,6 +153,8 @@ class TlsTransport final : public Transport {
   static int bio_recv(void* self, unsigned char* buf, std::size_t len);
   static int verify_certificate(void* self, mbedtls_x509_crt* crt, int depth, std::uint32_t* flags);
   Status from_mbedtls(int ret);
+  // Follows the record framing of the bytes received (header: type, version, 2-byte length).
+  void track_records(const unsigned char* data, std::size_t size);
 
   mbedtls_ssl_context ssl_{};
   Transport* lower_ = nullptr;
@@ -162,6 +166,12 @@ class TlsTransport final : public Transport {
   // server sent before it closed can still be read (an early 413).
   Status send_failure_ = Status::kOk;
   IoInterest wants_ = IoInterest::kNone;
+  // Where the received bytes stand in the current record: header bytes seen (0 to 4), the
+  // length read from them so far, and the body bytes still to come. All 0 between records.
+  std::uint8_t record_header_seen_ = 0;
+  std::uint16_t record_length_ = 0;
+  std::size_t record_body_left_ = 0;
+  bool cut_inside_record_ = false;  // The stream ended inside a record.
   bool started_ = false;
   bool resumed_ = false;
   bool handshake_done_ = false;
