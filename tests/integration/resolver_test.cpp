@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -432,9 +433,70 @@ TEST_F(ResolvingClientTest, ASilentResolverCannotStretchTheDeadline) {
 namespace stepback::integration {
 namespace {
 
-// A network switch during a lookup: the old network's DNS server would answer only after
-// 20 s; the app points the resolver at the new network's server and calls
-// network_available(); the lookup starts over there, in the same attempt.
+// A GET of `url_text` through `resolver`, whose lookup hangs on the old network's DNS server
+// (it would answer after 20 s): 300 ms in, `switch_network` brings the new network's servers
+// and the app's network callback calls network_available(); the lookup must start over on
+// `new_network` and the request succeed in its first attempt.
+void expect_the_lookup_to_start_over(https::CaresResolver& resolver, const std::string& url_text,
+                                     const DnsServer& new_network,
+                                     const std::function<void()>& switch_network) {
+  https::Url url;
+  ASSERT_EQ(https::parse_url(url_text, &url), https::Status::kOk);
+  https::RequestSpec spec;
+  spec.head.url = url;
+  static std::uint8_t request[2048], head[8192], io[16384], error_body[1024];
+  Xoshiro128 random(3);
+  const Policy policy = test_policy();
+  const RetryContext context{policy, random, nullptr};
+  https::TcpConnector connector(resolver);
+  std::string body;
+  https::ClientOptions client_options;
+  client_options.timeouts = test_timeouts();
+  client_options.timeouts.connect = Millis(25000);
+  client_options.buffers = {{request, sizeof request},
+                            {head, sizeof head},
+                            {io, sizeof io},
+                            {error_body, sizeof error_body}};
+  const auto append = [](void* sink, std::uint64_t /*offset*/, https::ConstBytes data) {
+    static_cast<std::string*>(sink)->append(reinterpret_cast<const char*>(data.data), data.size);
+    return true;
+  };
+  client_options.body = https::ResponseSink{+append, nullptr, &body};
+  client_options.wall_now = &platform::wall_now;
+  https::Client client(connector, context, client_options);
+  ASSERT_EQ(client.start(spec), https::Status::kOk);
+
+  const Millis begin = platform::monotonic_now();
+  bool switched = false;
+  for (;;) {
+    const Millis now = platform::monotonic_now();
+    ASSERT_LT(now - begin, Millis(10000)) << "the lookup did not start over";
+    if (!switched && now - begin >= Millis(300)) {
+      switch_network();
+      client.network_available(now);
+      switched = true;
+    }
+    const https::ClientNext next = client.step(now);
+    if (next.kind == https::ClientNext::Kind::kDone) break;
+    wait_io(next.kind == https::ClientNext::Kind::kWaitIo ? next.fd : -1, next.interest,
+            switched ? next.at : min(next.at, begin + Millis(300)));
+  }
+  EXPECT_EQ(client.result().outcome, Outcome::kSuccess) << client.result().message;
+  EXPECT_EQ(client.result().attempts, 1U);
+  EXPECT_EQ(body, "switched");
+  EXPECT_NE(new_network.log().find(url.host), std::string::npos);
+}
+
+// Options under which the one try of a lookup outlasts the test: only a restart can end it.
+https::CaresOptions patient_options(const std::string& servers) {
+  https::CaresOptions options = test_resolver_options(servers);
+  options.try_timeout = Millis(30000);
+  options.max_try = Millis(30000);
+  options.tries = 1;
+  return options;
+}
+
+// The app gives the resolver the new network's servers (CaresResolver::init).
 TEST_F(ResolvingClientTest, ANetworkChangeRestartsAPendingLookupOnTheNewServers) {
   start_http(R"([{"status": 200, "body": "switched"}])");
   DnsServer old_network;
@@ -442,121 +504,33 @@ TEST_F(ResolvingClientTest, ANetworkChangeRestartsAPendingLookupOnTheNewServers)
   DnsServer new_network;
   ASSERT_TRUE(new_network.start(0.1));
   https::CaresResolver resolver;
-  https::CaresOptions options = test_resolver_options(old_network.servers());
-  options.try_timeout = Millis(30000);
-  options.max_try = Millis(30000);
-  options.tries = 1;
-  ASSERT_EQ(resolver.init(options), https::Status::kOk) << resolver.message();
-
-  const std::string text = this->url("slow-switch.test");  // The Url's views point into it.
-  https::Url url;
-  ASSERT_EQ(https::parse_url(text, &url), https::Status::kOk);
-  https::RequestSpec spec;
-  spec.head.url = url;
-  static std::uint8_t request[2048], head[8192], io[16384], error_body[1024];
-  Xoshiro128 random(3);
-  const Policy policy = test_policy();
-  const RetryContext context{policy, random, nullptr};
-  https::TcpConnector connector(resolver);
-  std::string body;
-  https::ClientOptions client_options;
-  client_options.timeouts = test_timeouts();
-  client_options.timeouts.connect = Millis(25000);
-  client_options.buffers = {{request, sizeof request},
-                            {head, sizeof head},
-                            {io, sizeof io},
-                            {error_body, sizeof error_body}};
-  client_options.body = https::ResponseSink{&append, nullptr, &body};
-  client_options.wall_now = &platform::wall_now;
-  https::Client client(connector, context, client_options);
-  ASSERT_EQ(client.start(spec), https::Status::kOk);
-
-  const Millis begin = platform::monotonic_now();
-  bool switched = false;
-  for (;;) {
-    const Millis now = platform::monotonic_now();
-    ASSERT_LT(now - begin, Millis(10000)) << "the lookup did not start over";
-    if (!switched && now - begin >= Millis(300)) {
-      // The app's network callback: new servers, then the client.
-      ASSERT_EQ(resolver.init(test_resolver_options(new_network.servers())), https::Status::kOk);
-      client.network_available(now);
-      switched = true;
-    }
-    const https::ClientNext next = client.step(now);
-    if (next.kind == https::ClientNext::Kind::kDone) break;
-    wait_io(next.kind == https::ClientNext::Kind::kWaitIo ? next.fd : -1, next.interest,
-            switched ? next.at : min(next.at, begin + Millis(300)));
-  }
-  EXPECT_EQ(client.result().outcome, Outcome::kSuccess) << client.result().message;
-  EXPECT_EQ(client.result().attempts, 1U);
-  EXPECT_EQ(body, "switched");
-  EXPECT_NE(new_network.log().find("slow-switch.test"), std::string::npos);
+  ASSERT_EQ(resolver.init(patient_options(old_network.servers())), https::Status::kOk)
+      << resolver.message();
+  expect_the_lookup_to_start_over(resolver, url("slow-switch.test"), new_network, [&] {
+    ASSERT_EQ(resolver.init(test_resolver_options(new_network.servers())), https::Status::kOk);
+  });
 }
 
-// The same switch when the resolver reads the system's servers: the network's manager rewrites
-// resolv.conf, the app calls network_available() alone, and the connector has the resolver
-// read the file again (ares_reinit) before the lookup starts over on the new server.
+// The resolver reads the system's servers: the network's manager rewrites resolv.conf, the
+// app calls network_available() alone, and the connector has the resolver read the file
+// again (ares_reinit) before the lookup starts over.
 TEST_F(ResolvingClientTest, ANetworkChangeReReadsTheSystemsServersForAPendingLookup) {
   start_http(R"([{"status": 200, "body": "switched"}])");
   DnsServer old_network;
   ASSERT_TRUE(old_network.start(20.0));
   DnsServer new_network;
   ASSERT_TRUE(new_network.start(0.1));
-  https::CaresResolver resolver;
   TempDir dir;
   const std::string resolv_conf = dir.file("resolv.conf");
   write_file(resolv_conf, "nameserver " + old_network.servers() + "\n");
-  https::CaresOptions options = test_resolver_options("");
+  https::CaresOptions options = patient_options("");
   options.servers = nullptr;  // The file's.
   options.resolv_conf = resolv_conf.c_str();
-  options.try_timeout = Millis(30000);
-  options.max_try = Millis(30000);
-  options.tries = 1;
+  https::CaresResolver resolver;
   ASSERT_EQ(resolver.init(options), https::Status::kOk) << resolver.message();
-
-  const std::string text = this->url("slow-reread.test");  // The Url's views point into it.
-  https::Url url;
-  ASSERT_EQ(https::parse_url(text, &url), https::Status::kOk);
-  https::RequestSpec spec;
-  spec.head.url = url;
-  static std::uint8_t request[2048], head[8192], io[16384], error_body[1024];
-  Xoshiro128 random(3);
-  const Policy policy = test_policy();
-  const RetryContext context{policy, random, nullptr};
-  https::TcpConnector connector(resolver);
-  std::string body;
-  https::ClientOptions client_options;
-  client_options.timeouts = test_timeouts();
-  client_options.timeouts.connect = Millis(25000);
-  client_options.buffers = {{request, sizeof request},
-                            {head, sizeof head},
-                            {io, sizeof io},
-                            {error_body, sizeof error_body}};
-  client_options.body = https::ResponseSink{&append, nullptr, &body};
-  client_options.wall_now = &platform::wall_now;
-  https::Client client(connector, context, client_options);
-  ASSERT_EQ(client.start(spec), https::Status::kOk);
-
-  const Millis begin = platform::monotonic_now();
-  bool switched = false;
-  for (;;) {
-    const Millis now = platform::monotonic_now();
-    ASSERT_LT(now - begin, Millis(10000)) << "the lookup did not start over";
-    if (!switched && now - begin >= Millis(300)) {
-      // The system's network manager, then the app's network callback.
-      write_file(resolv_conf, "nameserver " + new_network.servers() + "\n");
-      client.network_available(now);
-      switched = true;
-    }
-    const https::ClientNext next = client.step(now);
-    if (next.kind == https::ClientNext::Kind::kDone) break;
-    wait_io(next.kind == https::ClientNext::Kind::kWaitIo ? next.fd : -1, next.interest,
-            switched ? next.at : min(next.at, begin + Millis(300)));
-  }
-  EXPECT_EQ(client.result().outcome, Outcome::kSuccess) << client.result().message;
-  EXPECT_EQ(client.result().attempts, 1U);
-  EXPECT_EQ(body, "switched");
-  EXPECT_NE(new_network.log().find("slow-reread.test"), std::string::npos);
+  expect_the_lookup_to_start_over(resolver, url("slow-reread.test"), new_network, [&] {
+    write_file(resolv_conf, "nameserver " + new_network.servers() + "\n");
+  });
 }
 
 }  // namespace
