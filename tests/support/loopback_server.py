@@ -3,8 +3,8 @@ the port announcement, the request log, the bounded lifetime and HTTP/1.1 reques
 
 Standard library only. Each server (tests/integration/scripted_server.py,
 dual_stack_server.py, dns_server.py, tests/transfer/upload_server.py,
-tests/integration/memorystore/memorystore_server.py) keeps only what is its own: its options, what it
-answers and its log records. A server finds this module by looking for support/ in the
+tests/integration/memorystore/memorystore_server.py) keeps only what is its own: its options,
+what it answers and its log records. A server finds this module by looking for support/ in the
 folders above its own, so it still does when its folder moves:
 
     sys.path.insert(0, next(str(p / "support") for p in pathlib.Path(__file__).resolve().parents
