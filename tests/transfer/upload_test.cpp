@@ -243,9 +243,9 @@ TEST_F(UploadLoopbackTest, A308WithoutRange) {
 
 TEST_F(UploadLoopbackTest, AStallAfterPartOfTheChunkWasCommitted) {
   UploadSetup setup;
-  setup.timeouts.read = Millis(1000);
+  setup.timeouts.read = Millis(2500);  // Under the 6 s stall, far over a busy loopback.
   const UploadRun run =
-      upload(R"([{"on": "chunk", "nth": 2, "do": "stall", "commit": 131072, "seconds": 4}])", true,
+      upload(R"([{"on": "chunk", "nth": 2, "do": "stall", "commit": 131072, "seconds": 6}])", true,
              kSize, setup);
   expect_complete(run, kSize, 1);
   bool timed_out = false;
@@ -316,14 +316,14 @@ TEST_F(UploadLoopbackTest, EveryFaultInOneUpload) {
   // progress: reset mid-chunk, 503, 408, 429 with Retry-After, 308 without progress, stall.
   const std::uint64_t size = 8 * kChunk + 1234;
   UploadSetup setup;
-  setup.timeouts.read = Millis(1000);
+  setup.timeouts.read = Millis(2500);  // Under the 6 s stall, far over a busy loopback.
   const UploadRun run = upload(R"([
       {"on": "chunk", "nth": 2, "do": "reset", "after": 100000, "commit": 60000},
       {"on": "chunk", "nth": 4, "do": "status", "status": 503},
       {"on": "chunk", "nth": 6, "do": "status", "status": 408},
       {"on": "chunk", "nth": 8, "do": "status", "status": 429, "retry_after": 1},
       {"on": "chunk", "nth": 10, "do": "drop"},
-      {"on": "chunk", "nth": 12, "do": "stall", "commit": 131072, "seconds": 4}])",
+      {"on": "chunk", "nth": 12, "do": "stall", "commit": 131072, "seconds": 6}])",
                                /*tls=*/true, size, setup);
   expect_complete(run, size, 6);
   EXPECT_EQ(run.of(Kind::kWait).size(), 6U) << run.summary();
