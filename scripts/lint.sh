@@ -22,15 +22,24 @@ case "${1:-}" in
 esac
 
 # Every C and C++ file git knows, third-party code and nanopb's generated files excluded
-# (scripts/nanopb_generate.sh writes those).
+# (scripts/nanopb_generate.sh writes those). Outside a git work tree (a tree from git archive
+# or a tarball, as scripts/fresh_root_check.sh makes), the same files found on disk.
 sources() {
-  git ls-files -- '*.c' '*.h' '*.cpp' '*.hpp' '*.inc' ':!:third_party/**' ':!:build/**' ':!:*.pb.h' ':!:*.pb.c'
+  if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    git ls-files -- '*.c' '*.h' '*.cpp' '*.hpp' '*.inc' ':!:third_party/**' ':!:build/**' ':!:*.pb.h' ':!:*.pb.c'
+  else
+    find . \( -path ./third_party -o -path ./build -o -path ./.git \) -prune -o -type f \
+      \( -name '*.c' -o -name '*.h' -o -name '*.cpp' -o -name '*.hpp' -o -name '*.inc' \) \
+      ! -name '*.pb.h' ! -name '*.pb.c' -print | sed 's|^\./||' | sort
+  fi
 }
 
 case $mode in
   format | fix)
     command -v clang-format >/dev/null || { echo "lint: clang-format not found; scripts/setup.sh installs it" >&2; exit 1; }
     mapfile -t files < <(sources)
+    # No file found means the list is wrong, not that everything is formatted.
+    [ ${#files[@]} -gt 0 ] || { echo "lint: no C or C++ file found under $(pwd)" >&2; exit 1; }
     if [ $mode = fix ]; then
       clang-format -i "${files[@]}"
       echo "lint: reformatted ${#files[@]} files"
