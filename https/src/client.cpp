@@ -139,6 +139,30 @@ Status Client::start(const RequestSpec& spec) {
   return Status::kOk;
 }
 
+Status Client::start(const RequestSpec& spec, const BodyResume& resume) {
+  if (spec.head.method != "GET" || resume.validator.size() > sizeof validator_ ||
+      resume.generation.size() > sizeof generation_ ||
+      resume.generation.find_first_not_of("0123456789") != std::string_view::npos ||
+      resume.integrity.size != resume.offset || (resume.total && *resume.total < resume.offset)) {
+    return Status::kInvalidArgument;
+  }
+  for (const char c : resume.validator) {
+    // The validator goes into If-Range as it is: no byte may split the head.
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return Status::kInvalidArgument;
+  }
+  const Status s = start(spec);
+  if (s != Status::kOk) return s;
+  if (!integrity_.restore(resume.integrity)) return Status::kInvalidArgument;
+  delivered_ = resume.offset;
+  total_ = resume.total;
+  std::memcpy(validator_, resume.validator.data(), resume.validator.size());
+  validator_size_ = resume.validator.size();
+  validator_is_etag_ = resume.validator_is_etag;
+  std::memcpy(generation_, resume.generation.data(), resume.generation.size());
+  generation_size_ = resume.generation.size();
+  return Status::kOk;
+}
+
 ClientNext Client::step(Millis now) {
   now_ = now;
   if (!started_) {

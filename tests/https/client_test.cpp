@@ -56,7 +56,7 @@ struct Harness {
     options.max_time = max_time;
     options.credentials = credentials;
     client = std::make_unique<Client>(connector, context, options);
-    EXPECT_EQ(client->start(spec), Status::kOk);
+    EXPECT_EQ(resume ? client->start(spec, *resume) : client->start(spec), Status::kOk);
     return client->step(now);
   }
   // Steps until done, jumping the clock to each deadline; at most `limit` steps.
@@ -86,6 +86,7 @@ struct Harness {
   std::uint8_t error_body[512];
   StringSink body;  // body.restartable: whether the sink can start over.
   std::optional<Millis> max_time;
+  std::optional<BodyResume> resume;  // start(spec, *resume) instead of start(spec).
   Credentials credentials;
   std::vector<ClientEvent> events;
   std::vector<std::uint64_t> waits;
@@ -748,6 +749,106 @@ TEST(ClientIntegrity, MatchingCrc32cAcrossResumedPartsIsVerified) {
   for (const ClientEvent& e : h.events)
     verified += e.kind == ClientEvent::Kind::kIntegrity && e.verified;
   EXPECT_EQ(verified, 1);
+}
+
+// A body a first client (another process) got the first half of, taken up by a second
+// client from what the first one kept: only the rest is asked for, and the integrity check
+// covers the whole body.
+TEST(ClientIntegrity, BodyResumedFromAnotherClientIsAskedForTheRestAndCheckedWhole) {
+  const std::string hash = goog_crc32c("0123456789");
+  Harness first;
+  first.connector.add()
+      .recv_data("HTTP/1.1 200 OK\r\nETag: \"v1\"\r\nx-goog-generation: 42\r\n" + hash +
+                 "Content-Length: 10\r\n\r\n01234")
+      .recv_reset();
+  first.policy.max_retries = 0;
+  ASSERT_EQ(first.run(first.start()).kind, ClientNext::Kind::kDone);
+  ASSERT_EQ(first.body.bytes, "01234");
+  BodyResume kept;
+  kept.offset = first.client->delivered();
+  kept.validator = first.client->validator();
+  kept.validator_is_etag = first.client->validator_is_etag();
+  kept.generation = first.client->generation();
+  kept.total = first.client->expected_size();
+  kept.integrity = first.client->integrity_state();
+  EXPECT_EQ(kept.validator, "\"v1\"");
+  EXPECT_EQ(kept.generation, "42");
+
+  Harness second;
+  second.body.bytes = first.body.bytes;
+  second.resume = kept;
+  second.connector.add().recv_data("HTTP/1.1 206 Partial Content\r\n" + hash +
+                                   "Content-Range: bytes 5-9/10\r\nContent-Length: 5\r\n\r\n56789");
+  ASSERT_EQ(second.run(second.start()).kind, ClientNext::Kind::kDone);
+  EXPECT_EQ(second.client->result().outcome, Outcome::kSuccess);
+  EXPECT_EQ(second.body.bytes, "0123456789");
+  const std::string sent = second.connector.connection(0).sent();
+  EXPECT_EQ(sent.rfind("GET /x?generation=42 HTTP/1.1\r\n", 0), 0U) << sent;
+  EXPECT_NE(sent.find("Range: bytes=5-\r\nIf-Range: \"v1\"\r\n"), std::string::npos) << sent;
+  int verified = 0;
+  for (const ClientEvent& e : second.events)
+    verified += e.kind == ClientEvent::Kind::kIntegrity && e.verified;
+  EXPECT_EQ(verified, 1);
+}
+
+// The same, with a wrong byte in the kept half: the check over the whole body fails although
+// the second client never saw that byte.
+TEST(ClientIntegrity, DamageInTheResumedFromPartIsStillFound) {
+  const std::string hash = goog_crc32c("0123456789");
+  IntegrityCheck check;
+  ASSERT_TRUE(check.add_header("x-goog-hash", hash.substr(13, hash.size() - 15)));
+  const char kept_bytes[] = "01x34";
+  check.update(ConstBytes{reinterpret_cast<const std::uint8_t*>(kept_bytes), 5});
+  Harness h;
+  h.body.bytes = kept_bytes;
+  BodyResume kept;
+  kept.offset = 5;
+  kept.validator = "\"v1\"";
+  kept.total = 10;
+  kept.integrity = check.state();
+  h.resume = kept;
+  h.connector.add().recv_data("HTTP/1.1 206 Partial Content\r\n" + hash +
+                              "Content-Range: bytes 5-9/10\r\nContent-Length: 5\r\n\r\n56789");
+  ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
+  EXPECT_EQ(h.client->result().error, Status::kIntegrity);
+}
+
+// A resume the server no longer honours (the object changed: a whole 200 with another ETag)
+// starts the sink over, never splicing the kept part onto the new representation.
+TEST(ClientResume, ResumeFromAnotherClientOfAChangedObjectStartsOver) {
+  Harness h;
+  h.body.bytes = "01234";
+  BodyResume kept;
+  kept.offset = 5;
+  kept.validator = "\"v1\"";
+  kept.integrity.size = 5;
+  h.resume = kept;
+  h.connector.add().recv_data("HTTP/1.1 200 OK\r\nETag: \"v2\"\r\nContent-Length: 4\r\n\r\nnew!");
+  ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
+  EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
+  EXPECT_EQ(h.body.bytes, "new!");
+  EXPECT_EQ(h.body.restarts, 1U);
+}
+
+TEST(ClientResume, ResumeThatCannotBeTrueIsRefused) {
+  Harness h;
+  ClientOptions options;
+  options.wall_now = [] { return Millis(0); };
+  Client client(h.connector, h.context, options);
+  BodyResume r;
+  r.offset = 5;
+  r.integrity.size = 4;  // Covers fewer bytes than the sink holds.
+  EXPECT_EQ(client.start(h.spec, r), Status::kInvalidArgument);
+  r.integrity.size = 5;
+  r.validator = "\"v1\"\r\nX-Evil: 1";
+  EXPECT_EQ(client.start(h.spec, r), Status::kInvalidArgument);
+  r.validator = "\"v1\"";
+  r.generation = "12a";
+  EXPECT_EQ(client.start(h.spec, r), Status::kInvalidArgument);
+  r.generation = "";
+  RequestSpec post = h.spec;
+  post.head.method = "POST";
+  EXPECT_EQ(client.start(post, r), Status::kInvalidArgument);
 }
 
 TEST(ClientIntegrity, MismatchFailsWithItsOwnStatusAndNamesBothValues) {

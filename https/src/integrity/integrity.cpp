@@ -238,6 +238,75 @@ void IntegrityCheck::clear() {
   reset();
 }
 
+namespace {
+
+void put_le32(std::uint8_t* out, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i) out[i] = static_cast<std::uint8_t>(v >> (8 * i));
+}
+
+std::uint32_t get_le32(const std::uint8_t* in) {
+  std::uint32_t v = 0;
+  for (int i = 3; i >= 0; --i) v = v << 8 | in[i];
+  return v;
+}
+
+// Whether `d` is none (size 0) or a well-formed digest of `algorithm`.
+bool well_formed(const Digest& d, HashAlgorithm algorithm) {
+  if (d.size == 0) return true;
+  return d.algorithm == algorithm &&
+         d.size == (algorithm == HashAlgorithm::kCrc32c ? kCrc32cDigestSize : kMd5DigestSize);
+}
+
+}  // namespace
+
+IntegrityState IntegrityCheck::state() const {
+  IntegrityState s;
+  s.size = size_;
+  s.crc32c = crc_value_;
+  if (crc_.present) s.expected_crc32c = crc_.first;
+  if (crc_.conflict) s.other_crc32c = crc_.other;
+  if (md5_.present) s.expected_md5 = md5_.first;
+  if (md5_.conflict) s.other_md5 = md5_.other;
+  s.md5_running = md5_running_;
+  // mbedTLS has no export of a running MD5; its context is three plain arrays.
+  for (int i = 0; i < 4; ++i) put_le32(s.md5_context + 4 * i, md5_ctx_.MBEDTLS_PRIVATE(state)[i]);
+  put_le32(s.md5_context + 16, md5_ctx_.MBEDTLS_PRIVATE(total)[0]);
+  put_le32(s.md5_context + 20, md5_ctx_.MBEDTLS_PRIVATE(total)[1]);
+  std::memcpy(s.md5_context + 24, md5_ctx_.MBEDTLS_PRIVATE(buffer), 64);
+  return s;
+}
+
+bool IntegrityCheck::restore(const IntegrityState& s) {
+  clear();
+  const std::uint64_t md5_count =
+      static_cast<std::uint64_t>(get_le32(s.md5_context + 20)) << 32 | get_le32(s.md5_context + 16);
+  if (!well_formed(s.expected_crc32c, HashAlgorithm::kCrc32c) ||
+      !well_formed(s.other_crc32c, HashAlgorithm::kCrc32c) ||
+      !well_formed(s.expected_md5, HashAlgorithm::kMd5) ||
+      !well_formed(s.other_md5, HashAlgorithm::kMd5) ||
+      (s.other_crc32c.size != 0 && s.expected_crc32c.size == 0) ||
+      (s.other_md5.size != 0 && s.expected_md5.size == 0) ||
+      (s.md5_running && (s.expected_md5.size == 0 || md5_count != s.size))) {
+    return false;
+  }
+  if (s.expected_crc32c.size != 0) expect(&crc_, s.expected_crc32c);
+  if (s.other_crc32c.size != 0) expect(&crc_, s.other_crc32c);
+  if (s.expected_md5.size != 0) expect(&md5_, s.expected_md5);
+  if (s.other_md5.size != 0) expect(&md5_, s.other_md5);
+  size_ = s.size;
+  crc_value_ = s.crc32c;
+  md5_running_ = s.md5_running;
+  if (md5_running_) {
+    for (int i = 0; i < 4; ++i) {
+      md5_ctx_.MBEDTLS_PRIVATE(state)[i] = get_le32(s.md5_context + 4 * i);
+    }
+    md5_ctx_.MBEDTLS_PRIVATE(total)[0] = get_le32(s.md5_context + 16);
+    md5_ctx_.MBEDTLS_PRIVATE(total)[1] = get_le32(s.md5_context + 20);
+    std::memcpy(md5_ctx_.MBEDTLS_PRIVATE(buffer), s.md5_context + 24, 64);
+  }
+  return true;
+}
+
 IntegrityResult IntegrityCheck::finish() const {
   const Digest crc = Digest::crc32c(crc_value_);
   Digest md5;

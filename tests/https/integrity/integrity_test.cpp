@@ -344,6 +344,66 @@ TEST(Md5, WrongDigestIsAMismatchThatNamesBoth) {
   EXPECT_NE(r.md5.got, r.md5.expected);
 }
 
+// ---- IntegrityState: a check that outlives its process -------------------------------------
+
+// A check saved at every split of a 200-byte body and restored into a new one ends with the
+// digests of the whole body: the second process never reads the first part again.
+TEST(IntegrityState, RestoredAtEverySplitChecksTheWholeBody) {
+  std::string body;
+  for (int i = 0; i < 200; ++i) body.push_back(static_cast<char>('a' + i % 26));
+  IntegrityCheck whole;
+  ASSERT_TRUE(whole.add_x_goog_hash("crc32c=AAAAAA==,md5=AAAAAAAAAAAAAAAAAAAAAA=="));
+  whole.update(bytes_of(body));
+  const IntegrityResult want = whole.finish();
+  for (std::size_t split = 0; split <= body.size(); ++split) {
+    IntegrityCheck first;
+    ASSERT_TRUE(first.add_x_goog_hash("crc32c=AAAAAA==,md5=AAAAAAAAAAAAAAAAAAAAAA=="));
+    first.update(bytes_of(std::string_view(body).substr(0, split)));
+    const IntegrityState saved = first.state();
+    IntegrityCheck second;
+    ASSERT_TRUE(second.restore(saved)) << split;
+    second.update(bytes_of(std::string_view(body).substr(split)));
+    const IntegrityResult got = second.finish();
+    EXPECT_EQ(got.size, body.size()) << split;
+    EXPECT_EQ(got.crc32c.got, want.crc32c.got) << split;
+    EXPECT_EQ(got.md5.got, want.md5.got) << split;
+    EXPECT_TRUE(got.md5.checked) << split;
+    EXPECT_EQ(got.crc32c.expected, want.crc32c.expected) << split;
+  }
+}
+
+TEST(IntegrityState, KeepsTwoDifferentAnnouncements) {
+  IntegrityCheck first;
+  ASSERT_TRUE(first.add_x_goog_hash("crc32c=yZRlqg=="));
+  ASSERT_TRUE(first.add_x_goog_hash("crc32c=AAAAAA=="));
+  first.update(bytes_of("hello "));
+  IntegrityCheck second;
+  ASSERT_TRUE(second.restore(first.state()));
+  second.update(bytes_of("world"));
+  // The body matches the first value; the second announcement still makes it a mismatch.
+  EXPECT_EQ(second.finish().status, IntegrityStatus::kMismatch);
+}
+
+TEST(IntegrityState, RefusesWhatStateCannotHaveMade) {
+  IntegrityCheck check;
+  ASSERT_TRUE(check.add_x_goog_hash("md5=XrY7u+Ae7tCTyyK7j1rNww=="));
+  check.update(bytes_of("hello"));
+  IntegrityState s = check.state();
+  s.size = 4;  // The MD5 has seen 5 bytes.
+  IntegrityCheck restored;
+  EXPECT_FALSE(restored.restore(s));
+  EXPECT_FALSE(restored.has_expectation());
+  s = check.state();
+  s.expected_md5.size = 4;  // An MD5 of four bytes.
+  EXPECT_FALSE(restored.restore(s));
+  s = check.state();
+  s.expected_crc32c = s.expected_md5;  // An MD5 where the CRC-32C goes.
+  EXPECT_FALSE(restored.restore(s));
+  EXPECT_TRUE(restored.restore(check.state()));
+  restored.update(bytes_of(" world"));
+  EXPECT_EQ(restored.finish().status, IntegrityStatus::kMatch);
+}
+
 // ---- x-goog-hash and Content-MD5 ----------------------------------------------------------
 
 // "hello world": crc32c 0xC99465AA = yZRlqg==, md5 XrY7u+Ae7tCTyyK7j1rNww==.

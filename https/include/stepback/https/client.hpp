@@ -145,6 +145,22 @@ struct Credentials {
   void* context = nullptr;
 };
 
+// Where a GET's representation stood when an earlier request stopped (in another process,
+// say): the request asks only for the rest (Range from `offset`, If-Range on `validator`,
+// pinned to Cloud Storage's `generation`) and checks integrity over the whole body. A server
+// that answers with the whole representation (another one, or one that ignores ranges) gets
+// the sink restarted, as within one request. Views need only last for start().
+struct BodyResume {
+  std::uint64_t offset = 0;  // Bytes of the representation the sink already holds.
+  // The strong ETag or the Last-Modified date the bytes came with; empty: none, and the body
+  // is fetched whole (the sink restarts).
+  std::string_view validator;
+  bool validator_is_etag = true;
+  std::string_view generation;         // x-goog-generation (digits); empty: none.
+  std::optional<std::uint64_t> total;  // The representation's length, when it was known.
+  IntegrityState integrity;            // The check over the first `offset` bytes.
+};
+
 // Everything a Client is configured with, besides its connector and retry context.
 struct ClientOptions {
   Timeouts timeouts;
@@ -186,6 +202,10 @@ class Client {
   // allowed keep-alive) serves this one if it goes to the same origin (scheme, host, port),
   // after the liveness check every kept connection gets; any other connection is closed.
   [[nodiscard]] Status start(const RequestSpec& spec);
+  // start() for a GET whose sink holds the first resume.offset bytes of the representation;
+  // kInvalidArgument also for another method, a validator or generation that does not fit
+  // or is malformed, or an integrity state that does not cover exactly `offset` bytes.
+  [[nodiscard]] Status start(const RequestSpec& spec, const BodyResume& resume);
   // Advances the request at `now` (monotonic), doing bounded work; never blocks (with the
   // built-in connectors, names go through a non-blocking Resolver).
   [[nodiscard]] ClientNext step(Millis now);
@@ -231,6 +251,14 @@ class Client {
   // The representation's length when the response stated it (Content-Length of a 200, the
   // total of a 206's Content-Range); nullopt otherwise.
   std::optional<std::uint64_t> expected_size() const { return total_; }
+  // What pins a resume to the representation being delivered: its strong ETag or
+  // Last-Modified ("" when it has neither), whether that is an ETag, and Cloud Storage's
+  // generation ("" when none). Views into the client, valid until the next start().
+  std::string_view validator() const { return std::string_view(validator_, validator_size_); }
+  bool validator_is_etag() const { return validator_is_etag_; }
+  std::string_view generation() const { return std::string_view(generation_, generation_size_); }
+  // The integrity check over the delivered bytes, to keep beside them (see BodyResume).
+  IntegrityState integrity_state() const { return integrity_.state(); }
   // Bytes received again from the server that had been delivered already (a 200 that
   // ignored the range and was skipped through, or a representation started over).
   std::uint64_t refetched() const { return refetched_; }

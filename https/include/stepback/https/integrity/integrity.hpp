@@ -85,6 +85,24 @@ inline constexpr std::size_t kIntegrityMessageMax = 128;
 std::size_t format_integrity_message(const IntegrityResult& result, char* out,
                                      std::size_t capacity);
 
+// Bytes of IntegrityState::md5_context: MD5's chaining state (4 x 32 bits), its byte count
+// (64 bits) and the block not yet processed (64 bytes), little-endian.
+inline constexpr std::size_t kMd5ContextSize = 16 + 8 + 64;
+
+// An IntegrityCheck as plain values, to keep in a transfer's state record so that a later
+// process goes on checking the whole body without reading its first part again.
+struct IntegrityState {
+  std::uint64_t size = 0;    // Body bytes fed.
+  std::uint32_t crc32c = 0;  // Their CRC-32C.
+  // The announced digests (size 0: none); `*_other` a second, different announcement.
+  Digest expected_crc32c;
+  Digest other_crc32c;
+  Digest expected_md5;
+  Digest other_md5;
+  bool md5_running = false;  // md5_context covers every byte fed.
+  std::uint8_t md5_context[kMd5ContextSize] = {};
+};
+
 // Expected digests and the running digests of one representation's body; 184 bytes on
 // x86-64, copyable. CRC-32C always runs (so a crc32c expectation that arrives late, with a resumed
 // part, still covers every byte); MD5 runs only when an md5 expectation exists before the
@@ -132,6 +150,13 @@ class IntegrityCheck {
   [[nodiscard]] std::uint64_t size() const { return size_; }
   // The CRC-32C of those bytes.
   [[nodiscard]] std::uint32_t crc32c() const { return crc_value_; }
+
+  // The whole check as plain values (see IntegrityState).
+  [[nodiscard]] IntegrityState state() const;
+  // Takes up a check saved by state(); false (and the check cleared) when `state` is not one
+  // state() can have made (a digest of the wrong algorithm or size, an MD5 byte count that
+  // is not `size`).
+  [[nodiscard]] bool restore(const IntegrityState& state);
 
   // Compares the digests of the bytes fed so far with the expectations. Changes nothing:
   // update() may continue after it.
