@@ -79,6 +79,40 @@ void expect_same(const TransferState& a, const TransferState& b) {
   EXPECT_EQ(a.wait_remaining, b.wait_remaining);
   EXPECT_EQ(a.release_wall_ms, b.release_wall_ms);
   EXPECT_EQ(a.saved_wall_ms, b.saved_wall_ms);
+  EXPECT_EQ(a.final_url(), b.final_url());
+  EXPECT_EQ(a.generation(), b.generation());
+  EXPECT_EQ(a.validator_is_etag, b.validator_is_etag);
+  if (a.kind == TransferKind::kDownload) {
+    EXPECT_EQ(a.integrity.expected_crc32c, b.integrity.expected_crc32c);
+    EXPECT_EQ(a.integrity.other_crc32c, b.integrity.other_crc32c);
+    EXPECT_EQ(a.integrity.expected_md5, b.integrity.expected_md5);
+    EXPECT_EQ(a.integrity.other_md5, b.integrity.other_md5);
+    EXPECT_EQ(a.integrity.md5_running, b.integrity.md5_running);
+    if (a.integrity.md5_running) {
+      EXPECT_EQ(0, std::memcmp(a.integrity.md5_context, b.integrity.md5_context,
+                               sizeof a.integrity.md5_context));
+    }
+  }
+}
+
+// A download's record with its integrity check: `body` delivered of a 1000-byte object
+// whose x-goog-hash announced both digests.
+TransferState download_sample(std::string_view body) {
+  TransferState s;
+  s.kind = TransferKind::kDownload;
+  EXPECT_TRUE(s.set_url("https://releases.example.test/fw/latest"));
+  EXPECT_TRUE(s.set_final_url("https://cdn.example.test/fw/1.2.3.bin"));
+  EXPECT_TRUE(s.set_validator("\"5d41402abc4b2a76b9719d911017c592\""));
+  EXPECT_TRUE(s.set_generation("1700000000123456"));
+  s.validator_is_etag = true;
+  s.total_size = 1000;
+  https::IntegrityCheck check;
+  EXPECT_TRUE(check.add_x_goog_hash("crc32c=yZRlqg==,md5=XrY7u+Ae7tCTyyK7j1rNww=="));
+  check.update(ConstBytes{reinterpret_cast<const std::uint8_t*>(body.data()), body.size()});
+  s.integrity = check.state();
+  s.delivered = body.size();
+  s.crc32c = check.crc32c();
+  return s;
 }
 
 TEST(TransferState, RoundTrips) {
@@ -102,6 +136,57 @@ TEST(TransferState, ADownloadRoundTripsToo) {
   TransferState back;
   ASSERT_EQ(decode(encode(s), &back), StateStatus::kOk);
   expect_same(s, back);
+}
+
+TEST(TransferState, ADownloadKeepsItsFinalUrlGenerationAndIntegrityCheck) {
+  const TransferState s = download_sample("hello");
+  const std::vector<std::uint8_t> bytes = encode(s);
+  TransferState back;
+  ASSERT_EQ(decode(bytes, &back), StateStatus::kOk);
+  expect_same(s, back);
+  // The restored check goes on where the saved one stopped: " world" completes "hello world".
+  https::IntegrityCheck check;
+  ASSERT_TRUE(check.restore(back.integrity));
+  check.update(ConstBytes{reinterpret_cast<const std::uint8_t*>(" world"), 6});
+  EXPECT_EQ(check.finish().status, https::IntegrityStatus::kMatch);
+  std::printf("state record of a download with its integrity check: %zu bytes\n", bytes.size());
+}
+
+TEST(TransferState, TheLongestDownloadRecordFitsTheBound) {
+  TransferState s = download_sample(std::string(63, 'x'));
+  ASSERT_TRUE(s.set_url(std::string(kMaxStateUrl, 'u')));
+  ASSERT_TRUE(s.set_final_url(std::string(kMaxStateUrl, 'f')));
+  ASSERT_TRUE(s.set_validator(std::string(kMaxStateValidator, 'v')));
+  ASSERT_TRUE(s.set_generation(std::string(kMaxStateGeneration, '9')));
+  ASSERT_TRUE(s.set_session_uri(std::string(kMaxStateSessionUri, 's')));
+  s.integrity.other_crc32c = https::Digest::crc32c(1);
+  const std::uint8_t md5[16] = {1};
+  s.integrity.other_md5 = https::Digest::md5(md5);
+  s.total_size = UINT64_MAX;
+  s.retries = UINT32_MAX;
+  s.wait_remaining = Millis(24 * 3600 * 1000);
+  s.release_wall_ms = s.saved_wall_ms = INT64_MIN;
+  const std::vector<std::uint8_t> bytes = encode(s);
+  EXPECT_LE(bytes.size(), kMaxStateBytes);
+  TransferState back;
+  ASSERT_EQ(decode(bytes, &back), StateStatus::kOk);
+  expect_same(s, back);
+}
+
+TEST(TransferState, ADownloadWhoseCheckCannotBeTakenUpIsRefused) {
+  // A CRC-32C announced but the running one missing.
+  TransferState s = download_sample("hello");
+  s.crc32c.reset();
+  TransferState back;
+  EXPECT_EQ(decode(encode(s), &back), StateStatus::kInvalid);
+  // An MD5 context that has seen other bytes than the delivered ones.
+  s = download_sample("hello");
+  s.delivered = 6;
+  EXPECT_EQ(decode(encode(s), &back), StateStatus::kInvalid);
+  // A generation that is not a number.
+  s = download_sample("hello");
+  ASSERT_TRUE(s.set_generation("12x"));
+  EXPECT_EQ(decode(encode(s), &back), StateStatus::kInvalid);
 }
 
 TEST(TransferState, TheLongestRecordFitsTheBound) {

@@ -9,6 +9,9 @@
 PB_BIND(stepback_pb_transfer_RetryState, stepback_pb_transfer_RetryState, AUTO)
 
 
+PB_BIND(stepback_pb_transfer_IntegrityState, stepback_pb_transfer_IntegrityState, AUTO)
+
+
 PB_BIND(stepback_pb_transfer_TransferState, stepback_pb_transfer_TransferState, 2)
 
 

@@ -27,6 +27,24 @@ typedef struct _stepback_pb_transfer_RetryState {
     int64_t release_wall_ms; /* When that wait ends, in ms since the Unix epoch. */
 } stepback_pb_transfer_RetryState;
 
+typedef PB_BYTES_ARRAY_T(4) stepback_pb_transfer_IntegrityState_expected_crc32c_t;
+typedef PB_BYTES_ARRAY_T(4) stepback_pb_transfer_IntegrityState_other_crc32c_t;
+typedef PB_BYTES_ARRAY_T(16) stepback_pb_transfer_IntegrityState_expected_md5_t;
+typedef PB_BYTES_ARRAY_T(16) stepback_pb_transfer_IntegrityState_other_md5_t;
+typedef PB_BYTES_ARRAY_T(88) stepback_pb_transfer_IntegrityState_md5_context_t;
+/* A download's integrity check over the bytes delivered so far (https::IntegrityState): the
+ running digests and what the server announced, so that a later process checks the whole
+ object without reading the delivered bytes again. The running CRC-32C is
+ TransferState.crc32c. */
+typedef struct _stepback_pb_transfer_IntegrityState {
+    stepback_pb_transfer_IntegrityState_expected_crc32c_t expected_crc32c; /* 4 bytes big-endian; empty: none announced. */
+    stepback_pb_transfer_IntegrityState_other_crc32c_t other_crc32c; /* A second, different announcement; empty: none. */
+    stepback_pb_transfer_IntegrityState_expected_md5_t expected_md5; /* 16 bytes; empty: none announced. */
+    stepback_pb_transfer_IntegrityState_other_md5_t other_md5;
+    bool md5_running; /* md5_context covers every delivered byte. */
+    stepback_pb_transfer_IntegrityState_md5_context_t md5_context; /* MD5's state, byte count and pending block, 88 bytes. */
+} stepback_pb_transfer_IntegrityState;
+
 typedef struct _stepback_pb_transfer_TransferState {
     stepback_pb_transfer_TransferState_Kind kind;
     char url[1025]; /* Upload: the initiation URL; download: the object's URL. */
@@ -41,6 +59,11 @@ typedef struct _stepback_pb_transfer_TransferState {
     stepback_pb_transfer_RetryState retry;
     uint64_t chunk_size; /* Upload: bytes per chunk. */
     int64_t saved_wall_ms; /* When the record was written, in ms since the Unix epoch. */
+    char final_url[1025]; /* Download: the URL the redirects led to (the bytes' source). */
+    char generation[21]; /* Download: Cloud Storage's x-goog-generation of the bytes. */
+    bool validator_is_etag; /* Download: the validator is an ETag, not a Last-Modified date. */
+    bool has_integrity;
+    stepback_pb_transfer_IntegrityState integrity; /* Download: the check over the delivered bytes. */
 } stepback_pb_transfer_TransferState;
 
 
@@ -54,19 +77,28 @@ extern "C" {
 #define _stepback_pb_transfer_TransferState_Kind_ARRAYSIZE ((stepback_pb_transfer_TransferState_Kind)(stepback_pb_transfer_TransferState_Kind_DOWNLOAD+1))
 
 
+
 #define stepback_pb_transfer_TransferState_kind_ENUMTYPE stepback_pb_transfer_TransferState_Kind
 
 
 /* Initializer values for message structs */
 #define stepback_pb_transfer_RetryState_init_default {0, 0, 0}
-#define stepback_pb_transfer_TransferState_init_default {_stepback_pb_transfer_TransferState_Kind_MIN, "", "", 0, 0, 0, 0, "", 0, false, stepback_pb_transfer_RetryState_init_default, 0, 0}
+#define stepback_pb_transfer_IntegrityState_init_default {{0, {0}}, {0, {0}}, {0, {0}}, {0, {0}}, 0, {0, {0}}}
+#define stepback_pb_transfer_TransferState_init_default {_stepback_pb_transfer_TransferState_Kind_MIN, "", "", 0, 0, 0, 0, "", 0, false, stepback_pb_transfer_RetryState_init_default, 0, 0, "", "", 0, false, stepback_pb_transfer_IntegrityState_init_default}
 #define stepback_pb_transfer_RetryState_init_zero {0, 0, 0}
-#define stepback_pb_transfer_TransferState_init_zero {_stepback_pb_transfer_TransferState_Kind_MIN, "", "", 0, 0, 0, 0, "", 0, false, stepback_pb_transfer_RetryState_init_zero, 0, 0}
+#define stepback_pb_transfer_IntegrityState_init_zero {{0, {0}}, {0, {0}}, {0, {0}}, {0, {0}}, 0, {0, {0}}}
+#define stepback_pb_transfer_TransferState_init_zero {_stepback_pb_transfer_TransferState_Kind_MIN, "", "", 0, 0, 0, 0, "", 0, false, stepback_pb_transfer_RetryState_init_zero, 0, 0, "", "", 0, false, stepback_pb_transfer_IntegrityState_init_zero}
 
 /* Field tags (for use in manual encoding/decoding) */
 #define stepback_pb_transfer_RetryState_retries_tag 1
 #define stepback_pb_transfer_RetryState_wait_remaining_ms_tag 2
 #define stepback_pb_transfer_RetryState_release_wall_ms_tag 3
+#define stepback_pb_transfer_IntegrityState_expected_crc32c_tag 1
+#define stepback_pb_transfer_IntegrityState_other_crc32c_tag 2
+#define stepback_pb_transfer_IntegrityState_expected_md5_tag 3
+#define stepback_pb_transfer_IntegrityState_other_md5_tag 4
+#define stepback_pb_transfer_IntegrityState_md5_running_tag 5
+#define stepback_pb_transfer_IntegrityState_md5_context_tag 6
 #define stepback_pb_transfer_TransferState_kind_tag 1
 #define stepback_pb_transfer_TransferState_url_tag 2
 #define stepback_pb_transfer_TransferState_session_uri_tag 3
@@ -79,6 +111,10 @@ extern "C" {
 #define stepback_pb_transfer_TransferState_retry_tag 10
 #define stepback_pb_transfer_TransferState_chunk_size_tag 11
 #define stepback_pb_transfer_TransferState_saved_wall_ms_tag 12
+#define stepback_pb_transfer_TransferState_final_url_tag 13
+#define stepback_pb_transfer_TransferState_generation_tag 14
+#define stepback_pb_transfer_TransferState_validator_is_etag_tag 15
+#define stepback_pb_transfer_TransferState_integrity_tag 16
 
 /* Struct field encoding specification for nanopb */
 #define stepback_pb_transfer_RetryState_FIELDLIST(X, a) \
@@ -87,6 +123,16 @@ X(a, STATIC,   SINGULAR, UINT64,   wait_remaining_ms,   2) \
 X(a, STATIC,   SINGULAR, INT64,    release_wall_ms,   3)
 #define stepback_pb_transfer_RetryState_CALLBACK NULL
 #define stepback_pb_transfer_RetryState_DEFAULT NULL
+
+#define stepback_pb_transfer_IntegrityState_FIELDLIST(X, a) \
+X(a, STATIC,   SINGULAR, BYTES,    expected_crc32c,   1) \
+X(a, STATIC,   SINGULAR, BYTES,    other_crc32c,      2) \
+X(a, STATIC,   SINGULAR, BYTES,    expected_md5,      3) \
+X(a, STATIC,   SINGULAR, BYTES,    other_md5,         4) \
+X(a, STATIC,   SINGULAR, BOOL,     md5_running,       5) \
+X(a, STATIC,   SINGULAR, BYTES,    md5_context,       6)
+#define stepback_pb_transfer_IntegrityState_CALLBACK NULL
+#define stepback_pb_transfer_IntegrityState_DEFAULT NULL
 
 #define stepback_pb_transfer_TransferState_FIELDLIST(X, a) \
 X(a, STATIC,   SINGULAR, UENUM,    kind,              1) \
@@ -100,33 +146,44 @@ X(a, STATIC,   SINGULAR, STRING,   validator,         8) \
 X(a, STATIC,   SINGULAR, UINT64,   delivered,         9) \
 X(a, STATIC,   OPTIONAL, MESSAGE,  retry,            10) \
 X(a, STATIC,   SINGULAR, UINT64,   chunk_size,       11) \
-X(a, STATIC,   SINGULAR, INT64,    saved_wall_ms,    12)
+X(a, STATIC,   SINGULAR, INT64,    saved_wall_ms,    12) \
+X(a, STATIC,   SINGULAR, STRING,   final_url,        13) \
+X(a, STATIC,   SINGULAR, STRING,   generation,       14) \
+X(a, STATIC,   SINGULAR, BOOL,     validator_is_etag,  15) \
+X(a, STATIC,   OPTIONAL, MESSAGE,  integrity,        16)
 #define stepback_pb_transfer_TransferState_CALLBACK NULL
 #define stepback_pb_transfer_TransferState_DEFAULT NULL
 #define stepback_pb_transfer_TransferState_retry_MSGTYPE stepback_pb_transfer_RetryState
+#define stepback_pb_transfer_TransferState_integrity_MSGTYPE stepback_pb_transfer_IntegrityState
 
 extern const pb_msgdesc_t stepback_pb_transfer_RetryState_msg;
+extern const pb_msgdesc_t stepback_pb_transfer_IntegrityState_msg;
 extern const pb_msgdesc_t stepback_pb_transfer_TransferState_msg;
 
 /* Defines for backwards compatibility with code written before nanopb-0.4.0 */
 #define stepback_pb_transfer_RetryState_fields &stepback_pb_transfer_RetryState_msg
+#define stepback_pb_transfer_IntegrityState_fields &stepback_pb_transfer_IntegrityState_msg
 #define stepback_pb_transfer_TransferState_fields &stepback_pb_transfer_TransferState_msg
 
 /* Maximum encoded size of messages (where known) */
 #define STEPBACK_TRANSFER_STEPBACK_TRANSFER_STATE_PB_H_MAX_SIZE stepback_pb_transfer_TransferState_size
+#define stepback_pb_transfer_IntegrityState_size 140
 #define stepback_pb_transfer_RetryState_size     28
-#define stepback_pb_transfer_TransferState_size  3335
+#define stepback_pb_transfer_TransferState_size  4530
 
 /* Mapping from canonical names (mangle_names or overridden package name) */
 #define stepback_transfer_RetryState stepback_pb_transfer_RetryState
+#define stepback_transfer_IntegrityState stepback_pb_transfer_IntegrityState
 #define stepback_transfer_TransferState stepback_pb_transfer_TransferState
 #define stepback_transfer_TransferState_Kind stepback_pb_transfer_TransferState_Kind
 #define _stepback_transfer_TransferState_Kind_MIN _stepback_pb_transfer_TransferState_Kind_MIN
 #define _stepback_transfer_TransferState_Kind_MAX _stepback_pb_transfer_TransferState_Kind_MAX
 #define _stepback_transfer_TransferState_Kind_ARRAYSIZE _stepback_pb_transfer_TransferState_Kind_ARRAYSIZE
 #define stepback_transfer_RetryState_init_default stepback_pb_transfer_RetryState_init_default
+#define stepback_transfer_IntegrityState_init_default stepback_pb_transfer_IntegrityState_init_default
 #define stepback_transfer_TransferState_init_default stepback_pb_transfer_TransferState_init_default
 #define stepback_transfer_RetryState_init_zero stepback_pb_transfer_RetryState_init_zero
+#define stepback_transfer_IntegrityState_init_zero stepback_pb_transfer_IntegrityState_init_zero
 #define stepback_transfer_TransferState_init_zero stepback_pb_transfer_TransferState_init_zero
 
 #ifdef __cplusplus

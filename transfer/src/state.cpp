@@ -31,7 +31,9 @@ static_assert(kMaxStateBytes == kHeaderBytes + stepback_pb_transfer_TransferStat
               "kMaxStateBytes must follow the generated message's bound");
 static_assert(sizeof(Message{}.url) == kMaxStateUrl + 1 &&
                   sizeof(Message{}.session_uri) == kMaxStateSessionUri + 1 &&
-                  sizeof(Message{}.validator) == kMaxStateValidator + 1,
+                  sizeof(Message{}.validator) == kMaxStateValidator + 1 &&
+                  sizeof(Message{}.final_url) == kMaxStateUrl + 1 &&
+                  sizeof(Message{}.generation) == kMaxStateGeneration + 1,
               "the .options bounds and state.hpp's must agree");
 
 void put_u16(std::uint8_t* p, std::uint16_t v) {
@@ -80,11 +82,39 @@ bool consistent(const Message& m) {
       return m.session_uri[0] != '\0' && m.chunk_size > 0 && m.chunk_size % kGranularity == 0 &&
              m.committed <= m.total_size;
     case stepback_pb_transfer_TransferState_Kind_DOWNLOAD:
-      return m.total_size == 0 || m.delivered <= m.total_size;
+      // The running CRC-32C is the record's crc32c: an announced one needs it.
+      if (m.has_integrity && m.integrity.expected_crc32c.size != 0 && !m.has_crc32c) return false;
+      return (m.total_size == 0 || m.delivered <= m.total_size) &&
+             std::string_view(m.generation).find_first_not_of("0123456789") ==
+                 std::string_view::npos;
     default:
       break;
   }
   return false;
+}
+
+// A digest field of the record: the digest's bytes (CRC-32C big-endian), or empty for none.
+template <typename Field>
+void put_digest(Field* field, const https::Digest& d) {
+  static_assert(sizeof field->bytes >= https::kCrc32cDigestSize);
+  const std::size_t n = d.size <= sizeof field->bytes ? d.size : 0;
+  std::memcpy(field->bytes, d.bytes, n);
+  field->size = static_cast<decltype(field->size)>(n);
+}
+
+// The digest of `algorithm` a record's field holds; false for a length that is neither
+// empty nor the algorithm's.
+template <typename Field>
+bool get_digest(const Field& field, https::HashAlgorithm algorithm, https::Digest* out) {
+  *out = https::Digest();
+  if (field.size == 0) return true;
+  const std::size_t want =
+      algorithm == https::HashAlgorithm::kCrc32c ? https::kCrc32cDigestSize : https::kMd5DigestSize;
+  if (field.size != want) return false;
+  out->algorithm = algorithm;
+  out->size = static_cast<std::uint8_t>(want);
+  std::memcpy(out->bytes, field.bytes, want);
+  return true;
 }
 
 bool assign(char* field, std::size_t bound, std::size_t* size, std::string_view text) {
@@ -125,6 +155,12 @@ bool TransferState::set_session_uri(std::string_view uri) {
 bool TransferState::set_validator(std::string_view validator) {
   return assign(validator_, sizeof validator_, &validator_size_, validator);
 }
+bool TransferState::set_final_url(std::string_view url) {
+  return assign(final_url_, sizeof final_url_, &final_url_size_, url);
+}
+bool TransferState::set_generation(std::string_view generation) {
+  return assign(generation_, sizeof generation_, &generation_size_, generation);
+}
 
 StateStatus encode_state(const TransferState& state, https::MutableBytes out,
                          std::size_t* written) {
@@ -147,6 +183,23 @@ StateStatus encode_state(const TransferState& state, https::MutableBytes out,
   m.retry.wait_remaining_ms = state.wait_remaining.count();
   m.retry.release_wall_ms = state.release_wall_ms;
   m.saved_wall_ms = state.saved_wall_ms;
+  if (state.kind == TransferKind::kDownload) {
+    put_text(m.final_url, state.final_url());
+    put_text(m.generation, state.generation());
+    m.validator_is_etag = state.validator_is_etag;
+    const https::IntegrityState& i = state.integrity;
+    m.has_integrity = true;
+    put_digest(&m.integrity.expected_crc32c, i.expected_crc32c);
+    put_digest(&m.integrity.other_crc32c, i.other_crc32c);
+    put_digest(&m.integrity.expected_md5, i.expected_md5);
+    put_digest(&m.integrity.other_md5, i.other_md5);
+    m.integrity.md5_running = i.md5_running;
+    if (i.md5_running) {
+      static_assert(sizeof m.integrity.md5_context.bytes == https::kMd5ContextSize);
+      std::memcpy(m.integrity.md5_context.bytes, i.md5_context, https::kMd5ContextSize);
+      m.integrity.md5_context.size = https::kMd5ContextSize;
+    }
+  }
   pb_ostream_t stream =
       pb_ostream_from_buffer(out.data + kHeaderBytes, out.size - kHeaderBytes - kCrcBytes);
   if (!pb_encode(&stream, stepback_pb_transfer_TransferState_fields, &m)) {
@@ -187,6 +240,29 @@ StateStatus decode_state(https::ConstBytes in, TransferState* out) {
     return StateStatus::kCorrupt;
   }
   if (!consistent(m)) return StateStatus::kInvalid;
+  https::IntegrityState integrity;
+  if (m.has_integrity) {
+    const auto& i = m.integrity;
+    if (!get_digest(i.expected_crc32c, https::HashAlgorithm::kCrc32c, &integrity.expected_crc32c) ||
+        !get_digest(i.other_crc32c, https::HashAlgorithm::kCrc32c, &integrity.other_crc32c) ||
+        !get_digest(i.expected_md5, https::HashAlgorithm::kMd5, &integrity.expected_md5) ||
+        !get_digest(i.other_md5, https::HashAlgorithm::kMd5, &integrity.other_md5) ||
+        (i.md5_running && i.md5_context.size != https::kMd5ContextSize)) {
+      return StateStatus::kInvalid;
+    }
+    integrity.md5_running = i.md5_running;
+    if (i.md5_running)
+      std::memcpy(integrity.md5_context, i.md5_context.bytes, https::kMd5ContextSize);
+  }
+  integrity.size = m.delivered;
+  integrity.crc32c = m.crc32c;
+  // Whether the check can be taken up is the Client's to say (IntegrityCheck::restore());
+  // a record whose check could not is refused here already.
+  if (https::IntegrityCheck probe;
+      raw_kind(m) == stepback_pb_transfer_TransferState_Kind_DOWNLOAD &&
+      !probe.restore(integrity)) {
+    return StateStatus::kInvalid;
+  }
   TransferState& s = *out;
   s.kind = raw_kind(m) == stepback_pb_transfer_TransferState_Kind_UPLOAD ? TransferKind::kUpload
                                                                          : TransferKind::kDownload;
@@ -203,6 +279,10 @@ StateStatus decode_state(https::ConstBytes in, TransferState* out) {
   s.wait_remaining = Millis(m.has_retry ? m.retry.wait_remaining_ms : 0);
   s.release_wall_ms = m.has_retry ? m.retry.release_wall_ms : 0;
   s.saved_wall_ms = m.saved_wall_ms;
+  (void)s.set_final_url(m.final_url);
+  (void)s.set_generation(m.generation);
+  s.validator_is_etag = m.validator_is_etag;
+  s.integrity = integrity;
   return StateStatus::kOk;
 }
 

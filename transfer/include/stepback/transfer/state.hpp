@@ -16,6 +16,7 @@
 #include <string_view>
 
 #include "stepback/core/millis.hpp"
+#include "stepback/https/integrity/integrity.hpp"
 #include "stepback/https/types.hpp"
 
 namespace stepback::transfer {
@@ -24,10 +25,11 @@ namespace stepback::transfer {
 inline constexpr std::size_t kMaxStateUrl = 1024;
 inline constexpr std::size_t kMaxStateSessionUri = 2048;
 inline constexpr std::size_t kMaxStateValidator = 160;
+inline constexpr std::size_t kMaxStateGeneration = 20;
 // The record version this library writes; it reads this one and refuses newer ones.
 inline constexpr std::uint16_t kStateVersion = 1;
-// The largest record: the 12-byte header, the longest message (3335 bytes), the CRC.
-inline constexpr std::size_t kMaxStateBytes = 12 + 3335 + 4;
+// The largest record: the 12-byte header, the longest message (4530 bytes), the CRC.
+inline constexpr std::size_t kMaxStateBytes = 12 + 4530 + 4;
 
 enum class TransferKind : std::uint8_t { kUpload = 1, kDownload = 2 };
 
@@ -45,7 +47,7 @@ enum class StateStatus : std::uint8_t {
 // Lower-case words on `s`, for messages ("the record is cut short", ...).
 const char* describe(StateStatus s);
 
-// What a transfer needs to go on, in fixed storage (about 3.3 KiB).
+// What a transfer needs to go on, in fixed storage (about 4.6 KiB).
 class TransferState {
  public:
   TransferKind kind = TransferKind::kUpload;
@@ -60,20 +62,33 @@ class TransferState {
   Millis wait_remaining{};
   std::int64_t release_wall_ms = 0;
   std::int64_t saved_wall_ms = 0;  // When the record was made (ms since the Unix epoch).
+  // Download: whether validator() is an ETag (else a Last-Modified date), and the integrity
+  // check over the `delivered` bytes (integrity.size == delivered).
+  bool validator_is_etag = false;
+  https::IntegrityState integrity;
 
   // Setters copy; false (and nothing changed) when the text is longer than its bound.
   bool set_url(std::string_view url);
   bool set_session_uri(std::string_view uri);
   bool set_validator(std::string_view validator);
+  bool set_final_url(std::string_view url);
+  bool set_generation(std::string_view generation);
   std::string_view url() const { return std::string_view(url_, url_size_); }
   std::string_view session_uri() const { return std::string_view(session_, session_size_); }
   std::string_view validator() const { return std::string_view(validator_, validator_size_); }
+  // Download: the URL the redirects led to; Cloud Storage's generation of the bytes.
+  std::string_view final_url() const { return std::string_view(final_url_, final_url_size_); }
+  std::string_view generation() const { return std::string_view(generation_, generation_size_); }
 
  private:
   char url_[kMaxStateUrl] = {};
   char session_[kMaxStateSessionUri] = {};
   char validator_[kMaxStateValidator] = {};
+  char final_url_[kMaxStateUrl] = {};
+  char generation_[kMaxStateGeneration] = {};
   std::size_t url_size_ = 0;
+  std::size_t final_url_size_ = 0;
+  std::size_t generation_size_ = 0;
   std::size_t session_size_ = 0;
   std::size_t validator_size_ = 0;
 };
