@@ -30,6 +30,9 @@ inline constexpr DeviceProfile desktop = [] {
   p.polling.max_delay = Millis::seconds(60);
   p.polling.jitter = Jitter::kEqual;
   p.polling.total_deadline = Millis::seconds(1800);  // 30 minutes
+  // Downloads: a checkpoint every 1 MiB and at most every 2 s (a disk takes it in stride).
+  p.checkpoint.bytes = std::uint64_t{1} << 20;
+  p.checkpoint.interval = Millis::seconds(2);
   return p;
 }();
 static_assert(valid(desktop), "the desktop profile must be valid");

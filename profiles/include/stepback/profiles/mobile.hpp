@@ -31,6 +31,10 @@ inline constexpr DeviceProfile mobile = [] {
   p.polling.max_delay = Millis::seconds(60);
   p.polling.jitter = Jitter::kEqual;
   p.polling.total_deadline = Millis::seconds(1800);  // 30 minutes
+  // Downloads: a checkpoint every 1 MiB and at most every 5 s: each costs an fsync of the
+  // file and of the record on flash, and a phone link moves 1 MiB in seconds anyway.
+  p.checkpoint.bytes = std::uint64_t{1} << 20;
+  p.checkpoint.interval = Millis::seconds(5);
   return p;
 }();
 static_assert(valid(mobile), "the mobile profile must be valid");

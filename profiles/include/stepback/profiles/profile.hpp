@@ -5,6 +5,7 @@
 #define STEPBACK_PROFILES_PROFILE_HPP_
 
 #include "stepback/core/budget.hpp"
+#include "stepback/core/checkpoint.hpp"
 #include "stepback/core/millis.hpp"
 #include "stepback/core/policy.hpp"
 #include "stepback/core/polling.hpp"
@@ -21,13 +22,15 @@ struct DeviceProfile {
   Policy retry;
   Timeouts timeouts;
   BudgetConfig budget;
-  PollingPolicy polling;  // Between polls of a long-running operation (transfer::Operation).
+  PollingPolicy polling;        // Between polls of a long-running operation (transfer::Operation).
+  CheckpointPolicy checkpoint;  // How often a download's position is saved (transfer::Download).
+  std::uint8_t max_redirects = 5;  // Redirects one request follows (0: none).
 };
 
 // Whether every part of `p` is usable and its timeouts are positive.
 constexpr bool valid(const DeviceProfile& p) {
   return p.name != nullptr && p.name[0] != '\0' && valid(p.retry) && valid(p.budget) &&
-         valid(p.timeouts) && valid(p.polling);
+         valid(p.timeouts) && valid(p.polling) && valid(p.checkpoint);
 }
 
 }  // namespace stepback::profiles

@@ -1,0 +1,137 @@
+// Download: one GET whose position outlives the process, step-driven from the application's
+// main loop and allocation-free.
+//
+// The https::Client does the work of one request (retries, a cut body resumed with Range and
+// If-Range, redirects, integrity over every byte); the Download adds what spans processes: a
+// checkpoint (TransferState: URL, final URL, validator, generation, total, bytes delivered,
+// the running CRC-32C and MD5, the retry wait under way) handed to the application when the
+// CheckpointPolicy says one is due, and a start from such a record that asks only for the
+// bytes after it. The application keeps the bytes and the record (a file and a record written
+// atomically beside it, flash, NVS); it makes the delivered bytes durable before it stores a
+// record that counts them.
+#ifndef STEPBACK_TRANSFER_DOWNLOAD_HPP_
+#define STEPBACK_TRANSFER_DOWNLOAD_HPP_
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "stepback/core/checkpoint.hpp"
+#include "stepback/core/millis.hpp"
+#include "stepback/core/retry_machine.hpp"
+#include "stepback/core/timeouts.hpp"
+#include "stepback/https/client.hpp"
+#include "stepback/https/connector.hpp"
+#include "stepback/https/http/request_writer.hpp"
+#include "stepback/transfer/state.hpp"
+
+namespace stepback::transfer {
+
+// What the download needs from the main loop next: the Client's vocabulary.
+using DownloadNext = https::ClientNext;
+
+// What one download fetches; every view must outlive the download's use of it.
+struct DownloadSpec {
+  https::Url url;
+  std::string_view url_text;               // The URL as given (kept in the checkpoint).
+  const https::Header* headers = nullptr;  // Extra request fields (Authorization, ...).
+  std::size_t header_count = 0;
+  std::string_view user_agent;
+  std::string_view host;  // The Host value; empty: the URL's.
+  // A record saved by an earlier download of the same URL whose first `delivered` bytes the
+  // sink holds; null: from byte 0. Its retry wait under way is waited out first (the earlier
+  // of the time that was left and its wall-clock end, see remaining_wait()).
+  const TransferState* resume = nullptr;
+};
+
+// Receives a due checkpoint, synchronously from step(): make the sink's first
+// state.delivered bytes durable (fflush and fsync a file), then store the record (write,
+// fsync, rename). Return false when that failed; the download goes on and tries again at the
+// next one.
+struct CheckpointSink {
+  bool (*save)(void* context, const TransferState& state) = nullptr;
+  void* context = nullptr;
+};
+
+// Everything a Download is configured with besides its connector and retry context.
+struct DownloadOptions {
+  https::ClientOptions client;  // Buffers, body sink, events, wall clock, credentials, limits.
+  CheckpointPolicy checkpoint;
+  CheckpointSink checkpoints;  // None: no checkpoints are made.
+};
+
+// One download. Not copyable; everything it is given must outlive it.
+class Download {
+ public:
+  // A download whose request goes through `connector`, retried per `context`.
+  Download(https::Connector& connector, const RetryContext& context,
+           const DownloadOptions& options);
+  // A temporary context would dangle.
+  Download(https::Connector& connector, RetryContext&& context,
+           const DownloadOptions& options) = delete;
+  Download(const Download&) = delete;
+  Download& operator=(const Download&) = delete;
+
+  // Prepares `spec`. kInvalidArgument for a bad request, or a resume record that is not a
+  // download of this URL or cannot be taken up (see https::Client::start); the message()
+  // says which.
+  [[nodiscard]] https::Status start(const DownloadSpec& spec);
+  // Advances the download at `now` (monotonic), doing bounded work (and a checkpoint when one
+  // is due).
+  [[nodiscard]] DownloadNext step(Millis now);
+  // Ends the download with Outcome::kCancelled after a last checkpoint (a Ctrl-C, an app
+  // going to the background for good).
+  void cancel(Millis now);
+  // See https::Client::network_available.
+  void network_available(Millis now) { client_.network_available(now); }
+
+  // The result; meaningful after step() answered kDone.
+  const https::ClientResult& result() const { return client_.result(); }
+  // Words on why start() refused, "" when it did not.
+  const char* message() const { return message_; }
+  // Fills `state` with where the download stands at `now` (monotonic) and `wall_now` (ms since
+  // the Unix epoch); false when the URL does not fit the record.
+  bool save(TransferState* state, Millis now, Millis wall_now) const;
+  // Bytes of the representation the sink holds (resumed ones included).
+  std::uint64_t delivered() const { return client_.delivered(); }
+  // Bytes delivered when the download started (from the resume record).
+  std::uint64_t resumed_from() const { return resumed_from_; }
+  // Checkpoints handed to the sink, and how many of those it stored.
+  std::uint32_t checkpoints() const { return checkpoints_; }
+  std::uint32_t checkpoints_stored() const { return stored_; }
+  // The request's Client (connections(), refetched(), expected_size(), ...).
+  const https::Client& client() const { return client_; }
+
+ private:
+  // Hands the sink a checkpoint at `now`.
+  void checkpoint(Millis now);
+  bool due(Millis now) const;
+  static void on_client_event(void* self, const https::ClientEvent& event);
+
+  DownloadOptions options_;
+  https::EventSink app_events_;
+  https::Client client_;
+  https::RequestSpec request_;
+  std::string_view url_text_;
+  const char* message_ = "";
+  std::uint64_t resumed_from_ = 0;
+  std::uint64_t saved_delivered_ = 0;  // delivered() at the last checkpoint.
+  Millis saved_at_{};                  // When the last checkpoint was made.
+  Millis resume_wait_end_{};           // The restored wait, served before the first attempt.
+  // The wait under way, for the checkpoint: the retry number of the attempt after it and when
+  // it ends.
+  std::uint32_t retries_ = 0;
+  Millis wait_end_{};
+  bool waiting_ = false;
+  bool wait_checkpoint_due_ = false;  // A backoff wait began: save before sleeping through it.
+  bool started_ = false;
+  bool done_ = false;
+  std::uint32_t checkpoints_ = 0;
+  std::uint32_t stored_ = 0;
+  Millis now_{};
+};
+
+}  // namespace stepback::transfer
+
+#endif  // STEPBACK_TRANSFER_DOWNLOAD_HPP_

@@ -1,0 +1,163 @@
+#include "stepback/transfer/download.hpp"
+
+namespace stepback::transfer {
+
+Download::Download(https::Connector& connector, const RetryContext& context,
+                   const DownloadOptions& options)
+    : options_(options), app_events_(options.client.events), client_(connector, context, [&] {
+        https::ClientOptions o = options.client;
+        o.events = https::EventSink{&Download::on_client_event, this};
+        return o;
+      }()) {}
+
+https::Status Download::start(const DownloadSpec& spec) {
+  message_ = "";
+  request_ = https::RequestSpec{};
+  request_.head.method = "GET";
+  request_.head.url = spec.url;
+  request_.head.user_agent = spec.user_agent;
+  request_.head.host = spec.host;
+  request_.head.headers = spec.headers;
+  request_.head.header_count = spec.header_count;
+  url_text_ = spec.url_text;
+  resumed_from_ = saved_delivered_ = 0;
+  retries_ = 0;
+  waiting_ = wait_checkpoint_due_ = started_ = done_ = false;
+  resume_wait_end_ = Millis{};
+  checkpoints_ = stored_ = 0;
+  if (spec.resume == nullptr) return client_.start(request_);
+  const TransferState& r = *spec.resume;
+  if (r.kind != TransferKind::kDownload) {
+    message_ = "the record is not a download's";
+    return https::Status::kInvalidArgument;
+  }
+  if (r.url() != spec.url_text) {
+    message_ = "the record belongs to another URL";
+    return https::Status::kInvalidArgument;
+  }
+  https::BodyResume resume;
+  resume.offset = r.delivered;
+  resume.validator = r.validator();
+  resume.validator_is_etag = r.validator_is_etag;
+  // The generation pins the object the bytes came from; it is asked of the URL they came
+  // from, not of a redirector in front of it.
+  if (r.final_url() == r.url()) resume.generation = r.generation();
+  if (r.total_size > 0) resume.total = r.total_size;
+  resume.integrity = r.integrity;
+  resume.integrity.size = r.delivered;
+  resume.integrity.crc32c = r.crc32c.value_or(0);
+  const https::Status s = client_.start(request_, resume);
+  if (s != https::Status::kOk) {
+    message_ = "the record cannot be taken up (its validator or integrity check is malformed)";
+    return s;
+  }
+  // The retry loop starts afresh in this process (the Client's); the wait under way is not
+  // cut short by the restart.
+  resumed_from_ = saved_delivered_ = r.delivered;
+  // Served at the first step, from the monotonic clock of this process.
+  resume_wait_end_ = r.wait_remaining;
+  return https::Status::kOk;
+}
+
+DownloadNext Download::step(Millis now) {
+  now_ = now;
+  if (!started_) {
+    started_ = true;
+    saved_at_ = now;
+    resume_wait_end_ = now + resume_wait_end_;
+  }
+  if (now < resume_wait_end_) return DownloadNext::wait_until(resume_wait_end_);
+  DownloadNext next = client_.step(now);
+  if (next.kind == DownloadNext::Kind::kDone) {
+    if (!done_) {
+      done_ = true;
+      // A download that did not finish leaves where it stood; one that did needs no record.
+      if (client_.result().outcome != Outcome::kSuccess) checkpoint(now);
+    }
+    return next;
+  }
+  if (wait_checkpoint_due_ || due(now)) checkpoint(now);
+  return next;
+}
+
+void Download::cancel(Millis now) {
+  if (!done_ && started_) checkpoint(now);
+  done_ = true;
+  client_.cancel();
+}
+
+bool Download::due(Millis now) const {
+  if (options_.checkpoints.save == nullptr) return false;
+  const std::uint64_t delivered = client_.delivered();
+  return delivered > saved_delivered_ &&
+         delivered - saved_delivered_ >= options_.checkpoint.bytes &&
+         now - saved_at_ >= options_.checkpoint.interval;
+}
+
+void Download::checkpoint(Millis now) {
+  wait_checkpoint_due_ = false;
+  if (options_.checkpoints.save == nullptr || options_.client.wall_now == nullptr) return;
+  TransferState state;
+  if (!save(&state, now, options_.client.wall_now())) return;
+  ++checkpoints_;
+  saved_at_ = now;
+  saved_delivered_ = client_.delivered();
+  if (options_.checkpoints.save(options_.checkpoints.context, state)) ++stored_;
+}
+
+bool Download::save(TransferState* state, Millis now, Millis wall_now) const {
+  TransferState& s = *state;
+  s = TransferState{};
+  s.kind = TransferKind::kDownload;
+  if (!s.set_url(url_text_)) return false;
+  // No redirects are followed yet: the bytes come from the URL asked for.
+  (void)s.set_final_url(url_text_);
+  https::IntegrityState integrity = client_.integrity_state();
+  // Without an announced digest the Client runs no digests: nothing to carry but the count.
+  if (integrity.expected_crc32c.size == 0 && integrity.expected_md5.size == 0) {
+    integrity = https::IntegrityState{};
+    integrity.size = client_.delivered();
+  }
+  s.delivered = client_.delivered();
+  s.total_size = client_.expected_size().value_or(0);
+  // A validator that does not fit is left out: the next run then fetches the body whole
+  // rather than trusting bytes it cannot pin.
+  if (!s.set_validator(client_.validator())) s.delivered = 0;
+  (void)s.set_generation(client_.generation());
+  s.validator_is_etag = client_.validator_is_etag();
+  if (s.delivered > 0 && integrity.size == s.delivered) {
+    s.integrity = integrity;
+    s.crc32c = integrity.crc32c;
+  } else {
+    s.delivered = 0;
+  }
+  s.retries = retries_;
+  const auto wall =
+      static_cast<std::int64_t>(wall_now.count() > INT64_MAX ? INT64_MAX : wall_now.count());
+  s.saved_wall_ms = wall;
+  if (waiting_ && wait_end_ > now) {
+    s.wait_remaining = wait_end_ - now;
+    s.release_wall_ms = wall + static_cast<std::int64_t>(s.wait_remaining.count());
+  }
+  return true;
+}
+
+void Download::on_client_event(void* self, const https::ClientEvent& event) {
+  auto* d = static_cast<Download*>(self);
+  switch (event.kind) {
+    case https::ClientEvent::Kind::kWait:
+      d->waiting_ = true;
+      d->wait_end_ = event.at + event.wait;
+      d->retries_ = event.attempt;  // The attempt after the wait is retry number `attempt`.
+      d->wait_checkpoint_due_ = true;
+      break;
+    case https::ClientEvent::Kind::kAttempt:
+      d->waiting_ = false;
+      break;
+    default:
+      break;
+  }
+  if (d->app_events_.on_event != nullptr) d->app_events_.on_event(d->app_events_.context, event);
+}
+
+}  // namespace stepback::transfer
