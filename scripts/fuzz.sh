@@ -24,6 +24,7 @@
 #   operation_json         the Operation JSON reader
 #   retry_after            parse_http_date() and parse_retry_after()
 #   url                    parse_url()
+#   redirect               resolve_location() against RFC 3986's text, and decide_redirect()
 #   retry_info             the RetryInfo readers (protobuf and JSON) and parse_duration_string()
 #   content_range          a 206's Content-Range and a 308's Range
 #   x_goog_hash            x-goog-hash and Content-MD5, and the upload's metadata JSON scan
@@ -44,6 +45,7 @@ targets=(
   "operation_json tests/fuzz/operation_json_fuzz tests/fuzz/corpus/operation"
   "retry_after tests/fuzz/retry_after_fuzz tests/fuzz/corpus/retry_after"
   "url tests/fuzz/url_fuzz tests/fuzz/corpus/url"
+  "redirect tests/fuzz/redirect_fuzz tests/fuzz/corpus/redirect"
   "retry_info tests/fuzz/retry_info_fuzz tests/fuzz/corpus/retry_info"
   "content_range tests/fuzz/content_range_fuzz tests/fuzz/corpus/content_range"
   "x_goog_hash tests/fuzz/x_goog_hash_fuzz tests/fuzz/corpus/x_goog_hash"

@@ -36,6 +36,7 @@ allowed_skips=(
   "asan-ubsan core.core_alloc_free_test.AllocFree.* $heap_trap"
   "asan-ubsan https.trust_store_test.TrustStoreTest.LookupsUseNoHeap $heap_trap"
   "asan-ubsan https.integrity_test.IntegrityCheck.MakesNoHeapCalls $heap_trap"
+  "asan-ubsan https.redirect_test.ResolveLocation.MakesNoHeapCalls $heap_trap"
   "asan-ubsan integration.HeapFreeTest.* $heap_trap"
   "asan-ubsan integration.TrustStoreGetTest.VerifiedRequestThroughTheStoreMakesNoHeapCalls $heap_trap"
   "asan-ubsan integration.ResolverHeapTest.* $heap_trap"
