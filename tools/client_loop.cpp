@@ -73,6 +73,7 @@ int exit_code(const https::ClientResult& result, bool output_failed) {
       if (result.error == https::Status::kRestartRefused) return kExitNoSplice;
       if (result.error == https::Status::kTimeLimit) return kExitTimeLimit;
       if (result.error == https::Status::kIntegrity) return kExitIntegrity;
+      if (result.error == https::Status::kRedirect) return kExitRedirect;
       return result.error == https::Status::kTlsVerify ? kExitTlsVerify : kExitTransport;
     case Outcome::kNotIdempotent:
       // The last attempt either got an HTTP answer (error kOk) or failed in transport.
@@ -100,8 +101,15 @@ https::Status install_tls_arena() {
 }
 
 const https::ClientResult& run_client(https::Client& client, Reporter& reporter, LoopPeer* peer) {
+  run_steps(Stepper{[](void* c, Millis now) { return static_cast<https::Client*>(c)->step(now); },
+                    &client},
+            reporter, peer);
+  return client.result();
+}
+
+void run_steps(Stepper stepper, Reporter& reporter, LoopPeer* peer) {
   Millis now = platform::monotonic_now();
-  https::ClientNext next = client.step(now);
+  https::ClientNext next = stepper.step(stepper.context, now);
   while (next.kind != https::ClientNext::Kind::kDone) {
     pollfd fds[kMaxPollFds];
     std::size_t count = 0;
@@ -113,14 +121,16 @@ const https::ClientResult& run_client(https::Client& client, Reporter& reporter,
     if (peer != nullptr) count += peer->poll_fds(fds + count, kMaxPollFds - count);
     const int timeout = https::poll_timeout(next.at, now, longest_wait(reporter.wants_ticks()));
     // kWaitUntil with nothing else to watch is a plain sleep: poll(nullptr, 0, ms).
-    (void)::poll(count == 0 ? nullptr : fds, static_cast<nfds_t>(count), timeout);
+    // A signal (Ctrl-C) cuts the sleep short: the stepper is asked at once, to see it.
+    const bool interrupted =
+        ::poll(count == 0 ? nullptr : fds, static_cast<nfds_t>(count), timeout) < 0 &&
+        errno == EINTR;
     now = platform::monotonic_now();
     if (peer != nullptr) peer->serve(now);
     reporter.tick(now);
     const bool ready = client_polled && fds[0].revents != 0;
-    if (ready || now >= next.at) next = client.step(now);
+    if (ready || interrupted || now >= next.at) next = stepper.step(stepper.context, now);
   }
-  return client.result();
 }
 
 std::size_t tls_arena_bytes() { return kTlsArenaBytes; }

@@ -19,17 +19,19 @@ namespace stepback::tools {
 
 // Exit codes of `stepback get` and `stepback demo` (also in --help and the README).
 enum ExitCode : int {
-  kExitOk = 0,          // The final response was 1xx-3xx.
-  kExitInternal = 1,    // The TLS library could not be set up (arena, PSA, entropy).
-  kExitUsage = 2,       // A bad option, URL, method, header or CA file/directory.
-  kExitGaveUp = 3,      // Retrying stopped: retries, deadline, budget or server delay.
-  kExitHttpStatus = 4,  // The final response is an error status that is not retried.
-  kExitTlsVerify = 5,   // The server's certificate or host name did not verify.
-  kExitTransport = 6,   // Another transport or protocol failure that is not retried.
-  kExitLocalIo = 7,     // Reading the --data file or writing the output failed.
-  kExitNoSplice = 8,    // The body had to start over and the output (stdout) cannot.
-  kExitTimeLimit = 9,   // --max-time passed.
-  kExitIntegrity = 10,  // The body's digest differs from the one the server stated.
+  kExitOk = 0,             // The final response was 1xx-3xx.
+  kExitInternal = 1,       // The TLS library could not be set up (arena, PSA, entropy).
+  kExitUsage = 2,          // A bad option, URL, method, header or CA file/directory.
+  kExitGaveUp = 3,         // Retrying stopped: retries, deadline, budget or server delay.
+  kExitHttpStatus = 4,     // The final response is an error status that is not retried.
+  kExitTlsVerify = 5,      // The server's certificate or host name did not verify.
+  kExitTransport = 6,      // Another transport or protocol failure that is not retried.
+  kExitLocalIo = 7,        // Reading the --data file or writing the output failed.
+  kExitNoSplice = 8,       // The body had to start over and the output (stdout) cannot.
+  kExitTimeLimit = 9,      // --max-time passed.
+  kExitIntegrity = 10,     // The body's digest differs from the one the server stated.
+  kExitRedirect = 14,      // A redirect was not followed: a loop, too many, https to http.
+  kExitInterrupted = 130,  // SIGINT or SIGTERM ended a download (after a checkpoint).
 };
 
 // The exit code for a finished request; `output_failed` when writing the body failed.
@@ -73,8 +75,17 @@ class LoopPeer {
   ~LoopPeer() = default;
 };
 
-// Steps `client` (already start()ed) from a poll() loop until it is done, serving `peer` (may
-// be null) in the same loop and ticking `reporter`; returns the client's result.
+// Something the loop steps until it answers kDone: a Client, a transfer::Download.
+struct Stepper {
+  https::ClientNext (*step)(void* context, Millis now) = nullptr;
+  void* context = nullptr;
+};
+
+// Steps `stepper` (already started) from a poll() loop until it is done, serving `peer` (may
+// be null) in the same loop and ticking `reporter`.
+void run_steps(Stepper stepper, Reporter& reporter, LoopPeer* peer);
+
+// run_steps() over `client`; returns the client's result.
 const https::ClientResult& run_client(https::Client& client, Reporter& reporter, LoopPeer* peer);
 
 }  // namespace stepback::tools

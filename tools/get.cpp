@@ -14,6 +14,7 @@
 
 #include "args.hpp"
 #include "client_loop.hpp"
+#include "get_download.hpp"
 #include "get_operation.hpp"
 #include "request_flags.hpp"
 #include "stepback/core/budget.hpp"
@@ -65,6 +66,8 @@ struct GetOptions {
   std::size_t header_count = 0;
   std::optional<std::string_view> data;  // "@FILE" or the literal body.
   const char* output = nullptr;
+  const char* state = nullptr;                // --state FILE (with -o FILE)
+  std::optional<std::uint8_t> max_redirects;  // --max-redirs N; none: the profile's
   bool trace = false;
   bool operation = false;  // --operation: follow the Operation the request answers with.
   bool help = false;
@@ -151,6 +154,19 @@ std::optional<GetOptions> parse_get_args(int argc, char** argv, std::string* err
                    return true;
                  }),
       text_flag("-o", &o.output),
+      text_flag("--state", &o.state),
+      value_flag("--max-redirs", "expected a number of redirects, 0 to 50",
+                 [&o](std::string_view value, std::string*) {
+                   unsigned n = 0;
+                   if (value.empty() || value.size() > 2 ||
+                       value.find_first_not_of("0123456789") != std::string_view::npos) {
+                     return false;
+                   }
+                   for (const char c : value) n = n * 10 + static_cast<unsigned>(c - '0');
+                   if (n > 50) return false;
+                   o.max_redirects = static_cast<std::uint8_t>(n);
+                   return true;
+                 }),
       switch_flag("--operation", &o.operation),
       switch_flag("--trace", &o.trace),
   };
@@ -190,7 +206,8 @@ void print_get_usage(std::FILE* out) {
       "                        [--oauth2-bearer TOKEN | --token-file FILE]\n"
       "                        [--dns-servers IP[:PORT][,...]]\n"
       "                        [-X METHOD] [-H 'Name: value']... [--data @FILE|TEXT]\n"
-      "                        [-o FILE] [--operation] [--trace]\n"
+      "                        [-o FILE [--state FILE]] [--max-redirs N]\n"
+      "                        [--operation] [--trace]\n"
       "\n"
       "Makes one HTTPS (or http://) request and retries it with truncated exponential\n"
       "backoff per the device profile. The body goes to stdout (or FILE); progress goes to\n"
@@ -227,7 +244,17 @@ void print_get_usage(std::FILE* out) {
       "                       User-Agent replace the defaults ('User-Agent:' drops it)\n"
       "  --data @FILE|TEXT    the request body: FILE's bytes, or TEXT itself (sent as\n"
       "                       application/octet-stream unless -H sets a Content-Type)\n"
-      "  -o FILE              write the body to FILE.part, renamed to FILE on success only\n"
+      "  -o FILE              write the body to FILE.part, renamed to FILE on success only.\n"
+      "                       A GET keeps a checkpoint in FILE.part.state (every 1 MiB and\n"
+      "                       at most every %u s, before each wait, and on Ctrl-C): the same\n"
+      "                       command run again after a kill, crash or power cut goes on from\n"
+      "                       there with Range and If-Range, and checks the whole file's\n"
+      "                       digests; a changed object starts over\n"
+      "  --state FILE         keep that checkpoint in FILE instead (with -o FILE)\n"
+      "  --max-redirs N       follow at most N redirects (301, 302, 303, 307, 308; default\n"
+      "                       %u; 0: none). 303, and 301/302 after a POST, become a GET;\n"
+      "                       credentials never go to another origin; https to http, a loop\n"
+      "                       or one too many end the request (exit 14)\n"
       "  --operation          the request is a mutation that answers with a long-running\n"
       "                       Operation (Memorystore for Redis, ...): poll GET /v1/{name}\n"
       "                       until it is done, at the profile's polling pace (1 s, mobile\n"
@@ -242,7 +269,8 @@ void print_get_usage(std::FILE* out) {
       "  --help               print this help\n"
       "\n"
       "exit codes:\n"
-      "  0  success: the final response is 1xx, 2xx or 3xx (redirects are not followed)\n"
+      "  0  success: the final response is 1xx, 2xx or 3xx (a 3xx once redirects run out\n"
+      "     of Location, or with --max-redirs 0)\n"
       "  1  internal error: the TLS library could not be set up\n"
       "  2  usage error: bad option, URL, method, header, or unusable CA file or directory\n"
       "  3  gave up retrying: retries exhausted, deadline, retry budget, or the server asked\n"
@@ -261,8 +289,13 @@ void print_get_usage(std::FILE* out) {
       "     are printed, e.g. 9 FAILED_PRECONDITION)\n"
       "  12 --operation: gave up polling: the operation was not done by the deadline\n"
       "  13 --operation: the create was answered 409 ALREADY_EXISTS: the resource exists,\n"
-      "     possibly made by this run's own first attempt whose answer was lost\n",
-      kTrustFlagsHelp, kSystemBundle, profiles::active.name, kMaxHeaders);
+      "     possibly made by this run's own first attempt whose answer was lost\n"
+      "  14 a redirect was not followed: a loop, more than --max-redirs, https to http, or a\n"
+      "     Location that is not an http(s) URL\n"
+      "  130 Ctrl-C or SIGTERM ended a download; with -o its checkpoint is kept\n",
+      kTrustFlagsHelp, kSystemBundle, profiles::active.name, kMaxHeaders,
+      static_cast<unsigned>(profiles::active.checkpoint.interval.count() / 1000),
+      static_cast<unsigned>(profiles::active.max_redirects));
 }
 
 // The request body of --data: "@FILE" read whole into *storage (the one heap use, at
@@ -328,31 +361,6 @@ std::size_t token_authorization(void* context, bool /*refresh*/, https::MutableB
 
 }  // namespace
 
-// After giving up on a retryable answer (a 503 to the end, say), its body explains it: the
-// start of it goes to stderr, printable bytes only, as a 404's body goes to the output.
-// With `trace_at` (time since the start), a JSON trace event instead of a line.
-void show_last_error_body(const https::ClientResult& result, https::ConstBytes body,
-                          std::optional<Millis> trace_at) {
-  const bool gave_up =
-      result.outcome == Outcome::kRetriesExhausted || result.outcome == Outcome::kDeadline ||
-      result.outcome == Outcome::kBudgetExhausted || result.outcome == Outcome::kServerDelayTooLong;
-  if (!gave_up || result.status == 0 || body.size == 0) return;
-  const std::string_view text(reinterpret_cast<const char*>(body.data), body.size);
-  LineBuffer line;
-  if (trace_at) {
-    line.appendf("{\"event\":\"last_body\",\"t_ms\":%llu,\"status\":%u,\"body\":",
-                 static_cast<unsigned long long>(trace_at->count()),
-                 static_cast<unsigned>(result.status));
-    append_json_string(&line, text);
-    line.append("}");
-  } else {
-    line.appendf("%sthe last answer (%u) said: ", kPrefix, static_cast<unsigned>(result.status));
-    append_printable(&line, text);
-    if (text.size() > kMaxFieldBytes) line.append(" [...]");
-  }
-  std::fprintf(stderr, "%s\n", line.c_str());
-}
-
 int run_get(int argc, char** argv) {
   std::string error;
   const std::optional<GetOptions> parsed = parse_get_args(argc, argv, &error);
@@ -383,18 +391,21 @@ int run_get(int argc, char** argv) {
     std::fprintf(stderr, "%s%s\n", kPrefix, error.c_str());
     return kExitLocalIo;
   }
+  const std::string_view method = !o.method.empty() ? o.method : (o.data ? "POST" : "GET");
+  // A plain GET is a transfer::Download (get_download.cpp): it opens its own output.
+  const bool download = method == "GET" && !o.data && !o.operation;
   BodyOutput output{stdout};
   // -o FILE, a regular file or a new one: the body goes to FILE.part, renamed over FILE on
   // success only, so a failed run neither leaves a partial FILE nor wipes an existing one.
   // Anything else (/dev/null, a FIFO, a terminal) is written in place and, like stdout,
   // cannot start over.
   bool via_part = false;
-  if (o.output != nullptr) {
+  if (o.output != nullptr && !download) {
     struct stat st {};
     via_part = ::stat(o.output, &st) != 0 ? errno == ENOENT : S_ISREG(st.st_mode);
   }
   const std::string part = via_part ? std::string(o.output) + ".part" : std::string();
-  if (o.output != nullptr) {
+  if (o.output != nullptr && !download) {
     const char* path = via_part ? part.c_str() : o.output;
     output.file = std::fopen(path, "wb");
     if (output.file == nullptr) {
@@ -405,7 +416,7 @@ int run_get(int argc, char** argv) {
     output.restartable = via_part;
   }
 
-  (void)std::setvbuf(output.file, g_output_buffer, _IOFBF, sizeof g_output_buffer);
+  if (!download) (void)std::setvbuf(output.file, g_output_buffer, _IOFBF, sizeof g_output_buffer);
 
   if (install_tls_arena() != https::Status::kOk) {
     std::fprintf(stderr, "%scannot install the TLS arena\n", kPrefix);
@@ -447,13 +458,14 @@ int run_get(int argc, char** argv) {
   options.events = reporter.sink();
   options.wall_now = &platform::wall_now;
   options.max_time = o.max_time;
+  options.max_redirects = o.max_redirects.value_or(o.retry.profile->max_redirects);
   TokenSource tokens{o.bearer, o.token_file};
   if (o.bearer != nullptr || o.token_file != nullptr) {
     options.credentials = https::Credentials{&token_authorization, &tokens};
   }
 
   https::RequestSpec spec;
-  spec.head.method = !o.method.empty() ? o.method : (o.data ? "POST" : "GET");
+  spec.head.method = method;
   spec.head.url = url;
   spec.head.user_agent = o.user_agent;
   spec.head.host = o.host;
@@ -477,6 +489,22 @@ int run_get(int argc, char** argv) {
 
   std::optional<https::ClientResult> result;  // The plain request's; none with --operation.
   int operation_code = kExitOk;
+  if (download) {
+    DownloadCommand command;
+    command.connector = &connector;
+    command.context = &context;
+    command.client = options;
+    command.request = spec;
+    command.url_text = o.url;
+    command.checkpoint = o.retry.profile->checkpoint;
+    command.output = o.output;
+    command.state = o.state;
+    command.reporter = &reporter;
+    command.prefix = kPrefix;
+    command.trace = o.trace;
+    command.start = start;
+    return run_download_command(command);
+  }
   if (o.operation) {
     // A create that names its resource (?instanceId=) cannot make a second one: it may be
     // re-sent after a lost answer, and a 409 then says the first one landed.

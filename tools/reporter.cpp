@@ -131,6 +131,11 @@ void Reporter::human(const https::ClientEvent& event) {
       end_line();
       std::fprintf(err_, "%s%s\n", prefix_, event.message);
       break;
+    case Kind::kRedirect:
+      line_.append(", redirected to ");
+      append_printable(&line_, event.url);
+      end_line();
+      break;
     case Kind::kResume:
       end_line();
       std::fprintf(err_, "%sresuming at byte %llu%s\n", prefix_,
@@ -150,8 +155,8 @@ void Reporter::human(const https::ClientEvent& event) {
 
 void Reporter::trace(const https::ClientEvent& event) {
   using Kind = https::ClientEvent::Kind;
-  static constexpr const char* kNames[] = {"attempt", "response",  "error", "wait",
-                                           "resume",  "integrity", "done"};
+  static constexpr const char* kNames[] = {"attempt", "response",  "error",    "wait",
+                                           "resume",  "integrity", "redirect", "done"};
   static_assert(std::size(kNames) == static_cast<std::size_t>(Kind::kDone) + 1);
   LineBuffer j;
   j.appendf("{\"event\":\"%s\",\"t_ms\":%llu", kNames[static_cast<int>(event.kind)],
@@ -176,6 +181,10 @@ void Reporter::trace(const https::ClientEvent& event) {
       j.appendf(",\"verified\":%s,\"message\":", event.verified ? "true" : "false");
       append_json_string(&j, event.message);
       break;
+    case Kind::kRedirect:
+      j.appendf(",\"status\":%u,\"url\":", static_cast<unsigned>(event.status));
+      append_json_string(&j, event.url);
+      break;
     case Kind::kResume:
       j.appendf(",\"offset\":%llu,\"validator\":", static_cast<unsigned long long>(event.offset));
       append_json_string(&j, event.validator);
@@ -184,10 +193,12 @@ void Reporter::trace(const https::ClientEvent& event) {
       j.appendf(",\"outcome\":\"%s\",\"attempts\":%u", to_string(event.outcome), event.attempt);
       if (event.status != 0) j.appendf(",\"status\":%u", static_cast<unsigned>(event.status));
       if (client_ != nullptr) {
-        j.appendf(",\"connections\":%u,\"resumed\":%s,\"delivered\":%llu,\"refetched\":%llu",
-                  client_->connections(), client_->resumed() ? "true" : "false",
-                  static_cast<unsigned long long>(client_->delivered()),
-                  static_cast<unsigned long long>(client_->refetched()));
+        j.appendf(
+            ",\"connections\":%u,\"resumed\":%s,\"delivered\":%llu,\"refetched\":%llu,"
+            "\"redirects\":%u",
+            client_->connections(), client_->resumed() ? "true" : "false",
+            static_cast<unsigned long long>(client_->delivered()),
+            static_cast<unsigned long long>(client_->refetched()), client_->redirects());
       }
       const https::TlsArenaUsage arena = https::tls_arena_usage();
       j.appendf(",\"arena_peak\":%zu,\"arena_peak_footprint\":%zu", arena.peak_bytes,

@@ -40,7 +40,7 @@ StateFile::Load StateFile::load(transfer::TransferState* state, std::string* err
   const transfer::StateStatus s = transfer::decode_state(https::ConstBytes{buffer_, size}, state);
   if (s != transfer::StateStatus::kOk) {
     *error = std::string("refusing the state file '") + path_ + "': " + transfer::describe(s) +
-             "; remove it to start the upload over";
+             "; remove it to start over";
     return Load::kRefused;
   }
   // What is on disk needs no second write.
@@ -82,6 +82,17 @@ void StateFile::save_final(const transfer::Upload& upload, Millis now) {
       replace(n)) {
     ++writes_;
   }
+}
+
+bool StateFile::store(const transfer::TransferState& state) {
+  std::size_t n = 0;
+  if (transfer::encode_state(state, https::MutableBytes{buffer_, sizeof buffer_}, &n) !=
+          transfer::StateStatus::kOk ||
+      !replace(n)) {
+    return false;
+  }
+  ++writes_;
+  return true;
 }
 
 void StateFile::remove() {

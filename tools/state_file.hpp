@@ -14,7 +14,7 @@
 
 namespace stepback::tools {
 
-// --state FILE: the upload's transfer::TransferState, replaced atomically (FILE.tmp, fsync,
+// --state FILE: a transfer's transfer::TransferState, replaced atomically (FILE.tmp, fsync,
 // rename, fsync of the folder) whenever the session, the committed offset or the wait under
 // way changes: after the session opens, after each committed chunk, before each wait.
 class StateFile {
@@ -39,6 +39,9 @@ class StateFile {
   // Saves the state of an upload whose retry loop has ended: the session and what the
   // server holds, with no retries counted and no wait, for a later run to start afresh.
   void save_final(const transfer::Upload& upload, Millis now);
+
+  // Replaces the file with `state` as it is; false (after one warning) when that failed.
+  bool store(const transfer::TransferState& state);
 
   // Removes the file (the upload is done, or its session is gone).
   void remove();

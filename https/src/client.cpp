@@ -7,6 +7,8 @@
 #include "http/http1_text.hpp"
 #include "stepback/https/failure.hpp"
 #include "stepback/https/http/http_date.hpp"
+#include "stepback/https/http/redirect.hpp"
+#include "stepback/https/integrity/crc32c.hpp"
 #include "stepback/https/http/retry_info.hpp"
 
 namespace stepback::https {
@@ -59,6 +61,20 @@ bool append(MutableBytes out, std::size_t* at, std::string_view text) {
   std::memcpy(out.data + *at, text.data(), text.size());
   *at += text.size();
   return true;
+}
+
+// A short fingerprint of `url` (scheme, host in lower case, port, target) to see a redirect
+// loop by; a collision could only end a chain early, as a loop.
+std::uint32_t url_id(const Url& url) {
+  std::uint32_t crc = url.tls ? 1U : 0U;
+  for (const char c : url.host) {
+    const auto lower = static_cast<std::uint8_t>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+    crc = crc32c_extend(crc, ConstBytes{&lower, 1});
+  }
+  const std::uint8_t port[2] = {static_cast<std::uint8_t>(url.port >> 8),
+                                static_cast<std::uint8_t>(url.port)};
+  crc = crc32c_extend(crc, ConstBytes{port, 2});
+  return crc32c_extend(crc, bytes_of(url.target));
 }
 
 }  // namespace
@@ -134,6 +150,10 @@ Status Client::start(const RequestSpec& spec) {
   integrity_.clear();
   refresh_token_ = token_refreshed_ = false;
   sink_failed_ = false;
+  location_size_ = 0;
+  redirects_ = 0;
+  redirecting_ = false;
+  visited_[0] = url_id(url);
   started_ = false;
   phase_ = Phase::kIdle;
   return Status::kOk;
@@ -235,7 +255,8 @@ Client::Step Client::on_machine(Millis now) {
 }
 
 Client::Step Client::begin_attempt(Millis now) {
-  ++result_.attempts;
+  if (!redirecting_) ++result_.attempts;
+  redirecting_ = false;
   // A cut download goes on from where it stopped, pinned to the same representation.
   const std::uint64_t from = resumable_ && validator_size_ > 0 ? delivered_ : 0;
   if (write_head(from) != Status::kOk) {
@@ -461,6 +482,7 @@ Client::Step Client::end_response(Millis now, bool reusable) {
     return go(Phase::kWaiting);
   }
   if (sink_failed_) return refuse_splice(now);
+  if (is_followed_redirect()) return follow_redirect(now);
   if (refetch_) {
     return fail_attempt(now, Status::kReset,
                         "the server's range did not continue the body; fetching it whole again");
@@ -563,6 +585,89 @@ Client::Step Client::stop(Millis now, Outcome outcome, Status status, const char
   return yield(ClientNext::done(), Phase::kDone);
 }
 
+bool Client::is_followed_redirect() const {
+  if (options_.max_redirects == 0) return false;
+  const std::uint16_t s = parser_.status();
+  return (s == 301 || s == 302 || s == 303 || s == 307 || s == 308) &&
+         parser_.header("location").has_value();
+}
+
+Client::Step Client::follow_redirect(Millis now) {
+  const std::uint16_t status = parser_.status();
+  const std::string_view location = http1_text::trim_ows(*parser_.header("location"));
+  const auto refuse = [&](const char* why) {
+    (void)std::snprintf(redirect_message_, sizeof redirect_message_, "%s (%u to '%.*s')", why,
+                        static_cast<unsigned>(status),
+                        static_cast<int>(location.size() < 160 ? location.size() : 160),
+                        location.data());
+    return stop(now, Outcome::kTerminalFailure, Status::kRedirect, redirect_message_);
+  };
+  if (redirects_ >= options_.max_redirects) {
+    (void)std::snprintf(
+        redirect_message_, sizeof redirect_message_,
+        "more than %u redirects (the last: %u to '%.*s')",
+        static_cast<unsigned>(options_.max_redirects), static_cast<unsigned>(status),
+        static_cast<int>(location.size() < 160 ? location.size() : 160), location.data());
+    return stop(now, Outcome::kTerminalFailure, Status::kRedirect, redirect_message_);
+  }
+  // Resolved into the receive scratch (free between responses; the base may view into
+  // redirect_url), then kept in redirect_url.
+  Url next;
+  std::size_t size = 0;
+  const Status resolved =
+      resolve_location(spec_.head.url, location, options_.buffers.io, &next, &size);
+  if (resolved == Status::kBufferTooSmall || size > options_.redirect_url.size) {
+    return refuse(
+        "the redirect's URL does not fit the redirect-URL buffer (ClientOptions::redirect_url)");
+  }
+  if (resolved != Status::kOk) return refuse("the redirect's Location is not an http(s) URL");
+  const RedirectStep step = decide_redirect(spec_.head.method, status, spec_.head.url, next);
+  if (step.verdict == RedirectStep::Verdict::kInsecure) {
+    return refuse("refused a redirect from https to http");
+  }
+  const std::uint32_t id = url_id(next);
+  const std::size_t seen = redirects_ + 1 < 16 ? redirects_ + 1 : 16;
+  for (std::size_t i = 0; i < seen; ++i) {
+    if (visited_[i] == id) return refuse("the redirects loop back to a URL already visited");
+  }
+  if (redirects_ + 1 < 16) visited_[redirects_ + 1] = id;
+  ++redirects_;
+  std::memcpy(options_.redirect_url.data, options_.buffers.io.data, size);
+  location_size_ = size;
+  const std::string_view text(reinterpret_cast<const char*>(options_.redirect_url.data), size);
+  (void)parse_url(text, &next);  // The same text resolve_location() parsed.
+  if (!step.same_origin) {
+    close_connection();
+    spec_.head.omit_credentials = true;
+    spec_.head.host = {};
+  }
+  spec_.head.url = next;
+  if (next.host.size() >= sizeof host_z_) return refuse("the redirect's host name is too long");
+  std::memcpy(host_z_, next.host.data(), next.host.size());
+  host_z_[next.host.size()] = '\0';
+  const bool was_idempotent = idempotent_;
+  spec_.head.method = step.method;
+  if (step.drop_body) {
+    spec_.body = BodySource{};
+    spec_.head.body_size = 0;
+    spec_.head.omit_content_fields = true;
+  }
+  idempotent_ = is_idempotent(spec_);
+  resumable_ = spec_.head.method == "GET";
+  if (idempotent_ != was_idempotent) {
+    machine_ = RetryMachine(context_, idempotent_ ? Idempotent::kYes : Idempotent::kNo);
+  }
+  if (write_head(0) != Status::kOk) return refuse("the redirected request does not fit its buffer");
+  ClientEvent e = event(ClientEvent::Kind::kRedirect, now);
+  e.status = status;
+  e.url = text;
+  emit(e);
+  // The machine still waits for this attempt's report: it answers kSend again, and the
+  // redirect is neither a retry nor a failure.
+  redirecting_ = true;
+  return go(Phase::kWaiting);
+}
+
 Client::Step Client::refuse_splice(Millis now) {
   return stop(now, Outcome::kTerminalFailure, Status::kRestartRefused,
               "the body had to start over and the sink cannot restart; nothing was spliced");
@@ -633,7 +738,8 @@ void Client::take_digests(bool whole_body) {
 
 Status Client::add_authorization(bool refresh) {
   const Credentials& c = options_.credentials;
-  if (c.authorization == nullptr) return Status::kOk;
+  // Credentials are for the origin the request was made to, not one a redirect names.
+  if (c.authorization == nullptr || spec_.head.omit_credentials) return Status::kOk;
   // Inserted before the blank line that ends the head: "Authorization: VALUE\r\n\r\n".
   static constexpr std::string_view kName = "Authorization: ";
   MutableBytes out = options_.buffers.request;
@@ -684,6 +790,11 @@ void Client::decide_body(Millis now) {
   emit(e);
   // An expired token's 401 is answered with a fresh one; its body is nobody's.
   if (token_rejected()) {
+    body_use_ = BodyUse::kDiscard;
+    return;
+  }
+  // A redirect's body is nobody's: the request goes on elsewhere.
+  if (is_followed_redirect()) {
     body_use_ = BodyUse::kDiscard;
     return;
   }

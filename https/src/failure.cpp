@@ -27,6 +27,7 @@ Failure to_failure(Status s) {
     case Status::kBufferTooSmall:
       return Failure::kTooLarge;
     case Status::kProtocol:
+    case Status::kRedirect:  // The server's answers lead nowhere a request may go.
       return Failure::kProtocol;
     case Status::kTlsRefused:
       return Failure::kTlsRefused;

@@ -47,6 +47,8 @@ const char* to_string(Status s) {
       return "tls_refused";
     case Status::kIntegrity:
       return "integrity";
+    case Status::kRedirect:
+      return "redirect";
   }
   return "unknown";
 }

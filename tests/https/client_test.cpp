@@ -55,6 +55,8 @@ struct Harness {
     options.wall_now = [] { return wall; };
     options.max_time = max_time;
     options.credentials = credentials;
+    options.max_redirects = max_redirects;
+    options.redirect_url = MutableBytes{redirect_url, sizeof redirect_url};
     client = std::make_unique<Client>(connector, context, options);
     EXPECT_EQ(resume ? client->start(spec, *resume) : client->start(spec), Status::kOk);
     return client->step(now);
@@ -87,6 +89,8 @@ struct Harness {
   StringSink body;  // body.restartable: whether the sink can start over.
   std::optional<Millis> max_time;
   std::optional<BodyResume> resume;  // start(spec, *resume) instead of start(spec).
+  std::uint8_t max_redirects = 0;
+  std::uint8_t redirect_url[256];
   Credentials credentials;
   std::vector<ClientEvent> events;
   std::vector<std::uint64_t> waits;
@@ -939,6 +943,184 @@ TEST(ClientCredentials, A401WithoutAnInvalidTokenChallengeIsNotRefreshed) {
   ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
   EXPECT_EQ(h.client->result().outcome, Outcome::kTerminalStatus);
   EXPECT_EQ(tokens.refreshed, 0);
+}
+
+// ---- Redirects ------------------------------------------------------------------------------
+
+std::string redirect(int status, const std::string& location, const std::string& body = "") {
+  return "HTTP/1.1 " + std::to_string(status) + " Moved\r\nLocation: " + location +
+         "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+}
+
+int count_of(const std::vector<ClientEvent>& events, ClientEvent::Kind kind) {
+  int n = 0;
+  for (const ClientEvent& e : events) n += e.kind == kind;
+  return n;
+}
+
+TEST(ClientRedirect, ARelativeLocationIsFollowedOnTheSameConnectionAsNoRetry) {
+  Harness h("https://example.test/releases/latest");
+  h.max_redirects = 5;
+  h.policy.max_retries = 0;
+  h.connector.add()
+      .recv_would_block()
+      .recv_data(redirect(302, "../files/fw-1.2.bin", "<a href=...>moved</a>"))
+      .recv_would_block()
+      .recv_data(kOk);
+  ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
+  EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
+  EXPECT_EQ(h.client->result().attempts, 1U);
+  EXPECT_EQ(h.client->redirects(), 1U);
+  EXPECT_EQ(h.body.bytes, "hello");  // Not the 302's body.
+  EXPECT_EQ(h.client->redirected_url(), "https://example.test/files/fw-1.2.bin");
+  EXPECT_EQ(h.connector.opened(), 1U);
+  const std::string sent = h.connector.connection(0).sent();
+  EXPECT_NE(sent.find("GET /files/fw-1.2.bin HTTP/1.1\r\n"), std::string::npos) << sent;
+  EXPECT_EQ(count_of(h.events, ClientEvent::Kind::kRedirect), 1);
+}
+
+TEST(ClientRedirect, WithoutARedirectLimitA3xxIsTheFinalResponse) {
+  Harness h;
+  h.connector.add().recv_data(redirect(302, "/elsewhere", "moved"));
+  ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
+  EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
+  EXPECT_EQ(h.client->result().status, 302);
+  EXPECT_EQ(h.body.bytes, "moved");
+}
+
+TEST(ClientRedirect, SeeOtherTurnsAPostIntoAGetWithoutBodyOrContentFields) {
+  Harness h("https://example.test/jobs", "POST");
+  h.max_redirects = 5;
+  const std::string payload = "{\"a\":1}";
+  const ConstBytes bytes{reinterpret_cast<const std::uint8_t*>(payload.data()), payload.size()};
+  h.spec.body = BodySource::of(&bytes);
+  const Header headers[] = {{"Content-Type", "application/json"}, {"X-Trace", "1"}};
+  h.spec.head.headers = headers;
+  h.spec.head.header_count = 2;
+  h.connector.add().recv_data(redirect(303, "/jobs/7")).recv_would_block().recv_data(kOk);
+  ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
+  EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
+  const std::string sent = h.connector.connection(0).sent();
+  const std::size_t second = sent.find("GET /jobs/7 HTTP/1.1\r\n");
+  ASSERT_NE(second, std::string::npos) << sent;
+  const std::string get = sent.substr(second);
+  EXPECT_EQ(get.find("Content-Type"), std::string::npos) << get;
+  EXPECT_EQ(get.find("Content-Length"), std::string::npos) << get;
+  EXPECT_NE(get.find("X-Trace: 1\r\n"), std::string::npos) << get;
+  EXPECT_EQ(get.find(payload), std::string::npos) << get;
+}
+
+TEST(ClientRedirect, TemporaryRedirectKeepsMethodAndBody) {
+  Harness h("https://example.test/upload", "PUT");
+  h.max_redirects = 5;
+  const std::string payload = "0123456789";
+  const ConstBytes bytes{reinterpret_cast<const std::uint8_t*>(payload.data()), payload.size()};
+  h.spec.body = BodySource::of(&bytes);
+  h.connector.add().recv_data(redirect(307, "/upload2")).recv_would_block().recv_data(kOk);
+  ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
+  EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
+  const std::string sent = h.connector.connection(0).sent();
+  const std::size_t second = sent.find("PUT /upload2 HTTP/1.1\r\n");
+  ASSERT_NE(second, std::string::npos) << sent;
+  EXPECT_NE(sent.substr(second).find("Content-Length: 10\r\n\r\n0123456789"), std::string::npos);
+}
+
+TEST(ClientRedirect, CredentialsNeverGoToAnotherOrigin) {
+  Harness h("https://api.example.test/file");
+  h.max_redirects = 5;
+  FakeTokens tokens;
+  h.credentials = Credentials{&FakeTokens::get, &tokens};
+  const Header headers[] = {{"Authorization", "Bearer caller"}, {"Cookie", "s=1"}, {"X-Keep", "k"}};
+  h.spec.head.headers = headers;
+  h.spec.head.header_count = 3;
+  h.connector.add().recv_data(redirect(302, "https://cdn.example.test/blob"));
+  h.connector.add().recv_data(kOk);
+  ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
+  EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
+  ASSERT_EQ(h.connector.opened(), 2U);
+  EXPECT_NE(h.connector.connection(0).sent().find("Authorization"), std::string::npos);
+  const std::string other = h.connector.connection(1).sent();
+  EXPECT_NE(other.find("Host: cdn.example.test\r\n"), std::string::npos) << other;
+  EXPECT_EQ(other.find("Authorization"), std::string::npos) << other;
+  EXPECT_EQ(other.find("Cookie"), std::string::npos) << other;
+  EXPECT_NE(other.find("X-Keep: k\r\n"), std::string::npos) << other;
+  EXPECT_EQ(tokens.asked, 1);
+}
+
+TEST(ClientRedirect, HttpsToHttpIsRefused) {
+  Harness h;
+  h.max_redirects = 5;
+  h.connector.add().recv_data(redirect(301, "http://example.test/x"));
+  ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
+  EXPECT_EQ(h.client->result().outcome, Outcome::kTerminalFailure);
+  EXPECT_EQ(h.client->result().error, Status::kRedirect);
+  EXPECT_STREQ(h.client->result().message,
+               "refused a redirect from https to http (301 to 'http://example.test/x')");
+  EXPECT_EQ(h.connector.opened(), 1U);
+}
+
+TEST(ClientRedirect, ALoopEndsTheRequestWithItsOwnWords) {
+  Harness h("https://example.test/a");
+  h.max_redirects = 10;
+  h.connector.add()
+      .recv_would_block()
+      .recv_data(redirect(302, "/b"))
+      .recv_would_block()
+      .recv_data(redirect(302, "https://EXAMPLE.test:443/c"))
+      .recv_would_block()
+      .recv_data(redirect(302, "/a"));
+  ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
+  EXPECT_EQ(h.client->result().error, Status::kRedirect);
+  EXPECT_EQ(std::string(h.client->result().message).rfind("the redirects loop back", 0), 0U)
+      << h.client->result().message;
+  EXPECT_EQ(h.client->result().attempts, 1U);
+}
+
+TEST(ClientRedirect, OneRedirectMoreThanTheLimitEndsTheRequest) {
+  Harness h("https://example.test/0");
+  h.max_redirects = 2;
+  h.connector.add()
+      .recv_would_block()
+      .recv_data(redirect(302, "/1"))
+      .recv_would_block()
+      .recv_data(redirect(302, "/2"))
+      .recv_would_block()
+      .recv_data(redirect(302, "/3"));
+  ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
+  EXPECT_EQ(h.client->result().error, Status::kRedirect);
+  EXPECT_STREQ(h.client->result().message, "more than 2 redirects (the last: 302 to '/3')");
+  EXPECT_EQ(h.client->redirects(), 2U);
+}
+
+TEST(ClientRedirect, ALocationThatIsNoHttpUrlIsRefused) {
+  Harness h;
+  h.max_redirects = 5;
+  h.connector.add().recv_data(redirect(302, "ftp://example.test/x"));
+  ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
+  EXPECT_EQ(h.client->result().error, Status::kRedirect);
+  EXPECT_STREQ(h.client->result().message,
+               "the redirect's Location is not an http(s) URL (302 to 'ftp://example.test/x')");
+}
+
+// A body cut after a redirect is resumed from the URL the redirect led to.
+TEST(ClientRedirect, ACutBodyResumesAtTheRedirectedUrl) {
+  Harness h("https://example.test/latest");
+  h.max_redirects = 5;
+  h.connector.add()
+      .recv_would_block()
+      .recv_data(redirect(302, "/v2.bin"))
+      .recv_would_block()
+      .recv_data(std::string(kHead10) + "01234")
+      .recv_reset();
+  h.connector.add().recv_data(
+      "HTTP/1.1 206 Partial Content\r\nETag: \"v1\"\r\nContent-Range: bytes 5-9/10\r\n"
+      "Content-Length: 5\r\n\r\n56789");
+  ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
+  EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
+  EXPECT_EQ(h.body.bytes, "0123456789");
+  const std::string second = h.connector.connection(1).sent();
+  EXPECT_EQ(second.rfind("GET /v2.bin HTTP/1.1\r\n", 0), 0U) << second;
+  EXPECT_NE(second.find("Range: bytes=5-\r\n"), std::string::npos) << second;
 }
 
 }  // namespace

@@ -380,7 +380,7 @@ def case_get_resume():
             check(f.read() == CutServer.BODY, f"{args}: the file differs from the body")
         check(len(server.heads) == 2 and "range: bytes=30000-" in server.heads[1]
               and 'if-range: "v1"' in server.heads[1], f"{args}: requests {server.heads!r}")
-        done = trace_events(err, args)[-1]
+        done = [e for e in trace_events(err, args) if e["event"] == "done"][-1]
         check(done["delivered"] == 100000 and done["refetched"] == 0, f"{args}: {done}")
 
 

@@ -110,8 +110,9 @@ bool Download::save(TransferState* state, Millis now, Millis wall_now) const {
   s = TransferState{};
   s.kind = TransferKind::kDownload;
   if (!s.set_url(url_text_)) return false;
-  // No redirects are followed yet: the bytes come from the URL asked for.
-  (void)s.set_final_url(url_text_);
+  // Where the bytes come from: the URL redirects led to, or the one asked for.
+  const std::string_view final_url = client_.redirected_url();
+  (void)s.set_final_url(final_url.empty() ? url_text_ : final_url);
   https::IntegrityState integrity = client_.integrity_state();
   // Without an announced digest the Client runs no digests: nothing to carry but the count.
   if (integrity.expected_crc32c.size == 0 && integrity.expected_md5.size == 0) {

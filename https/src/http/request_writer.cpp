@@ -86,6 +86,16 @@ bool valid_head(const RequestHead& head) {
   return true;
 }
 
+// Whether the caller field `name` is left out of `head` (see RequestHead::omit_*).
+bool omitted(const RequestHead& head, std::string_view name) {
+  if (head.omit_credentials && (iequals(name, "authorization") || iequals(name, "cookie") ||
+                                iequals(name, "proxy-authorization"))) {
+    return true;
+  }
+  return head.omit_content_fields && name.size() >= 8 &&
+         iequals(http1_text::sub(name, 0, 8), "content-");
+}
+
 }  // namespace
 
 bool is_idempotent_method(std::string_view method) {
@@ -127,6 +137,7 @@ Status write_request_head(const RequestHead& head, MutableBytes out, std::size_t
     w.put("\r\n");
   }
   for (std::size_t i = 0; i < head.header_count; ++i) {
+    if (omitted(head, head.headers[i].name)) continue;
     w.put_field(head.headers[i].name, head.headers[i].value);
   }
   w.put("\r\n");

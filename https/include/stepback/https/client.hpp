@@ -56,7 +56,16 @@ struct ClientResult {
 
 // Something that happened, for progress lines and traces.
 struct ClientEvent {
-  enum class Kind : std::uint8_t { kAttempt, kResponse, kError, kWait, kResume, kIntegrity, kDone };
+  enum class Kind : std::uint8_t {
+    kAttempt,
+    kResponse,
+    kError,
+    kWait,
+    kResume,
+    kIntegrity,
+    kRedirect,  // A redirect is followed: `status`, and `url`, where the next request goes.
+    kDone
+  };
   Kind kind = Kind::kAttempt;
   Millis at{};                                    // Monotonic time of the event.
   std::uint32_t attempt = 0;                      // 1-based attempt number.
@@ -69,6 +78,7 @@ struct ClientEvent {
   Outcome outcome = Outcome::kSuccess;            // kDone.
   std::uint64_t offset = 0;                       // kResume: the byte the next attempt asks for.
   std::string_view validator;                     // kResume: the If-Range value ("" when none).
+  std::string_view url;                           // kRedirect: the new URL.
   bool verified = false;  // kIntegrity: whether the stated digests matched; message
                           // names algorithm, expected and got.
 };
@@ -179,6 +189,19 @@ struct ClientOptions {
   // An overall limit on the request, attempts and waits included (curl's --max-time); when
   // it passes, the request ends with Status::kTimeLimit. None by default.
   std::optional<Millis> max_time;
+  // Redirects (301, 302, 303, 307, 308 with a Location) one request follows, at most; 0: none,
+  // a 3xx is the final response (transfer::Upload relies on that for its 308s). A redirect
+  // is neither an attempt nor a failure: it goes at once, in the same retry loop, deadline
+  // and max_time. 303, and 301/302 after a POST, become a GET without body or Content-*
+  // fields; 307/308 keep method and body. Another origin gets no credentials (the
+  // Credentials callback is not asked; Authorization, Cookie and Proxy-Authorization fields
+  // are left out) and no Host override. An https request redirected to http, a URL visited
+  // before in the chain (a loop), one redirect more than allowed, or a Location that is not
+  // an http(s) URL end the request with Status::kRedirect and words on which.
+  std::uint8_t max_redirects = 0;
+  // Holds the URL a redirect leads to, as text; 2 KiB fits most. Too small for one: the
+  // request ends with Status::kRedirect.
+  MutableBytes redirect_url;
 };
 
 // One request with retries. Not copyable; everything it is given must outlive it.
@@ -226,6 +249,14 @@ class Client {
   void network_available(Millis now);
   // The result; meaningful after step() answered kDone.
   const ClientResult& result() const { return result_; }
+  // The URL redirects led the request to, as text in ClientOptions::redirect_url; "" when no
+  // redirect was followed. Valid until the next start().
+  std::string_view redirected_url() const {
+    return std::string_view(reinterpret_cast<const char*>(options_.redirect_url.data),
+                            location_size_);
+  }
+  // Redirects followed by the request.
+  std::uint32_t redirects() const { return redirects_; }
   // The first field named `name` (case-insensitive) of the last response head received, a
   // view into the caller's response-head buffer valid until the next start(); nullopt when
   // there is none (e.g. Location of a resumable-upload session, Range of a 308).
@@ -288,6 +319,9 @@ class Client {
   // Asks for a new connection, which on_connect() opens on the next turn.
   Step open_connection();
   Step end_response(Millis now, bool reusable);
+  // Follows the redirect the last response is, or ends the request on it.
+  Step follow_redirect(Millis now);
+  bool is_followed_redirect() const;
   Step fail_attempt(Millis now, Status status, const char* message);
   Step send_stopped(Millis now, Status status, const char* message);
   Step report(Millis now, const AttemptResult& result);
@@ -366,6 +400,12 @@ class Client {
   char integrity_message_[kIntegrityMessageMax] = {};
   char deadline_message_[256] = {};  // "the retry deadline passed while connecting to 'host'"
   std::uint32_t connections_ = 0;
+  std::size_t location_size_ = 0;  // Of the redirected URL's text in redirect_url.
+  std::uint32_t redirects_ = 0;
+  // CRC-32C of every URL of the redirect chain, to see a loop (at most 255 + 1 of them).
+  std::uint32_t visited_[16] = {};
+  bool redirecting_ = false;  // The next attempt follows a redirect: not counted.
+  char redirect_message_[256] = {};
 };
 
 }  // namespace stepback::https

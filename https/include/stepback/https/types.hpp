@@ -32,6 +32,8 @@ enum class Status : std::uint8_t {
   kTlsRefused,       // The handshake failed in a way a retry cannot heal (a fatal alert,
                      // no common version or cipher, a reply that is not TLS).
   kIntegrity,        // The body's CRC32C or MD5 differs from what the server stated.
+  kRedirect,         // A redirect that is not followed: a loop, one too many, https to http, or a
+                     // Location that is not an http(s) URL.
 };
 
 // The lower-case name of `s` ("would_block", "tls_verify", ...).

@@ -36,6 +36,10 @@ struct RequestHead {
   std::size_t header_count = 0;
   std::uint64_t body_size = 0;  // Bytes of body the caller sends after the head.
   bool close = false;           // Ask the server to close after the response.
+  // Caller fields left out, for a redirect: credentials (Authorization, Cookie,
+  // Proxy-Authorization) when it goes to another origin, Content-* when the body is dropped.
+  bool omit_credentials = false;
+  bool omit_content_fields = false;
 };
 
 // Writes the request line and header section of `head` into `out` and sets *written to

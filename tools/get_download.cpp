@@ -1,0 +1,275 @@
+#include "get_download.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "client_loop.hpp"
+#include "state_file.hpp"
+#include "stepback/platform/clock.hpp"
+#include "stepback/transfer/download.hpp"
+#include "stepback/transfer/state.hpp"
+
+namespace stepback::tools {
+namespace {
+
+constexpr const char* kPrefix = "stepback get: ";
+
+// The output stream's stdio buffer, installed before the first write so that stdio does not
+// allocate one while the download runs.
+char g_output_buffer[16 * 1024];
+// Where a redirect's URL is kept (https::ClientOptions::redirect_url).
+std::uint8_t g_redirect_url[4 * 1024];
+
+// Set by SIGINT and SIGTERM: the loop makes a last checkpoint and ends.
+volatile std::sig_atomic_t g_stop = 0;
+
+void on_stop_signal(int) { g_stop = 1; }
+
+// Where checkpoints go: the part file made durable, then the record beside it.
+struct Checkpointing {
+  BodyOutput* output = nullptr;
+  StateFile* state = nullptr;
+  std::uint64_t stored_delivered = 0;  // Of the last record stored.
+  std::uint32_t stored = 0;
+};
+
+bool save_checkpoint(void* context, const transfer::TransferState& state) {
+  auto* c = static_cast<Checkpointing*>(context);
+  // The record may only count bytes that are on the disk: the data first, then the record.
+  if (std::fflush(c->output->file) != 0 || ::fdatasync(::fileno(c->output->file)) != 0) {
+    return false;
+  }
+  if (!c->state->store(state)) return false;
+  c->stored_delivered = state.delivered;
+  ++c->stored;
+  return true;
+}
+
+struct Stepping {
+  transfer::Download* download = nullptr;
+  bool stopped = false;  // A signal ended the download.
+};
+
+https::ClientNext step_download(void* context, Millis now) {
+  auto* s = static_cast<Stepping*>(context);
+  if (g_stop != 0 && !s->stopped) {
+    s->stopped = true;
+    s->download->cancel(now);
+  }
+  return s->download->step(now);
+}
+
+// Whether a download that ended with `code` leaves its part and record for the next run: when
+// it may still finish (the network, the server's patience, the time limit, this side's
+// disk), not when the object is gone or the bytes are wrong.
+bool worth_keeping(int code) {
+  return code == kExitGaveUp || code == kExitTransport || code == kExitTimeLimit ||
+         code == kExitLocalIo || code == kExitTlsVerify || code == kExitInterrupted;
+}
+
+}  // namespace
+
+void show_last_error_body(const https::ClientResult& result, https::ConstBytes body,
+                          std::optional<Millis> trace_at) {
+  const bool gave_up =
+      result.outcome == Outcome::kRetriesExhausted || result.outcome == Outcome::kDeadline ||
+      result.outcome == Outcome::kBudgetExhausted || result.outcome == Outcome::kServerDelayTooLong;
+  if (!gave_up || result.status == 0 || body.size == 0) return;
+  const std::string_view text(reinterpret_cast<const char*>(body.data), body.size);
+  LineBuffer line;
+  if (trace_at) {
+    line.appendf("{\"event\":\"last_body\",\"t_ms\":%llu,\"status\":%u,\"body\":",
+                 static_cast<unsigned long long>(trace_at->count()),
+                 static_cast<unsigned>(result.status));
+    append_json_string(&line, text);
+    line.append("}");
+  } else {
+    line.appendf("%sthe last answer (%u) said: ", kPrefix, static_cast<unsigned>(result.status));
+    append_printable(&line, text);
+    if (text.size() > kMaxFieldBytes) line.append(" [...]");
+  }
+  std::fprintf(stderr, "%s\n", line.c_str());
+}
+
+int run_download_command(const DownloadCommand& command) {
+  const char* prefix = command.prefix;
+  BodyOutput output{command.output == nullptr ? stdout : nullptr};
+  // -o FILE, a regular file or a new one: the body goes to FILE.part, renamed over FILE on
+  // success only, with its checkpoint beside it. Anything else (/dev/null, a FIFO, a
+  // terminal) is written in place and, like stdout, cannot start over or go on.
+  bool via_part = false;
+  if (command.output != nullptr) {
+    struct stat st {};
+    via_part = ::stat(command.output, &st) != 0 ? errno == ENOENT : S_ISREG(st.st_mode);
+  }
+  if (command.state != nullptr && !via_part) {
+    std::fprintf(stderr, "%s--state needs -o FILE, a regular file (stdout cannot go on)\n", prefix);
+    return kExitUsage;
+  }
+  const std::string part = via_part ? std::string(command.output) + ".part" : std::string();
+  const std::string state_path =
+      command.state != nullptr ? std::string(command.state) : part + ".state";
+  StateFile state_file(state_path.c_str(), command.url_text, prefix);
+  transfer::TransferState restored;
+  bool resuming = false;
+  if (via_part) {
+    std::string error;
+    switch (state_file.load(&restored, &error)) {
+      case StateFile::Load::kRefused:
+        std::fprintf(stderr, "%s%s\n", prefix, error.c_str());
+        return kExitLocalIo;
+      case StateFile::Load::kAbsent:
+        break;
+      case StateFile::Load::kLoaded: {
+        if (restored.kind != transfer::TransferKind::kDownload ||
+            restored.url() != command.url_text) {
+          std::fprintf(stderr,
+                       "%sthe state file '%s' is %s; remove it (and '%s') or pick another\n",
+                       prefix, state_path.c_str(),
+                       restored.kind != transfer::TransferKind::kDownload
+                           ? "not a download's"
+                           : ("for another URL (" + std::string(restored.url()) + ")").c_str(),
+                       part.c_str());
+          return kExitLocalIo;
+        }
+        output.file = std::fopen(part.c_str(), "r+b");
+        struct stat st {};
+        if (output.file == nullptr || ::fstat(::fileno(output.file), &st) != 0 ||
+            static_cast<std::uint64_t>(st.st_size) < restored.delivered) {
+          std::fprintf(stderr,
+                       "%s'%s' holds fewer bytes than its state file counts (%llu); "
+                       "starting over\n",
+                       prefix, part.c_str(), static_cast<unsigned long long>(restored.delivered));
+          if (output.file != nullptr) std::fclose(output.file);
+          output.file = nullptr;
+          break;
+        }
+        // Bytes written after the last checkpoint are not trusted: cut back to it.
+        if (::ftruncate(::fileno(output.file), static_cast<off_t>(restored.delivered)) != 0 ||
+            std::fseek(output.file, 0, SEEK_END) != 0) {
+          std::fprintf(stderr, "%scannot cut '%s' back to its checkpoint: %s\n", prefix,
+                       part.c_str(), std::strerror(errno));
+          std::fclose(output.file);
+          return kExitLocalIo;
+        }
+        resuming = true;
+        break;
+      }
+    }
+  }
+  if (command.output != nullptr && output.file == nullptr) {
+    const char* path = via_part ? part.c_str() : command.output;
+    output.file = std::fopen(path, "wb");
+    if (output.file == nullptr) {
+      std::fprintf(stderr, "%scannot open '%s' for writing: %s\n", prefix, path,
+                   std::strerror(errno));
+      return kExitLocalIo;
+    }
+  }
+  output.restartable = via_part;
+  (void)std::setvbuf(output.file, g_output_buffer, _IOFBF, sizeof g_output_buffer);
+
+  Checkpointing checkpointing{&output, &state_file};
+  transfer::DownloadOptions options;
+  options.client = command.client;
+  options.client.body = body_sink(&output);
+  options.client.redirect_url = https::MutableBytes{g_redirect_url, sizeof g_redirect_url};
+  options.checkpoint = command.checkpoint;
+  if (via_part) options.checkpoints = transfer::CheckpointSink{&save_checkpoint, &checkpointing};
+  transfer::Download download(*command.connector, *command.context, options);
+  transfer::DownloadSpec spec;
+  spec.url = command.request.head.url;
+  spec.url_text = command.url_text;
+  spec.headers = command.request.head.headers;
+  spec.header_count = command.request.head.header_count;
+  spec.user_agent = command.request.head.user_agent;
+  spec.host = command.request.head.host;
+  spec.resume = resuming ? &restored : nullptr;
+  const https::Status started = download.start(spec);
+  if (started != https::Status::kOk) {
+    if (resuming) {
+      std::fprintf(stderr, "%srefusing the state file '%s': %s; remove it to start over\n", prefix,
+                   state_path.c_str(), download.message());
+      std::fclose(output.file);
+      return kExitLocalIo;
+    }
+    std::fprintf(stderr, "%s%s\n", prefix,
+                 started == https::Status::kBufferTooSmall
+                     ? "the request head does not fit its 8 KiB buffer"
+                     : "invalid request: check the headers (-H) and the URL");
+    return kExitUsage;
+  }
+  if (resuming) {
+    std::fprintf(stderr, "%sgoing on from byte %llu of '%s' (state in '%s')\n", prefix,
+                 static_cast<unsigned long long>(restored.delivered), part.c_str(),
+                 state_path.c_str());
+  }
+  command.reporter->attach(&download.client());
+  Stepping stepping{&download};
+  struct sigaction action {};
+  action.sa_handler = &on_stop_signal;
+  struct sigaction old_int {};
+  struct sigaction old_term {};
+  (void)::sigaction(SIGINT, &action, &old_int);
+  (void)::sigaction(SIGTERM, &action, &old_term);
+  run_steps(Stepper{&step_download, &stepping}, *command.reporter, nullptr);
+  (void)::sigaction(SIGINT, &old_int, nullptr);
+  (void)::sigaction(SIGTERM, &old_term, nullptr);
+  const https::ClientResult& result = download.result();
+  const Millis end = platform::monotonic_now();
+  show_last_error_body(result, download.client().error_body(),
+                       command.trace ? std::optional<Millis>(end - command.start) : std::nullopt);
+  if (std::fflush(output.file) != 0 && !output.failed) {
+    output.failed = true;
+    output.error = errno;
+  }
+  if (command.output != nullptr && std::fclose(output.file) != 0 && !output.failed) {
+    output.failed = true;
+    output.error = errno;
+  }
+  if (output.failed) {
+    std::fprintf(stderr, "%scannot write the body to %s: %s\n", prefix,
+                 via_part ? part.c_str() : (command.output != nullptr ? command.output : "stdout"),
+                 std::strerror(output.error));
+  }
+  const int code = stepping.stopped ? kExitInterrupted : exit_code(result, output.failed);
+  if (command.trace && via_part && (download.checkpoints() > 0 || resuming)) {
+    std::fprintf(stderr,
+                 "{\"event\":\"checkpoints\",\"t_ms\":%llu,\"made\":%u,\"stored\":%u,"
+                 "\"resumed_from\":%llu,\"delivered\":%llu}\n",
+                 static_cast<unsigned long long>((end - command.start).count()),
+                 download.checkpoints(), checkpointing.stored,
+                 static_cast<unsigned long long>(download.resumed_from()),
+                 static_cast<unsigned long long>(download.delivered()));
+  }
+  if (!via_part) return code;
+  if (code == kExitOk) {
+    if (std::rename(part.c_str(), command.output) != 0) {
+      std::fprintf(stderr, "%scannot rename '%s' to '%s': %s\n", prefix, part.c_str(),
+                   command.output, std::strerror(errno));
+      return kExitLocalIo;
+    }
+    state_file.remove();
+    return code;
+  }
+  if (worth_keeping(code) && checkpointing.stored_delivered > 0) {
+    std::fprintf(stderr,
+                 "%skept '%s' (%llu bytes checkpointed) and '%s': the same command goes on "
+                 "from there\n",
+                 prefix, part.c_str(),
+                 static_cast<unsigned long long>(checkpointing.stored_delivered),
+                 state_path.c_str());
+    return code;
+  }
+  (void)std::remove(part.c_str());
+  state_file.remove();
+  return code;
+}
+
+}  // namespace stepback::tools
