@@ -26,6 +26,7 @@ std::uint8_t g_request_head[8 * 1024];
 std::uint8_t g_response_head[32 * 1024];
 std::uint8_t g_io[16 * 1024];  // One full TLS record per read.
 std::uint8_t g_error_body[4 * 1024];
+std::uint8_t g_redirect_url[4 * 1024];
 // Descriptors one poll() watches: the client's and a peer's (the demo server's listener and
 // connections).
 constexpr std::size_t kMaxPollFds = 16;
@@ -134,5 +135,7 @@ void run_steps(Stepper stepper, Reporter& reporter, LoopPeer* peer) {
 }
 
 std::size_t tls_arena_bytes() { return kTlsArenaBytes; }
+
+https::MutableBytes redirect_buffer() { return {g_redirect_url, sizeof g_redirect_url}; }
 
 }  // namespace stepback::tools

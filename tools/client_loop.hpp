@@ -52,6 +52,9 @@ https::ResponseSink body_sink(BodyOutput* out);
 // client at a time may use them.
 https::ClientBuffers client_buffers();
 
+// The process's static buffer for the URL a redirect leads to (ClientOptions::redirect_url).
+https::MutableBytes redirect_buffer();
+
 // The size of the process's TLS arena, in bytes.
 std::size_t tls_arena_bytes();
 

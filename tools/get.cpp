@@ -458,7 +458,9 @@ int run_get(int argc, char** argv) {
   options.events = reporter.sink();
   options.wall_now = &platform::wall_now;
   options.max_time = o.max_time;
+  // Redirects for every request get makes: the plain one, the download, the operation's.
   options.max_redirects = o.max_redirects.value_or(o.retry.profile->max_redirects);
+  options.redirect_url = redirect_buffer();
   TokenSource tokens{o.bearer, o.token_file};
   if (o.bearer != nullptr || o.token_file != nullptr) {
     options.credentials = https::Credentials{&token_authorization, &tokens};

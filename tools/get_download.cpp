@@ -23,8 +23,6 @@ constexpr const char* kPrefix = "stepback get: ";
 // The output stream's stdio buffer, installed before the first write so that stdio does not
 // allocate one while the download runs.
 char g_output_buffer[16 * 1024];
-// Where a redirect's URL is kept (https::ClientOptions::redirect_url).
-std::uint8_t g_redirect_url[4 * 1024];
 
 // Set by SIGINT and SIGTERM: the loop makes a last checkpoint and ends.
 volatile std::sig_atomic_t g_stop = 0;
@@ -179,7 +177,6 @@ int run_download_command(const DownloadCommand& command) {
   transfer::DownloadOptions options;
   options.client = command.client;
   options.client.body = body_sink(&output);
-  options.client.redirect_url = https::MutableBytes{g_redirect_url, sizeof g_redirect_url};
   options.checkpoint = command.checkpoint;
   if (via_part) options.checkpoints = transfer::CheckpointSink{&save_checkpoint, &checkpointing};
   transfer::Download download(*command.connector, *command.context, options);
@@ -205,7 +202,8 @@ int run_download_command(const DownloadCommand& command) {
                      : "invalid request: check the headers (-H) and the URL");
     return kExitUsage;
   }
-  if (resuming) {
+  // (--trace says it in its checkpoints event.)
+  if (resuming && !command.trace) {
     std::fprintf(stderr, "%sgoing on from byte %llu of '%s' (state in '%s')\n", prefix,
                  static_cast<unsigned long long>(restored.delivered), part.c_str(),
                  state_path.c_str());
@@ -259,12 +257,14 @@ int run_download_command(const DownloadCommand& command) {
     return code;
   }
   if (worth_keeping(code) && checkpointing.stored_delivered > 0) {
-    std::fprintf(stderr,
-                 "%skept '%s' (%llu bytes checkpointed) and '%s': the same command goes on "
-                 "from there\n",
-                 prefix, part.c_str(),
-                 static_cast<unsigned long long>(checkpointing.stored_delivered),
-                 state_path.c_str());
+    if (!command.trace) {
+      std::fprintf(stderr,
+                   "%skept '%s' (%llu bytes checkpointed) and '%s': the same command goes on "
+                   "from there\n",
+                   prefix, part.c_str(),
+                   static_cast<unsigned long long>(checkpointing.stored_delivered),
+                   state_path.c_str());
+    }
     return code;
   }
   (void)std::remove(part.c_str());

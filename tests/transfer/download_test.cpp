@@ -10,6 +10,7 @@
 
 #include "stepback/https/integrity/base64.hpp"
 #include "stepback/https/integrity/crc32c.hpp"
+#include "tests/support/heap_trap.hpp"
 #include "tests/support/scripted_connector.hpp"
 #include "tests/support/string_sink.hpp"
 
@@ -57,7 +58,7 @@ struct Harness {
     options.client.body = body.sink();
     options.client.wall_now = [] { return Millis(1'700'000'000'000); };
     options.checkpoint = checkpoint;
-    options.checkpoints = CheckpointSink{&Harness::keep, this};
+    options.checkpoints = CheckpointSink{heap_free ? &Harness::keep_last : &Harness::keep, this};
     download = std::make_unique<Download>(connector, context, options);
     EXPECT_EQ(download->start(spec), https::Status::kOk) << download->message();
     return download->step(now);
@@ -68,6 +69,13 @@ struct Harness {
       next = download->step(now);
     }
     return next;
+  }
+  // Keeps the last checkpoint only, in place: no heap.
+  static bool keep_last(void* self, const TransferState& state) {
+    auto* h = static_cast<Harness*>(self);
+    h->last = state;
+    ++h->kept;
+    return true;
   }
   static bool keep(void* self, const TransferState& state) {
     auto* h = static_cast<Harness*>(self);
@@ -89,6 +97,9 @@ struct Harness {
   std::uint8_t error_body[256];
   StringSink body;
   std::vector<TransferState> saved;
+  bool heap_free = false;  // Checkpoints go to `last` (keep_last), not `saved`.
+  TransferState last;
+  int kept = 0;
   Millis now{1000};
   Millis tick{10};
   std::unique_ptr<Download> download;
@@ -200,6 +211,36 @@ TEST(Download, ASecondDownloadGoesOnFromTheCheckpointAndChecksTheWholeObject) {
   EXPECT_NE(sent.find("Range: bytes=" + std::to_string(kept.delivered) + "-\r\nIf-Range: \"v1\""),
             std::string::npos)
       << sent;
+}
+
+// "Allocation-free": a download with checkpoints, a cut body resumed, and a second download
+// going on from the last checkpoint make no heap call (the sink's string is reserved first).
+TEST(Download, StepsAndCheckpointsMakeNoHeapCalls) {
+  if (!testing::heap_trap_available())
+    GTEST_SKIP() << "the heap trap needs glibc without sanitizers";
+  const std::string body = body_of(32 * 1024);
+  const std::string hash = goog_crc32c(body);
+  Harness h;
+  h.heap_free = true;
+  h.checkpoint.bytes = 4096;
+  h.checkpoint.interval = Millis(0);
+  h.body.bytes.reserve(body.size() * 2);
+  h.connector.add().recv_data(ok_head(body.size(), hash) + body.substr(0, 20000)).recv_reset();
+  h.connector.add().recv_data("HTTP/1.1 206 Partial Content\r\nETag: \"v1\"\r\n" + hash +
+                              "Content-Range: bytes 20000-32767/32768\r\nContent-Length: 12768" +
+                              "\r\n\r\n" + body.substr(20000));
+  long calls = 0;
+  const DownloadNext first = h.start();  // Builds the Download (make_unique) outside the trap.
+  {
+    testing::HeapTrap trap;
+    const DownloadNext next = h.run(first);
+    calls = trap.calls();
+    ASSERT_EQ(next.kind, DownloadNext::Kind::kDone);
+  }
+  EXPECT_EQ(calls, 0) << testing::HeapTrap::describe();
+  EXPECT_EQ(h.download->result().outcome, Outcome::kSuccess);
+  EXPECT_EQ(h.body.bytes, body);
+  EXPECT_GT(h.kept, 3);
 }
 
 TEST(Download, ARecordOfAnotherUrlOrKindIsRefused) {

@@ -1,0 +1,313 @@
+"""`stepback get -o FILE` against nginx on loopback: killed with SIGKILL at a random point and
+run again, it goes on from its checkpoint and ends byte-exact; redirects are followed as the
+README says. nginx is a real server (ranges, If-Range, ETag, limit_rate); its access log says
+what was fetched.
+
+usage: get_resume_test.py STEPBACK_BINARY NGINX CASE [N]
+CASE is one CTest test (tests/tools/CMakeLists.txt), or `bench N`: N kills at random points,
+printing the bytes fetched twice and the checkpoint writes per MiB of each (by hand, see
+bench/download_kill.sh).
+"""
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+from cli_support import check, trace_events
+
+BINARY = sys.argv[1]
+NGINX = sys.argv[2]
+
+SIZE = 6 * 1024 * 1024  # At 1 MiB/s (limit_rate): six seconds of transfer.
+RATE = 1024 * 1024
+INTERVAL_S = 2  # The desktop profile's checkpoint interval (every 1 MiB and at most every 2 s).
+
+CONF = """daemon off;
+master_process off;
+worker_processes 1;
+pid {dir}/nginx.pid;
+error_log {dir}/error.log info;
+events {{ worker_connections 64; }}
+http {{
+  log_format sb '$uri $status $body_bytes_sent "$http_range" "$http_if_range" '
+                '"$http_authorization"';
+  access_log {dir}/access.log sb;
+  client_body_temp_path {dir}/client_body;
+  proxy_temp_path {dir}/proxy;
+  fastcgi_temp_path {dir}/fastcgi;
+  uwsgi_temp_path {dir}/uwsgi;
+  scgi_temp_path {dir}/scgi;
+  default_type application/octet-stream;
+  server {{
+    listen 127.0.0.1:{port};
+    root {dir}/www;
+    location /slow/ {{ alias {dir}/www/; limit_rate {rate}; }}
+    location = /latest {{ return 302 /slow/big.bin; }}
+    location = /chain1 {{ return 301 chain2; }}
+    location = /chain2 {{ return 307 /slow/small.bin; }}
+    location = /loop1 {{ return 302 /loop2; }}
+    location = /loop2 {{ return 302 /loop1; }}
+    location = /elsewhere {{ return 302 http://127.0.0.1:{port2}/small.bin; }}
+  }}
+  server {{
+    listen 127.0.0.1:{port2};
+    root {dir}/www;
+  }}
+}}
+"""
+
+
+def free_port():
+    import socket
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+class Nginx:
+    """nginx on two loopback ports over a folder with big.bin and small.bin."""
+
+    def __init__(self, tmp):
+        self.dir = tmp
+        os.makedirs(os.path.join(tmp, "www"))
+        self.big = random.Random(7).randbytes(SIZE)
+        self.small = b"small object\n" * 100
+        self.write("big.bin", self.big)
+        self.write("small.bin", self.small)
+        self.port, self.port2 = free_port(), free_port()
+        conf = os.path.join(tmp, "nginx.conf")
+        with open(conf, "w") as f:
+            f.write(CONF.format(dir=tmp, port=self.port, port2=self.port2, rate=RATE))
+        self.proc = subprocess.Popen([NGINX, "-c", conf, "-p", tmp], stderr=subprocess.DEVNULL)
+        # Ready when it answers (bounded: 10 s).
+        for _ in range(200):
+            if subprocess.run([BINARY, "get", self.url("/small.bin"), "--max-retries", "0"],
+                              capture_output=True).returncode == 0:
+                return
+            time.sleep(0.05)
+        self.stop()
+        sys.exit("FAIL: nginx did not come up")
+
+    def write(self, name, data):
+        with open(os.path.join(self.dir, "www", name), "wb") as f:
+            f.write(data)
+
+    def url(self, path):
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def log(self):
+        with open(os.path.join(self.dir, "access.log")) as f:
+            return [line.split(" ", 3) for line in f.read().splitlines()]
+
+    def stop(self):
+        self.proc.kill()
+        self.proc.wait()
+
+
+def get(*args, timeout=30):
+    p = subprocess.run([BINARY, "get", *args], capture_output=True, text=True, timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+def kill_and_resume(nginx, tmp, kill_after):
+    """Starts a download, SIGKILLs it `kill_after` s in, runs it again to the end; returns
+    (bytes fetched twice: what the killed run had written past the checkpoint the second run
+    went on from, checkpoint writes per MiB of the second run, its checkpoints event)."""
+    out = os.path.join(tmp, "big.out")
+    for leftover in (out, out + ".part", out + ".part.state"):
+        if os.path.exists(leftover):
+            os.remove(leftover)
+    args = [nginx.url("/latest"), "-o", out, "--trace"]
+    p = subprocess.Popen([BINARY, "get", *args], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+    time.sleep(kill_after)
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    check(os.path.exists(out + ".part"), f"killed at {kill_after:.2f} s: no {out}.part")
+    # What the killed run had received and written (up to one stdio buffer more was lost).
+    written = os.path.getsize(out + ".part")
+    code, _, err = get(*args)
+    check(code == 0, f"{args} after a kill at {kill_after:.2f} s exited {code}: {err}")
+    with open(out, "rb") as f:
+        check(f.read() == nginx.big, f"killed at {kill_after:.2f} s: the file differs")
+    check(not os.path.exists(out + ".part.state"), "the state file outlived the download")
+    events = trace_events(err, args)
+    resumed = [e for e in events if e["event"] == "checkpoints"]
+    resumed_from = resumed[0]["resumed_from"] if resumed else 0
+    twice = written - resumed_from
+    writes = resumed[0]["stored"] if resumed else 0
+    mib = (SIZE - (resumed[0]["resumed_from"] if resumed else 0)) / (1024 * 1024)
+    return twice, (writes / mib if mib > 0 else 0.0), resumed
+
+
+def case_kill9():
+    # Killed after the first checkpoint (2 s at 1 MiB/s), the second run fetches at most what
+    # arrived after the last checkpoint: one interval at the capped rate, plus a buffer.
+    with tempfile.TemporaryDirectory() as tmp:
+        nginx = Nginx(tmp)
+        try:
+            kill_after = random.uniform(INTERVAL_S + 0.7, 5.0)
+            twice, _, resumed = kill_and_resume(nginx, tmp, kill_after)
+            check(resumed and resumed[0]["resumed_from"] > 0,
+                  f"killed at {kill_after:.2f} s, the second run did not go on: {resumed}")
+            bound = INTERVAL_S * RATE + 512 * 1024
+            check(0 <= twice <= bound,
+                  f"killed at {kill_after:.2f} s: {twice} bytes fetched twice (bound {bound})")
+            ranges = [r for r in nginx.log() if r[0] == "/slow/big.bin" and r[1] == "206"]
+            fields = ranges[-1][3].split('" "') if ranges else []
+            check(len(fields) == 3 and fields[0].startswith('"bytes=') and fields[1] != "-",
+                  f"the second run sent no Range with If-Range: {nginx.log()}")
+        finally:
+            nginx.stop()
+
+
+def case_changed():
+    # The object changed between the runs: If-Range makes nginx send it whole, and the file
+    # ends as the new object, never the old prefix spliced onto the new one.
+    with tempfile.TemporaryDirectory() as tmp:
+        nginx = Nginx(tmp)
+        try:
+            out = os.path.join(tmp, "big.out")
+            args = [nginx.url("/slow/big.bin"), "-o", out, "--trace"]
+            p = subprocess.Popen([BINARY, "get", *args], stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL)
+            time.sleep(INTERVAL_S + 1.0)
+            p.send_signal(signal.SIGKILL)
+            p.wait()
+            check(os.path.exists(out + ".part.state"), "no checkpoint after 3 s")
+            new = random.Random(8).randbytes(SIZE // 2)
+            time.sleep(1.1)  # A new mtime second, so a new ETag.
+            nginx.write("big.bin", new)
+            code, _, err = get(*args)
+            check(code == 0, f"{args} exited {code}: {err}")
+            with open(out, "rb") as f:
+                check(f.read() == new, "the file is not the new object")
+        finally:
+            nginx.stop()
+
+
+def case_refused_state():
+    # A damaged state file, or one of another URL, is refused with words and left alone.
+    with tempfile.TemporaryDirectory() as tmp:
+        nginx = Nginx(tmp)
+        try:
+            out = os.path.join(tmp, "big.out")
+            args = [nginx.url("/slow/big.bin"), "-o", out]
+            p = subprocess.Popen([BINARY, "get", *args], stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL)
+            time.sleep(INTERVAL_S + 1.0)
+            p.send_signal(signal.SIGKILL)
+            p.wait()
+            state = out + ".part.state"
+            with open(state, "rb") as f:
+                good = f.read()
+            code, _, err = get(nginx.url("/small.bin"), "-o", out)
+            check(code == 7 and "for another URL" in err, f"another URL: exit {code}: {err}")
+            damaged = bytearray(good)
+            damaged[len(damaged) // 2] ^= 0x40
+            with open(state, "wb") as f:
+                f.write(damaged)
+            code, _, err = get(*args)
+            check(code == 7 and "refusing the state file" in err and "damaged" in err,
+                  f"a damaged record: exit {code}: {err}")
+            with open(state, "rb") as f:
+                check(f.read() == bytes(damaged), "the refused state file was changed")
+        finally:
+            nginx.stop()
+
+
+def case_sigint():
+    # Ctrl-C ends the download after a last checkpoint (exit 130); the next run goes on.
+    with tempfile.TemporaryDirectory() as tmp:
+        nginx = Nginx(tmp)
+        try:
+            out = os.path.join(tmp, "big.out")
+            args = [nginx.url("/slow/big.bin"), "-o", out, "--trace"]
+            p = subprocess.Popen([BINARY, "get", *args], stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.PIPE, text=True)
+            time.sleep(1.0)
+            p.send_signal(signal.SIGINT)
+            _, err = p.communicate(timeout=10)
+            check(p.returncode == 130, f"SIGINT: exit {p.returncode}: {err}")
+            size = os.path.getsize(out + ".part")
+            check(size > 0 and os.path.exists(out + ".part.state"),
+                  f"SIGINT left {size} bytes and no state")
+            code, _, err = get(*args)
+            check(code == 0, f"{args} exited {code}: {err}")
+            resumed = [e for e in trace_events(err, args) if e["event"] == "checkpoints"]
+            # The last checkpoint was made at the signal: nothing before it is fetched again.
+            check(resumed and resumed[0]["resumed_from"] == size, f"{resumed} vs {size}")
+            with open(out, "rb") as f:
+                check(f.read() == nginx.big, "the file differs")
+        finally:
+            nginx.stop()
+
+
+def case_redirects():
+    with tempfile.TemporaryDirectory() as tmp:
+        nginx = Nginx(tmp)
+        try:
+            # A relative 301 then a 307: followed to the end.
+            code, out, err = get(nginx.url("/chain1"))
+            check(code == 0 and out.encode() == nginx.small, f"chain: exit {code}: {err}")
+            # A loop ends with its own exit code and words.
+            code, _, err = get(nginx.url("/loop1"))
+            check(code == 14 and "loop" in err, f"loop: exit {code}: {err}")
+            # --max-redirs 0: the 302 is the answer.
+            code, _, err = get(nginx.url("/chain1"), "--max-redirs", "0")
+            check(code == 0, f"--max-redirs 0: exit {code}: {err}")
+            code, _, err = get(nginx.url("/chain1"), "--max-redirs", "1")
+            check(code == 14 and "more than 1 redirect" in err, f"limit: exit {code}: {err}")
+            # To another origin: the token is not sent there.
+            code, out, err = get(nginx.url("/elsewhere"), "--oauth2-bearer", "secret-token")
+            check(code == 0 and out.encode() == nginx.small, f"elsewhere: exit {code}: {err}")
+            log = nginx.log()
+            first = [r for r in log if r[0] == "/elsewhere"]
+            other = [r for r in log if r[0] == "/small.bin"]
+            check(first and "secret-token" in first[-1][3], f"the first origin got no token: {log}")
+            check(other and "secret-token" not in other[-1][3],
+                  f"the token went to another origin: {other}")
+        finally:
+            nginx.stop()
+
+
+def bench(n):
+    # Kills at random points over the whole transfer; prints one line per run and a summary.
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        nginx = Nginx(tmp)
+        try:
+            for _ in range(n):
+                kill_after = random.uniform(0.3, SIZE / RATE - 0.3)
+                twice, per_mib, _ = kill_and_resume(nginx, tmp, kill_after)
+                rows.append((kill_after, twice, per_mib))
+                print(f"killed at {kill_after:5.2f} s: {twice:8d} bytes fetched twice, "
+                      f"{per_mib:.2f} checkpoint writes per MiB after it")
+        finally:
+            nginx.stop()
+    worst = max(r[1] for r in rows)
+    print(f"{n} kills: worst {worst} bytes fetched twice ({worst / RATE:.2f} s at the capped rate; "
+          f"checkpoint interval {INTERVAL_S} s = {INTERVAL_S * RATE} bytes), mean "
+          f"{sum(r[1] for r in rows) / n:.0f}; checkpoint writes per MiB mean "
+          f"{sum(r[2] for r in rows) / n:.2f}")
+
+
+CASES = {
+    "kill9": case_kill9,
+    "changed": case_changed,
+    "refused_state": case_refused_state,
+    "sigint": case_sigint,
+    "redirects": case_redirects,
+}
+
+if __name__ == "__main__":
+    if sys.argv[3] == "bench":
+        bench(int(sys.argv[4]))
+    else:
+        CASES[sys.argv[3]]()
