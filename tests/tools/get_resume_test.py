@@ -218,6 +218,9 @@ def case_refused_state():
                   f"a damaged record: exit {code}: {err}")
             with open(state, "rb") as f:
                 check(f.read() == bytes(damaged), "the refused state file was changed")
+            # --state keeps a download's checkpoint beside a file; stdout has none.
+            code, _, err = get(nginx.url("/small.bin"), "--state", state)
+            check(code == 2 and "--state needs -o FILE" in err, f"--state alone: {code}: {err}")
         finally:
             nginx.stop()
 
