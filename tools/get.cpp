@@ -254,6 +254,7 @@ void print_get_usage(std::FILE* out) {
       "     or has no address, a malformed or oversized response, a TLS handshake failure\n"
       "     or lost connection of a request that is not idempotent\n"
       "  7  local I/O error: the --data file cannot be read, or the output cannot be written\n"
+      "     (also stdout closed with >&-, or a pipe whose reader went away)\n"
       "  8  the body had to start over and stdout cannot (use -o FILE); nothing was spliced\n"
       "  9  --max-time passed\n"
       "  10 the body's CRC32C or MD5 differs from the server's x-goog-hash or Content-MD5\n"
