@@ -431,6 +431,7 @@ int run_get(int argc, char** argv) {
   const RetryContext context{*policy, random, &budget};
   const Millis start = platform::monotonic_now();
   Reporter reporter(stderr, o.trace, ::isatty(STDERR_FILENO) == 1, kPrefix, start);
+  reporter.set_time_limit(o.max_time);
   // The resolver reads resolv.conf here, before the loop, so no step() touches a file.
   https::CaresOptions dns;
   dns.servers = o.dns_servers;

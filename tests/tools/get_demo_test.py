@@ -496,6 +496,34 @@ def case_get_stdout_reader_gone():
     check(want in text, f"stderr {text!r}")
 
 
+def case_get_max_time():
+    # Regression: a run ended by --max-time closed with "stopped after 1 attempt:
+    # terminal_failure (the transport failed in a way that is not retried)"; it names the limit.
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(1)
+    port = sock.getsockname()[1]
+
+    def hold():
+        conn, _ = sock.accept()
+        with conn:
+            conn.settimeout(30)
+            data = b""
+            while b"\r\n\r\n" not in data:
+                data += conn.recv(4096)
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n0123456789")
+            try:
+                conn.recv(1)  # Holds the rest of the body until the client gives up.
+            except OSError:
+                pass
+
+    threading.Thread(target=hold, daemon=True).start()
+    code, out, err, _ = run("get", f"http://127.0.0.1:{port}/", "--max-time", "1.5")
+    check(code == 9, f"exit {code}, stderr {err!r}")
+    check("stepback get: stopped after 1 attempt: the time limit (--max-time 1.5 s) passed\n"
+          in err, f"stderr {err!r}")
+
+
 def case_get_jitter_seed():
     # --jitter seed is the documented formula itself: capped at 0.2 s, every wait is the cap.
     server = StatusServer([("503 Service Unavailable", b"busy\n")])
