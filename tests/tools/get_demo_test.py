@@ -615,6 +615,18 @@ def case_get_last_body():
     check(code == 3, f"exit {code}, stderr {err!r}")
     check("the last answer (503) said: Down for maintenance until 12:00 UTC" in err, err)
     check("\x1b" not in err, f"raw escape reached the terminal: {err!r}")
+    # Bounded: of a 100 KB error body, the first 200 bytes and a mark that it goes on.
+    long_body = b"{\"error\": \"" + b"w" * 100_000 + b"\"}"
+    server = RawServer([b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: %d\r\n"
+                        b"Connection: close\r\n\r\n" % len(long_body) + long_body])
+    code, _, err, _ = run("get", f"http://127.0.0.1:{server.port}/", "--max-retries", "1",
+                          "--max-backoff", "0.2")
+    check(code == 3, f"long body: exit {code}, stderr {err[:300]!r}")
+    shown = [line for line in err.splitlines() if "the last answer (503) said: " in line]
+    check(len(shown) == 1, f"long body: stderr {err[:300]!r}")
+    said = shown[0].split("the last answer (503) said: ", 1)[1]
+    check(said == (long_body[:200].decode() + " [...]"), f"long body: shown {said!r}")
+    check(len(err) < 2000, f"long body: {len(err)} bytes on stderr")
 
 
 def case_get_integrity():
