@@ -282,6 +282,7 @@ void print_get_usage(std::FILE* out) {
       "     or has no address, a malformed or oversized response, a TLS handshake failure\n"
       "     or lost connection of a request that is not idempotent\n"
       "  7  local I/O error: the --data file cannot be read, or the output cannot be written\n"
+      "     (also stdout closed with >&-, or a pipe whose reader went away)\n"
       "  8  the body had to start over and stdout cannot (use -o FILE); nothing was spliced\n"
       "  9  --max-time passed\n"
       "  10 the body's CRC32C or MD5 differs from the server's x-goog-hash or Content-MD5\n"
@@ -441,6 +442,7 @@ int run_get(int argc, char** argv) {
   const RetryContext context{*policy, random, &budget};
   const Millis start = platform::monotonic_now();
   Reporter reporter(stderr, o.trace, ::isatty(STDERR_FILENO) == 1, kPrefix, start);
+  reporter.set_time_limit(o.max_time);
   // The resolver reads resolv.conf here, before the loop, so no step() touches a file.
   https::CaresOptions dns;
   dns.servers = o.dns_servers;

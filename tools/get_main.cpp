@@ -6,5 +6,6 @@
 
 int main(int argc, char** argv) {
   if (!stepback::tools::ensure_stdio_open()) return stepback::tools::kExitInternal;
+  stepback::tools::ignore_sigpipe();
   return stepback::tools::run_get(argc, argv);
 }

@@ -98,5 +98,6 @@ int run(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   if (!stepback::tools::ensure_stdio_open()) return 1;
+  stepback::tools::ignore_sigpipe();
   return stepback::tools::run(argc, argv);
 }

@@ -109,6 +109,7 @@ void Reporter::human(const https::ClientEvent& event) {
       }
       break;
     case Kind::kError:
+      last_failure_ = event.failure;
       // "attempt 1: 200 OK, the connection closed ...", not "200 OKthe connection ...".
       if (line_has_status_) line_.append(", ");
       append_printable(&line_, event.message);
@@ -144,13 +145,27 @@ void Reporter::human(const https::ClientEvent& event) {
       break;
     case Kind::kDone:
       end_line();
-      if (event.outcome != Outcome::kSuccess) {
-        std::fprintf(err_, "%sstopped after %u attempt%s: %s (%s)\n", prefix_, event.attempt,
-                     event.attempt == 1 ? "" : "s", to_string(event.outcome),
-                     describe_stop(event.outcome));
-      }
+      if (event.outcome != Outcome::kSuccess) stopped(event);
       break;
   }
+}
+
+void Reporter::stopped(const https::ClientEvent& event) {
+  LineBuffer l;
+  l.appendf("%sstopped after %u attempt%s: ", prefix_, event.attempt,
+            event.attempt == 1 ? "" : "s");
+  // The time limit is named as such: "the transport failed" would be untrue of it.
+  if (event.outcome == Outcome::kTerminalFailure && last_failure_ == Failure::kTimeLimit) {
+    if (time_limit_) {
+      l.appendf("the time limit (--max-time %g s) passed",
+                static_cast<double>(time_limit_->count()) / 1000.0);
+    } else {
+      l.append("the request's time limit (max_time) passed");
+    }
+  } else {
+    l.appendf("%s (%s)", to_string(event.outcome), describe_stop(event.outcome));
+  }
+  std::fprintf(err_, "%s\n", l.c_str());
 }
 
 void Reporter::trace(const https::ClientEvent& event) {

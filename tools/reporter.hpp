@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <string_view>
 
 #include "stepback/core/millis.hpp"
@@ -55,6 +56,8 @@ class Reporter {
   https::EventSink sink() { return https::EventSink{&Reporter::on_event, this}; }
   // Lets the done event carry the client's connection count and resumption.
   void attach(const https::Client* client) { client_ = client; }
+  // The --max-time the closing message names when that limit ended the request.
+  void set_time_limit(std::optional<Millis> max_time) { time_limit_ = max_time; }
   // Whether the main loop should call tick() every 100 ms (a countdown is on screen).
   bool wants_ticks() const { return countdown_ && (waiting_ || metering_); }
   // Redraws the countdown if 100 ms have passed since the last drawing.
@@ -63,6 +66,8 @@ class Reporter {
  private:
   static void on_event(void* self, const https::ClientEvent& event);
   void human(const https::ClientEvent& event);
+  // The closing line of a request that did not succeed.
+  void stopped(const https::ClientEvent& event);
   void trace(const https::ClientEvent& event);
   void end_line();
   void draw_countdown(Millis now);
@@ -74,9 +79,11 @@ class Reporter {
   const char* prefix_;
   Millis start_;
   const https::Client* client_ = nullptr;
-  LineBuffer line_;               // The current attempt's line, without its newline.
-  bool line_open_ = false;        // line_ is started and not yet ended with a newline.
-  bool line_has_status_ = false;  // line_ already shows this attempt's status.
+  std::optional<Millis> time_limit_;
+  Failure last_failure_ = Failure::kNone;  // Of the last error event: why a request ended.
+  LineBuffer line_;                        // The current attempt's line, without its newline.
+  bool line_open_ = false;                 // line_ is started and not yet ended with a newline.
+  bool line_has_status_ = false;           // line_ already shows this attempt's status.
   bool metering_ = false;         // A body is arriving and its meter is on screen (terminal).
   Millis meter_start_{};          // When this attempt's body began.
   std::uint64_t meter_from_ = 0;  // Bytes the sink had when it began (a resumed offset).

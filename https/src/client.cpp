@@ -419,7 +419,7 @@ Client::Step Client::on_receive(Millis now) {
       if (p == ParseProgress::kFailed) {
         if (sink_failed_) return refuse_splice(now);
         const Status e = parser_.error();
-        if (e == Status::kHeadersTooLarge) {
+        if (e == Status::kHeadersTooLarge && !parser_.head_complete()) {
           // Named with its size, so that the app knows which buffer to grow.
           (void)std::snprintf(head_limit_message_, sizeof head_limit_message_,
                               "the response head is larger than the response-head buffer "
@@ -427,10 +427,8 @@ Client::Step Client::on_receive(Millis now) {
                               options_.buffers.response_head.size);
           return fail_attempt(now, e, head_limit_message_);
         }
-        return fail_attempt(now, e,
-                            e == Status::kBodyTooLarge ? "the response body exceeds the body limit"
-                            : e == Status::kError      ? "the body sink refused the body"
-                                                       : "the response is not valid HTTP/1.1");
+        // The parser's own words: which part of the response is wrong, or which limit passed.
+        return fail_attempt(now, e, parser_.error_message());
       }
       if (p == ParseProgress::kDone)
         return end_response(now, consumed == n && send_failure_ == Status::kOk);

@@ -75,6 +75,8 @@ Outcome parse(const std::uint8_t* data, std::size_t size, const std::size_t* cut
   if (p == ParseProgress::kNeedMore && eof) p = parser.finish();
   if (p == ParseProgress::kFailed && parser.error() == Status::kOk) std::abort();
   if (p != ParseProgress::kFailed && parser.error() != Status::kOk) std::abort();
+  // Every failure says why; nothing else does.
+  if ((p == ParseProgress::kFailed) != (parser.error_message()[0] != '\0')) std::abort();
   if (parser.body_size() != body.size || body.size > body_limit) std::abort();
 
   std::size_t header_bytes = parser.reason().size();

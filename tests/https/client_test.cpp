@@ -50,7 +50,7 @@ struct Harness {
         ClientBuffers{MutableBytes{request, sizeof request}, MutableBytes{head, sizeof head},
                       MutableBytes{io, sizeof io}, MutableBytes{error_body, sizeof error_body}};
     options.body = body.sink();
-    options.body_limit = 1 << 20;
+    options.body_limit = body_limit;
     options.events = EventSink{record, &events};
     options.wall_now = [] { return wall; };
     options.max_time = max_time;
@@ -91,6 +91,7 @@ struct Harness {
   std::optional<BodyResume> resume;  // start(spec, *resume) instead of start(spec).
   std::uint8_t max_redirects = 0;
   std::uint8_t redirect_url[256];
+  std::uint64_t body_limit = 1 << 20;
   Credentials credentials;
   std::vector<ClientEvent> events;
   std::vector<std::uint64_t> waits;
@@ -255,6 +256,58 @@ TEST(Client, OversizedHeadIsTerminal) {
   EXPECT_EQ(h.client->result().outcome, Outcome::kTerminalFailure);
   EXPECT_EQ(h.client->result().error, Status::kHeadersTooLarge);
   EXPECT_EQ(h.client->result().attempts, 1U);
+}
+
+// Regression: 1000 interim 103s before the 200 ended in "the response is not valid
+// HTTP/1.1"; the message now says which limit was hit, and its value.
+TEST(Client, EndlessInterimResponsesEndWithTheLimitNamed) {
+  Harness h;
+  std::string many;
+  for (int i = 0; i < 1000; ++i) many += "HTTP/1.1 103 Early Hints\r\nLink: </a.css>\r\n\r\n";
+  h.connector.add().recv_data(many + kOk);
+  h.run(h.start());
+  EXPECT_EQ(h.client->result().outcome, Outcome::kTerminalFailure);
+  EXPECT_EQ(h.client->result().error, Status::kProtocol);
+  EXPECT_EQ(h.client->result().attempts, 1U);
+  EXPECT_STREQ(h.client->result().message,
+               "the server sent more than 16 interim (1xx) responses before the final one (the "
+               "limit, ResponseParser::kMaxInterimHeads)");
+}
+
+// Regression: a Content-Length of 2^64-1 with a short body was taken for a cut body,
+// retried and, on stdout, ended in "the body had to start over"; such a length is now
+// refused at the head, once, with a message naming it, and no byte reaches the sink.
+TEST(Client, AnAbsurdContentLengthIsRefusedAtTheHead) {
+  Harness h;
+  h.body_limit = ~std::uint64_t{0};  // No limit of the caller's: the length alone is absurd.
+  h.body.restartable = false;
+  h.connector.add()
+      .recv_data(
+          "HTTP/1.1 200 OK\r\nETag: \"v1\"\r\nContent-Length: 18446744073709551615\r\n"
+          "\r\nshort")
+      .recv_closed();
+  h.connector.add().recv_data(kOk);
+  h.run(h.start());
+  EXPECT_EQ(h.client->result().outcome, Outcome::kTerminalFailure);
+  EXPECT_EQ(h.client->result().error, Status::kProtocol);
+  EXPECT_EQ(h.client->result().attempts, 1U);
+  EXPECT_NE(std::string(h.client->result().message).find("Content-Length is above 2^63-1"),
+            std::string::npos)
+      << h.client->result().message;
+  EXPECT_EQ(h.body.bytes, "");
+}
+
+// The head-size message names the buffer; a trailer section too large for it says so.
+TEST(Client, AnOversizedTrailerIsNotCalledAnOversizedHead) {
+  Harness h;
+  h.connector.add().recv_data(
+      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhi\r\n0\r\n"
+      "X-Big: " +
+      std::string(2000, 'b') + "\r\n\r\n");
+  h.run(h.start());
+  EXPECT_EQ(h.client->result().error, Status::kHeadersTooLarge);
+  EXPECT_STREQ(h.client->result().message,
+               "the response's trailer section is larger than the response-head buffer");
 }
 
 TEST(Client, CancelEndsTheRequestAndClosesTheConnection) {

@@ -8,6 +8,7 @@ of the name asked for (up to its first '-', so "nx-typo.test" is "nx"):
   ok        A 127.0.0.1 and AAAA ::1 (TTL 60)
   v4        A 127.0.0.1; AAAA: NOERROR with no answer
   v6        AAAA ::1; A: NOERROR with no answer
+  many      A 127.0.0.1 and AAAA ::1 ten times: more IPv6 addresses than a resolver keeps
   nodata    NOERROR with no answer for both
   nx        NXDOMAIN (with an SOA in the authority section, as real servers send)
   servfail  SERVFAIL
@@ -112,6 +113,9 @@ def answer(data, proto):
         return message(qid, qflags, question, NOERROR, ok_answer(qtype, v6=False))
     if kind == "v6":
         return message(qid, qflags, question, NOERROR, ok_answer(qtype, v4=False))
+    if kind == "many":
+        copies = 10 if qtype == TYPE_AAAA else 1
+        return message(qid, qflags, question, NOERROR, ok_answer(qtype) * copies)
     if kind == "nodata":
         return message(qid, qflags, question, NOERROR, authority=[soa()])
     if kind == "servfail":

@@ -7,6 +7,7 @@
 // elsewhere.
 #include <gtest/gtest.h>
 #include <sched.h>
+#include <sys/mount.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -110,11 +111,13 @@ class HappyEyeballsTest : public ::testing::Test {
     ASSERT_EQ(std::system(rule.c_str()), 0) << rule;
   }
 
-  RequestRun run(const std::string& host, const Policy& policy,
-                 const profiles::Timeouts& timeouts) {
+  // One request to http://host:port/ (port 0: the dual-stack server's).
+  RequestRun run(const std::string& host, const Policy& policy, const profiles::Timeouts& timeouts,
+                 std::uint16_t port = 0) {
     RequestRun out;
     https::Url url;
-    const std::string text = "http://" + host + ":" + std::to_string(http_.port()) + "/";
+    const std::string text =
+        "http://" + host + ":" + std::to_string(port != 0 ? port : http_.port()) + "/";
     EXPECT_EQ(https::parse_url(text, &url), https::Status::kOk) << text;
     https::RequestSpec spec;
     spec.head.url = url;
@@ -192,6 +195,36 @@ TEST_F(HappyEyeballsTest, BlackHoledIPv4DoesNotDelayIPv6) {
   const RequestRun r = run("ok-v4-dropped.test", test_policy(), long_connect());
   EXPECT_EQ(r.result.outcome, Outcome::kSuccess) << r.message;
   EXPECT_EQ(r.body, "v6");
+}
+
+// Issue 23's case as a user meets it: /etc/hosts names ::1 and 127.0.0.1, the server listens
+// on 127.0.0.1 only, and CaresResolver reads the hosts file. The refused ::1 must hand over
+// to 127.0.0.1 at once, in the first attempt (curl connects at once too).
+TEST_F(HappyEyeballsTest, AHostsFileNameOnBothLoopbacksReachesAnIPv4OnlyServer) {
+  // A mount namespace of this process's own, so the hosts file is replaced for it alone.
+  if (::unshare(CLONE_NEWNS) != 0) {
+    GTEST_SKIP() << "unshare(CLONE_NEWNS) failed: " << std::strerror(errno);
+  }
+  ASSERT_EQ(::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr), 0)
+      << std::strerror(errno);
+  TempDir dir;
+  write_file(dir.file("hosts"), "::1 dual.test\n127.0.0.1 dual.test\n");
+  ASSERT_EQ(::mount(dir.file("hosts").c_str(), "/etc/hosts", nullptr, MS_BIND, nullptr), 0)
+      << std::strerror(errno);
+  ScriptedServer v4_only;  // Plain HTTP on 127.0.0.1 alone.
+  ScriptedServer::Options server;
+  server.script = R"([{"status": 200, "body": "v4 only"}])";
+  server.tls = false;
+  ASSERT_TRUE(v4_only.start(server));
+  https::CaresOptions options = test_resolver_options(dns_.servers());
+  options.hosts_file = true;
+  ASSERT_EQ(resolver_.init(options), https::Status::kOk) << resolver_.message();
+  Policy policy = test_policy();
+  policy.max_retries = 0;
+  const RequestRun r = run("dual.test", policy, long_connect(), v4_only.port());
+  EXPECT_EQ(r.result.outcome, Outcome::kSuccess) << r.message;
+  EXPECT_EQ(r.body, "v4 only");
+  EXPECT_EQ(r.result.attempts, 1U);
 }
 
 TEST_F(HappyEyeballsTest, BothBlackHoledIsOneRetryableFailureNamingEveryAddress) {

@@ -95,6 +95,16 @@ TEST_F(ResolverTest, OneFamilyIsEnough) {
   EXPECT_EQ(v6.addresses, (std::vector<std::string>{"[::1]:80"}));
 }
 
+// Regression: the answer was cut to kMaxAddresses in c-ares's order, IPv6 first, so ten
+// AAAA records left no room for the A record and Happy Eyeballs had no IPv4 to fall back on.
+TEST_F(ResolverTest, ManyAddressesOfOneFamilyLeaveRoomForTheOther) {
+  const ResolveRun run = resolve(resolver_, "many.test", 80);
+  ASSERT_EQ(run.error, ResolveError::kNone) << run.message << "\n" << dns_.log();
+  EXPECT_EQ(run.addresses.size(), https::Resolver::kMaxAddresses);
+  EXPECT_EQ(std::count(run.addresses.begin(), run.addresses.end(), "127.0.0.1:80"), 1)
+      << ::testing::PrintToString(run.addresses);
+}
+
 TEST_F(ResolverTest, NxdomainIsDefiniteAndNamesTheHost) {
   const ResolveRun run = resolve(resolver_, "nx-typo.test", 443);
   EXPECT_EQ(run.error, ResolveError::kNxDomain) << run.message;
@@ -365,6 +375,29 @@ TEST_F(ResolvingClientTest, StepNeverBlocksAndTheLoopWaitsOnTheResolverSocket) {
       << "a step() call took " << r.longest_step.count() << " ms: something blocked inside step()";
   EXPECT_GE(r.dns_socket_waits, 1U) << "no ClientNext named the resolver's socket";
   EXPECT_EQ(r.io_waits_without_fd, 0U);
+}
+
+// Whatever resolver made the list, a refused ::1 hands over to 127.0.0.1 in the same
+// attempt; with more ::1 entries than the race keeps (regression: the list was cut in its
+// order, so IPv4 was never tried and every attempt failed on [::1] "Connection refused").
+TEST_F(ResolvingClientTest, AFixedResolverListOfBothLoopbacksReachesAnIPv4OnlyServer) {
+  start_http(R"([{"status": 200, "body": "v4 only"}])");  // 127.0.0.1 alone.
+  for (const std::size_t v6_count : {std::size_t{1}, https::Resolver::kMaxAddresses + 2}) {
+    std::vector<https::SocketAddress> given(v6_count);
+    for (https::SocketAddress& a : given) {
+      ASSERT_EQ(https::parse_numeric_address("::1", 1, &a), https::Status::kOk);
+    }
+    given.emplace_back();
+    ASSERT_EQ(https::parse_numeric_address("127.0.0.1", 1, &given.back()), https::Status::kOk);
+    https::FixedResolver fixed;
+    fixed.set(given.data(), given.size());
+    Policy policy = test_policy();
+    policy.max_retries = 0;
+    const Run r = run(url("dual.test"), policy, test_timeouts(), fixed);
+    EXPECT_EQ(r.result.outcome, Outcome::kSuccess) << v6_count << " x ::1: " << r.message;
+    EXPECT_EQ(r.body, "v4 only") << v6_count;
+    EXPECT_EQ(r.result.attempts, 1U) << v6_count;
+  }
 }
 
 TEST_F(ResolvingClientTest, ATypoedHostIsNotRetried) {

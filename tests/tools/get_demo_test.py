@@ -7,6 +7,7 @@ server started here on 127.0.0.1.
 """
 
 import base64
+import errno
 import hashlib
 import json
 import os
@@ -420,9 +421,10 @@ def case_get_output_fifo():
 
 def case_get_closed_stdio():
     # Regression: started with stdout closed, the first socket became fd 1 and the
-    # body was written back to the server. fds 0-2 are now opened on /dev/null first.
+    # body was written back to the server. fds 0-2 are now opened on /dev/null first (stdout
+    # read-only: the body cannot be written, exit 7, see get.stdout_closed).
     body = b"x" * 50000
-    for redirect in (">&-", "2>&-", "<&- >&- 2>&-"):
+    for redirect, want in ((">&-", 7), ("2>&-", 0), ("<&- >&- 2>&-", 7)):
         sock = socket.socket()
         sock.bind(("127.0.0.1", 0))
         sock.listen(1)
@@ -453,9 +455,73 @@ def case_get_closed_stdio():
         cmd = f'exec "$0" get http://127.0.0.1:{port}/ {redirect}'
         p = subprocess.run(["bash", "-c", cmd, BINARY], capture_output=True, timeout=30)
         t.join(5)
-        check(p.returncode == 0, f"{redirect}: exited {p.returncode}")
+        check(p.returncode == want, f"{redirect}: exited {p.returncode}, want {want}")
         check(received == [b""], f"{redirect}: the server got {len(received[0]) if received else '?'} "
                                  "stray bytes after the request")
+
+
+def case_get_stdout_closed():
+    # Regression: with stdout closed (`>&-`) a 100 KB body ended with exit 0, lost without a
+    # word. Now exit 7, saying so; a body small enough for the stdio buffer fails at the flush.
+    for size in (100_000, 10):
+        body = b"y" * size
+        server = RawServer([b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n"
+                            % size + body])
+        cmd = f'exec "$0" get http://127.0.0.1:{server.port}/ >&-'
+        p = subprocess.run(["bash", "-c", cmd, BINARY], capture_output=True, text=True, timeout=30)
+        check(p.returncode == 7, f"{size} bytes: exited {p.returncode}, stderr {p.stderr!r}")
+        want = "stepback get: cannot write the body to stdout: " + os.strerror(errno.EBADF)
+        check(want in p.stderr, f"{size} bytes: stderr {p.stderr!r}")
+        # heads: logged before the answer is sent, so complete once the client has exited.
+        check(len(server.heads) == 1, f"{size} bytes: {len(server.heads)} requests, want 1")
+
+
+def case_get_stdout_reader_gone():
+    # Regression: stdout a pipe whose reader went away mid-body: SIGPIPE ended the process
+    # with nothing said. Now the write fails with EPIPE: exit 7, saying so.
+    size = 4_000_000  # Far more than a pipe holds, so the write after the close fails.
+    server = RawServer([b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n"
+                        % size + b"z" * size])
+    with tempfile.TemporaryFile() as err:
+        p = subprocess.Popen([BINARY, "get", f"http://127.0.0.1:{server.port}/"],
+                             stdout=subprocess.PIPE, stderr=err)
+        first = p.stdout.read(1000)
+        p.stdout.close()  # The reader goes away, as `| head -c 1000` does.
+        code = p.wait(timeout=30)
+        err.seek(0)
+        text = err.read().decode()
+    check(first == b"z" * 1000, f"first bytes {first[:20]!r}")
+    check(code == 7, f"exited {code} (a negative code is the signal that ended it): {text!r}")
+    want = "stepback get: cannot write the body to stdout: " + os.strerror(errno.EPIPE)
+    check(want in text, f"stderr {text!r}")
+
+
+def case_get_max_time():
+    # Regression: a run ended by --max-time closed with "stopped after 1 attempt:
+    # terminal_failure (the transport failed in a way that is not retried)"; it names the limit.
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(1)
+    port = sock.getsockname()[1]
+
+    def hold():
+        conn, _ = sock.accept()
+        with conn:
+            conn.settimeout(30)
+            data = b""
+            while b"\r\n\r\n" not in data:
+                data += conn.recv(4096)
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n0123456789")
+            try:
+                conn.recv(1)  # Holds the rest of the body until the client gives up.
+            except OSError:
+                pass
+
+    threading.Thread(target=hold, daemon=True).start()
+    code, out, err, _ = run("get", f"http://127.0.0.1:{port}/", "--max-time", "1.5")
+    check(code == 9, f"exit {code}, stderr {err!r}")
+    check("stepback get: stopped after 1 attempt: the time limit (--max-time 1.5 s) passed\n"
+          in err, f"stderr {err!r}")
 
 
 def case_get_jitter_seed():
@@ -516,7 +582,10 @@ class RawServer:
                         break
                     data += chunk
                 self.heads.append(data.decode("latin-1"))
-                conn.sendall(self.responses[min(self.served, len(self.responses) - 1)])
+                try:
+                    conn.sendall(self.responses[min(self.served, len(self.responses) - 1)])
+                except OSError:
+                    pass  # The client stopped reading (a test of a client that gives up).
                 self.served += 1
 
 
@@ -546,6 +615,18 @@ def case_get_last_body():
     check(code == 3, f"exit {code}, stderr {err!r}")
     check("the last answer (503) said: Down for maintenance until 12:00 UTC" in err, err)
     check("\x1b" not in err, f"raw escape reached the terminal: {err!r}")
+    # Bounded: of a 100 KB error body, the first 200 bytes and a mark that it goes on.
+    long_body = b"{\"error\": \"" + b"w" * 100_000 + b"\"}"
+    server = RawServer([b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: %d\r\n"
+                        b"Connection: close\r\n\r\n" % len(long_body) + long_body])
+    code, _, err, _ = run("get", f"http://127.0.0.1:{server.port}/", "--max-retries", "1",
+                          "--max-backoff", "0.2")
+    check(code == 3, f"long body: exit {code}, stderr {err[:300]!r}")
+    shown = [line for line in err.splitlines() if "the last answer (503) said: " in line]
+    check(len(shown) == 1, f"long body: stderr {err[:300]!r}")
+    said = shown[0].split("the last answer (503) said: ", 1)[1]
+    check(said == (long_body[:200].decode() + " [...]"), f"long body: shown {said!r}")
+    check(len(err) < 2000, f"long body: {len(err)} bytes on stderr")
 
 
 def case_get_integrity():

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -12,12 +13,14 @@ namespace {
 using Kind = https::ClientEvent::Kind;
 
 // Feeds `events` to a Reporter writing into a temporary file and returns what it wrote.
-std::string report(bool trace, std::initializer_list<https::ClientEvent> events) {
+std::string report(bool trace, std::initializer_list<https::ClientEvent> events,
+                   std::optional<Millis> time_limit = std::nullopt) {
   std::FILE* out = std::tmpfile();
   EXPECT_NE(out, nullptr);
   if (out == nullptr) return "";
   {
     Reporter reporter(out, trace, /*countdown=*/false, "stepback get: ", Millis(1000));
+    reporter.set_time_limit(time_limit);
     const https::EventSink sink = reporter.sink();
     for (const https::ClientEvent& e : events) sink.on_event(sink.context, e);
   }
@@ -87,6 +90,35 @@ TEST(Reporter, AnErrorAfterTheStatusIsSetApart) {
   EXPECT_EQ(text,
             "attempt 1: 200 OK, the connection closed before the body ended (reset), retrying in "
             "1.00 s\n");
+}
+
+// Regression: a run ended by --max-time closed with "stopped after 1 attempt:
+// terminal_failure (the transport failed in a way that is not retried)"; it names the limit.
+TEST(Reporter, ARunEndedByTheTimeLimitSaysSo) {
+  https::ClientEvent error;
+  error.kind = Kind::kError;
+  error.attempt = 1;
+  error.failure = Failure::kTimeLimit;
+  error.message = "the request's overall time limit (max_time) passed";
+  const auto run = [&error](std::optional<Millis> limit) {
+    return report(false,
+                  {attempt(1), response(1, 200, "OK"), error, done(1, Outcome::kTerminalFailure)},
+                  limit);
+  };
+  EXPECT_EQ(run(Millis(2000)),
+            "attempt 1: 200 OK, the request's overall time limit (max_time) passed (time_limit)\n"
+            "stepback get: stopped after 1 attempt: the time limit (--max-time 2 s) passed\n");
+  EXPECT_NE(run(Millis(1500)).find("the time limit (--max-time 1.5 s) passed"), std::string::npos);
+  EXPECT_NE(run(std::nullopt)
+                .find("stopped after 1 attempt: the request's time limit (max_time) "
+                      "passed\n"),
+            std::string::npos);
+  // Another terminal failure keeps its outcome's words.
+  error.failure = Failure::kProtocol;
+  EXPECT_NE(run(Millis(2000))
+                .find("stopped after 1 attempt: terminal_failure (the transport "
+                      "failed in a way that is not retried)"),
+            std::string::npos);
 }
 
 // What the server sent never reaches the terminal raw: C0 and C1 controls become '?'.

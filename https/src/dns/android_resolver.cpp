@@ -100,6 +100,7 @@ void AndroidResolver::start(const char* host, std::uint16_t port, Millis now) {
   cancel();
   result_ = ResolveResult{};
   count_ = 0;
+  found_count_[0] = found_count_[1] = 0;
   port_ = port;
   std::snprintf(host_, sizeof host_, "%s", host == nullptr ? "" : host);
   deadline_ = now + limit_;
@@ -144,7 +145,8 @@ ResolverNext AndroidResolver::step(Millis now) {
     finish();
     return ResolverNext{};
   }
-  for (Query& q : queries_) {
+  for (std::size_t i = 0; i < 2; ++i) {
+    Query& q = queries_[i];
     if (q.fd < 0) continue;
     pollfd p{q.fd, POLLIN, 0};
     if (poll(&p, 1, 0) <= 0) continue;  // Zero timeout: never waits.
@@ -158,8 +160,8 @@ ResolverNext AndroidResolver::step(Millis now) {
       q.error = n == -ETIMEDOUT ? ResolveError::kTimeout : ResolveError::kNoNetwork;
       continue;
     }
-    q.error = parse_dns_answer(answer, static_cast<std::size_t>(n), rcode, port_, addresses_,
-                               kMaxAddresses, &count_);
+    q.error = parse_dns_answer(answer, static_cast<std::size_t>(n), rcode, port_, found_[i],
+                               kMaxAddresses, &found_count_[i]);
   }
   finish();
   if (!pending_) return ResolverNext{};
@@ -203,6 +205,25 @@ void AndroidResolver::finish() {
   }
   pending_ = false;
   result_ = ResolveResult{};
+  // Each answer was kept whole: both families fit in addresses_, whichever came first.
+  std::size_t v6 = 0;
+  std::size_t all = 0;
+  for (std::size_t i = 0; i < 2; ++i) {
+    for (std::size_t k = 0; k < found_count_[i]; ++k) {
+      if (address_family(found_[i][k]) == AF_INET6) ++v6;
+      ++all;
+    }
+  }
+  FamilyQuota left = family_quota(v6, all - v6, kMaxAddresses);
+  count_ = 0;
+  for (std::size_t i = 0; i < 2; ++i) {
+    for (std::size_t k = 0; k < found_count_[i]; ++k) {
+      std::size_t& room = address_family(found_[i][k]) == AF_INET6 ? left.v6 : left.v4;
+      if (room == 0) continue;
+      --room;
+      addresses_[count_++] = found_[i][k];
+    }
+  }
   if (count_ > 0) {
     result_.addresses = addresses_;
     result_.count = count_;

@@ -280,9 +280,21 @@ void CaresResolver::finish(int status, ares_addrinfo* answer) {
   result_ = ResolveResult{};
   std::size_t n = 0;
   if (status == ARES_SUCCESS && answer != nullptr) {
+    std::size_t v6 = 0;
+    std::size_t v4 = 0;
+    for (const ares_addrinfo_node* node = answer->nodes; node != nullptr; node = node->ai_next) {
+      if (node->ai_family == AF_INET6) ++v6;
+      if (node->ai_family == AF_INET) ++v4;
+    }
+    FamilyQuota left = family_quota(v6, v4, kMaxAddresses);
     for (const ares_addrinfo_node* node = answer->nodes; node != nullptr && n < kMaxAddresses;
          node = node->ai_next) {
-      if (detail::copy_socket_address(node->ai_addr, node->ai_addrlen, port_, &addresses_[n])) ++n;
+      std::size_t& room = node->ai_family == AF_INET6 ? left.v6 : left.v4;
+      if (room == 0) continue;
+      if (detail::copy_socket_address(node->ai_addr, node->ai_addrlen, port_, &addresses_[n])) {
+        ++n;
+        --room;
+      }
     }
   }
   if (answer != nullptr) ares_freeaddrinfo(answer);

@@ -36,9 +36,27 @@ const char* to_string(ResolveError e) {
   return "unknown";
 }
 
+FamilyQuota family_quota(std::size_t v6, std::size_t v4, std::size_t capacity) {
+  const std::size_t half = capacity / 2;
+  // IPv4 may always keep the larger half (or what it has, if less); IPv6 takes what is left.
+  const std::size_t v4_kept = v4 < capacity - half ? v4 : capacity - half;
+  FamilyQuota q;
+  q.v6 = v6 < capacity - v4_kept ? v6 : capacity - v4_kept;
+  q.v4 = v4 < capacity - q.v6 ? v4 : capacity - q.v6;
+  return q;
+}
+
 void FixedResolver::set(const SocketAddress* addresses, std::size_t count) {
+  std::size_t v6 = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    if (address_family(addresses[i]) == AF_INET6) ++v6;
+  }
+  FamilyQuota left = family_quota(v6, count - v6, kMaxAddresses);
   given_count_ = 0;
   for (std::size_t i = 0; i < count && given_count_ < kMaxAddresses; ++i) {
+    std::size_t& room = address_family(addresses[i]) == AF_INET6 ? left.v6 : left.v4;
+    if (room == 0) continue;
+    --room;
     given_[given_count_++] = addresses[i];
   }
 }

@@ -21,6 +21,14 @@ constexpr int hex_value(std::uint8_t b) {
   return -1;
 }
 
+// Messages shared by several failures.
+constexpr const char* kHeadTooLarge = "the response head is larger than the response-head buffer";
+constexpr const char* kBadStatusLine =
+    "the response's status line is not HTTP/1.0 or HTTP/1.1, a space and a 3-digit status";
+constexpr const char* kBadChunkSize = "a chunk-size line of the response is malformed";
+constexpr const char* kBadTrailer =
+    "the response's trailer section has a bare CR or a control byte";
+
 // 1*DIGIT without overflow.
 bool parse_decimal(std::string_view s, std::uint64_t* out) {
   if (s.empty()) return false;
@@ -50,6 +58,7 @@ void ResponseParser::reset(bool head_request) {
   line_bytes_ = 0;
   framing_ = Framing::kNone;
   error_ = Status::kOk;
+  error_message_ = "";
   head_request_ = head_request;
   started_ = false;
   interim_heads_ = 0;
@@ -73,9 +82,10 @@ void ResponseParser::clear_head() {
   connection_keep_alive_ = false;
 }
 
-bool ResponseParser::fail(Status s) {
+bool ResponseParser::fail(Status s, const char* why) {
   state_ = State::kFailed;
   error_ = s;
+  error_message_ = why;
   return false;
 }
 
@@ -110,7 +120,10 @@ ParseProgress ResponseParser::feed(ConstBytes data, std::size_t* consumed) {
         ok = deliver(p, take);
         if (!ok) break;
         i += take;
-        if (i < n) ok = fail(Status::kBodyTooLarge);
+        if (i < n) {
+          ok = fail(Status::kBodyTooLarge,
+                    "the response body (delimited by the close) passed the body limit");
+        }
         if (!ok) break;
         continue;
       }
@@ -145,7 +158,11 @@ ParseProgress ResponseParser::finish() {
       state_ = State::kDone;
       return ParseProgress::kDone;
     default:
-      fail(started_ ? Status::kReset : Status::kClosed);
+      if (started_) {
+        fail(Status::kReset, "the connection closed before the response was complete");
+      } else {
+        fail(Status::kClosed, "the connection closed before any byte of the response came");
+      }
       return ParseProgress::kFailed;
   }
 }
@@ -154,7 +171,7 @@ bool ResponseParser::head_byte(std::uint8_t b) {
   if (b == '\n') {
     pending_cr_ = false;
     if (state_ == State::kHeaders && used_ == line_begin_) return end_head();
-    if (used_ == buf_.size) return fail(Status::kHeadersTooLarge);
+    if (used_ == buf_.size) return fail(Status::kHeadersTooLarge, kHeadTooLarge);
     buf_.data[used_++] = '\n';
     const std::size_t begin = line_begin_;
     line_begin_ = used_;
@@ -162,13 +179,15 @@ bool ResponseParser::head_byte(std::uint8_t b) {
                                         : end_header_line(begin, used_ - 1);
   }
   // A CR must end the line; anywhere else it is a bare CR (RFC 9112 2.2).
-  if (pending_cr_) return fail(Status::kProtocol);
+  if (pending_cr_) return fail(Status::kProtocol, "the response head has a CR not followed by LF");
   if (b == '\r') {
     pending_cr_ = true;
     return true;
   }
-  if (is_forbidden_control(b)) return fail(Status::kProtocol);
-  if (used_ == buf_.size) return fail(Status::kHeadersTooLarge);
+  if (is_forbidden_control(b)) {
+    return fail(Status::kProtocol, "the response head has a control byte (such as NUL) in a line");
+  }
+  if (used_ == buf_.size) return fail(Status::kHeadersTooLarge, kHeadTooLarge);
   buf_.data[used_++] = b;
   return true;
 }
@@ -179,15 +198,17 @@ bool ResponseParser::end_status_line(std::size_t begin, std::size_t end) {
   // tolerated, as many servers send "HTTP/1.1 200".
   if (line.size() < 12 || http1_text::sub(line, 0, 7) != "HTTP/1." ||
       (line[7] != '0' && line[7] != '1') || line[8] != ' ') {
-    return fail(Status::kProtocol);
+    return fail(Status::kProtocol, kBadStatusLine);
   }
-  if (line.size() > 12 && line[12] != ' ') return fail(Status::kProtocol);
+  if (line.size() > 12 && line[12] != ' ') return fail(Status::kProtocol, kBadStatusLine);
   std::uint16_t code = 0;
   for (std::size_t k = 9; k < 12; ++k) {
-    if (!http1_text::is_digit(line[k])) return fail(Status::kProtocol);
+    if (!http1_text::is_digit(line[k])) return fail(Status::kProtocol, kBadStatusLine);
     code = static_cast<std::uint16_t>(code * 10 + static_cast<std::uint16_t>(line[k] - '0'));
   }
-  if (code < 100 || code > 599) return fail(Status::kProtocol);
+  if (code < 100 || code > 599) {
+    return fail(Status::kProtocol, "the response's status code is not in 100..599");
+  }
   status_ = code;
   minor_version_ = static_cast<std::uint8_t>(line[7] - '0');
   reason_begin_ = begin + (line.size() > 12 ? 13 : 12);
@@ -203,7 +224,9 @@ bool ResponseParser::end_header_line(std::size_t begin, std::size_t end) {
   if (http1_text::is_ows(text.front())) {
     // obs-fold: a user agent replaces it with SP (RFC 9112 5.2), so the continuation joins
     // the previous field's value. Whitespace before the first field is refused (2.2).
-    if (begin <= fields_begin_) return fail(Status::kProtocol);
+    if (begin <= fields_begin_) {
+      return fail(Status::kProtocol, "the response head's first field line starts with whitespace");
+    }
     const std::string_view more = http1_text::trim_ows(text);
     if (more.empty()) {
       used_ = begin;  // Only whitespace: nothing to add.
@@ -217,9 +240,15 @@ bool ResponseParser::end_header_line(std::size_t begin, std::size_t end) {
     return true;
   }
   const std::size_t colon = text.find(':');
-  if (colon == std::string_view::npos) return fail(Status::kProtocol);
+  if (colon == std::string_view::npos) {
+    return fail(Status::kProtocol, "a field line of the response head has no colon");
+  }
   // A token check also rejects whitespace between the name and the colon (RFC 9112 5.1).
-  if (!http1_text::is_token(http1_text::sub(text, 0, colon))) return fail(Status::kProtocol);
+  if (!http1_text::is_token(http1_text::sub(text, 0, colon))) {
+    return fail(Status::kProtocol,
+                "a field name of the response head is not a token (or has whitespace before "
+                "its colon)");
+  }
   const std::string_view value = http1_text::trim_ows(http1_text::sub(text, colon + 1));
   // Stored as "name:value\n", so lookups need no trimming.
   const std::size_t value_at = colon + 1;
@@ -233,9 +262,17 @@ bool ResponseParser::end_header_line(std::size_t begin, std::size_t end) {
 bool ResponseParser::end_head() {
   if (status_ < 200) {
     // 101 would switch protocols, which is never requested; other 1xx are interim.
-    if (status_ == 101) return fail(Status::kProtocol);
+    if (status_ == 101) {
+      return fail(Status::kProtocol,
+                  "the server answered 101 Switching Protocols, which was never asked for");
+    }
     // A server that sends interim heads without end would hold the client forever.
-    if (++interim_heads_ > kMaxInterimHeads) return fail(Status::kProtocol);
+    if (++interim_heads_ > kMaxInterimHeads) {
+      static_assert(kMaxInterimHeads == 16, "the message below names the limit");
+      return fail(Status::kProtocol,
+                  "the server sent more than 16 interim (1xx) responses before the final one "
+                  "(the limit, ResponseParser::kMaxInterimHeads)");
+    }
     clear_head();
     return true;
   }
@@ -260,7 +297,7 @@ bool ResponseParser::end_head() {
   // RFC 9112 6.1: an HTTP/1.0 message with Transfer-Encoding has faulty framing.
   if (has_transfer_encoding_ && minor_version_ == 0) {
     head_complete_ = false;
-    return fail(Status::kProtocol);
+    return fail(Status::kProtocol, "an HTTP/1.0 response has a Transfer-Encoding field");
   }
 
   if (head_request_ || status_ == 204 || status_ == 304) {
@@ -274,7 +311,16 @@ bool ResponseParser::end_head() {
     chunk_digits_ = chunk_after_digits_ = chunk_in_extension_ = false;
   } else if (has_content_length_) {
     framing_ = Framing::kLength;
-    if (content_length_ > body_limit_) return fail(Status::kBodyTooLarge);
+    if (content_length_ > body_limit_) {
+      return fail(Status::kBodyTooLarge, "the response's Content-Length is above the body limit");
+    }
+    // No body is that long: a lie, not a body to wait for and then take for a cut one.
+    if (content_length_ > kMaxBodyLength) {
+      static_assert(kMaxBodyLength == 0x7fffffffffffffff, "the message below names the limit");
+      return fail(Status::kProtocol,
+                  "the response's Content-Length is above 2^63-1 bytes, more than any body can "
+                  "be (the limit, ResponseParser::kMaxBodyLength)");
+    }
     remaining_ = content_length_;
     state_ = remaining_ == 0 ? State::kDone : State::kBodyLength;
   } else {
@@ -296,14 +342,21 @@ bool ResponseParser::take_content_length(std::string_view value) {
     any = true;
     return true;
   });
-  return (ok && any) ? true : fail(Status::kProtocol);
+  if (!ok || !any) {
+    return fail(Status::kProtocol,
+                "the response's Content-Length is not a decimal number below 2^64 (or its values "
+                "differ)");
+  }
+  return true;
 }
 
 bool ResponseParser::take_transfer_encoding(std::string_view value) {
   // Nothing but chunked is requested (no TE field is sent), so anything else, including
   // a repeated field or "chunked, chunked", cannot be framed safely.
   if (has_transfer_encoding_ || !iequals(http1_text::trim_ows(value), "chunked")) {
-    return fail(Status::kProtocol);
+    return fail(Status::kProtocol,
+                "the response's Transfer-Encoding is not exactly one 'chunked' (nothing else "
+                "was asked for)");
   }
   has_transfer_encoding_ = true;
   return true;
@@ -318,10 +371,13 @@ void ResponseParser::take_connection(std::string_view value) {
 }
 
 bool ResponseParser::chunk_size_byte(std::uint8_t b) {
-  if (++line_bytes_ > buf_.size) return fail(Status::kProtocol);
+  if (++line_bytes_ > buf_.size) {
+    return fail(Status::kProtocol,
+                "a chunk-size line of the response is longer than the response-head buffer");
+  }
   if (b == '\n') {
     pending_cr_ = false;
-    if (!chunk_digits_) return fail(Status::kProtocol);
+    if (!chunk_digits_) return fail(Status::kProtocol, kBadChunkSize);
     chunk_digits_ = chunk_after_digits_ = chunk_in_extension_ = false;
     line_bytes_ = 0;
     if (remaining_ == 0) {
@@ -329,31 +385,40 @@ bool ResponseParser::chunk_size_byte(std::uint8_t b) {
       trailer_line_empty_ = true;
       return true;
     }
-    if (remaining_ > body_limit_ - body_size_) return fail(Status::kBodyTooLarge);
+    if (remaining_ > body_limit_ - body_size_) {
+      return fail(Status::kBodyTooLarge, "a chunk of the response would pass the body limit");
+    }
+    if (remaining_ > kMaxBodyLength) {
+      return fail(Status::kProtocol,
+                  "a chunk size of the response is above 2^63-1 bytes, more than any body can "
+                  "be (the limit, ResponseParser::kMaxBodyLength)");
+    }
     state_ = State::kChunkData;
     return true;
   }
-  if (pending_cr_) return fail(Status::kProtocol);
+  if (pending_cr_) return fail(Status::kProtocol, kBadChunkSize);
   if (b == '\r') {
     pending_cr_ = true;
     return true;
   }
-  if (is_forbidden_control(b)) return fail(Status::kProtocol);
+  if (is_forbidden_control(b)) return fail(Status::kProtocol, kBadChunkSize);
   if (chunk_in_extension_) return true;  // Extensions are ignored.
   const int digit = hex_value(b);
   if (digit >= 0 && !chunk_after_digits_) {
-    if (remaining_ > (kMaxU64 >> 4)) return fail(Status::kProtocol);
+    if (remaining_ > (kMaxU64 >> 4)) {
+      return fail(Status::kProtocol, "a chunk size of the response does not fit 64 bits");
+    }
     remaining_ = remaining_ * 16 + static_cast<std::uint64_t>(digit);
     chunk_digits_ = true;
     return true;
   }
-  if (!chunk_digits_) return fail(Status::kProtocol);
+  if (!chunk_digits_) return fail(Status::kProtocol, kBadChunkSize);
   chunk_after_digits_ = true;
   if (b == ';') {
     chunk_in_extension_ = true;
     return true;
   }
-  return (b == ' ' || b == '\t') ? true : fail(Status::kProtocol);
+  return (b == ' ' || b == '\t') ? true : fail(Status::kProtocol, kBadChunkSize);
 }
 
 bool ResponseParser::chunk_end_byte(std::uint8_t b) {
@@ -366,11 +431,14 @@ bool ResponseParser::chunk_end_byte(std::uint8_t b) {
     pending_cr_ = true;
     return true;
   }
-  return fail(Status::kProtocol);
+  return fail(Status::kProtocol, "a chunk of the response is not followed by CRLF");
 }
 
 bool ResponseParser::trailer_byte(std::uint8_t b) {
-  if (++line_bytes_ > buf_.size) return fail(Status::kHeadersTooLarge);
+  if (++line_bytes_ > buf_.size) {
+    return fail(Status::kHeadersTooLarge,
+                "the response's trailer section is larger than the response-head buffer");
+  }
   if (b == '\n') {
     pending_cr_ = false;
     if (trailer_line_empty_) {
@@ -380,12 +448,12 @@ bool ResponseParser::trailer_byte(std::uint8_t b) {
     trailer_line_empty_ = true;
     return true;
   }
-  if (pending_cr_) return fail(Status::kProtocol);
+  if (pending_cr_) return fail(Status::kProtocol, kBadTrailer);
   if (b == '\r') {
     pending_cr_ = true;
     return true;
   }
-  if (is_forbidden_control(b)) return fail(Status::kProtocol);
+  if (is_forbidden_control(b)) return fail(Status::kProtocol, kBadTrailer);
   trailer_line_empty_ = false;
   return true;
 }
@@ -393,7 +461,7 @@ bool ResponseParser::trailer_byte(std::uint8_t b) {
 bool ResponseParser::deliver(const std::uint8_t* data, std::size_t n) {
   if (n == 0) return true;
   if (sink_.write != nullptr && !sink_.write(sink_.context, ConstBytes{data, n})) {
-    return fail(Status::kError);
+    return fail(Status::kError, "the body sink refused the body");
   }
   body_size_ += n;
   return true;

@@ -132,7 +132,6 @@ Status TcpTransport::start(const SocketAddress* addresses, std::size_t count, Mi
   failure_ = Status::kInvalidArgument;
   state_ = State::kFailed;
   if (addresses == nullptr || count == 0) return failure_;
-  if (count > kMaxAddresses) count = kMaxAddresses;
   for (std::size_t i = 0; i < count; ++i) {
     const SocketAddress& a = addresses[i];
     if (a.size == 0 || a.size > sizeof a.bytes) return failure_;
@@ -143,33 +142,32 @@ Status TcpTransport::start(const SocketAddress* addresses, std::size_t count, Mi
       return failure_;
     }
   }
-  for (std::size_t i = 0; i < count; ++i) addresses_[i] = addresses[i];
-  address_count_ = count;
-  connect_timeout_ = connect_timeout;
-  return begin_race(now);
-}
-
-Status TcpTransport::begin_race(Millis now) {
   // RFC 8305 section 4: IPv6 first, then the families alternate, each in the given order.
-  SocketAddress ordered[kMaxAddresses];
+  // The order is made over every given address and then cut to kMaxAddresses: cut first, a
+  // list with kMaxAddresses IPv6 addresses ahead of its IPv4 ones never tried IPv4.
+  address_count_ = count < kMaxAddresses ? count : kMaxAddresses;
   std::size_t v6 = 0;
   std::size_t v4 = 0;
   for (std::size_t n = 0; n < address_count_; ++n) {
     const bool want_v6 = n % 2 == 0;
     std::size_t* cursor = want_v6 ? &v6 : &v4;
     const int family = want_v6 ? AF_INET6 : AF_INET;
-    while (*cursor < address_count_ && address_family(addresses_[*cursor]) != family) ++*cursor;
-    if (*cursor == address_count_) {
+    while (*cursor < count && address_family(addresses[*cursor]) != family) ++*cursor;
+    if (*cursor == count) {
       // This family has no address left: take the other one's next.
       cursor = want_v6 ? &v4 : &v6;
       const int other = want_v6 ? AF_INET : AF_INET6;
-      while (*cursor < address_count_ && address_family(addresses_[*cursor]) != other) ++*cursor;
+      while (*cursor < count && address_family(addresses[*cursor]) != other) ++*cursor;
     }
-    ordered[n] = addresses_[*cursor];
+    addresses_[n] = addresses[*cursor];
     ++*cursor;
   }
+  connect_timeout_ = connect_timeout;
+  return begin_race(now);
+}
+
+Status TcpTransport::begin_race(Millis now) {
   for (std::size_t i = 0; i < address_count_; ++i) {
-    addresses_[i] = ordered[i];
     attempt_fd_[i] = -1;
     attempt_error_[i] = 0;
   }

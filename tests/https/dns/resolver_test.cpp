@@ -140,6 +140,45 @@ TEST(FixedResolver, HandsOutItsAddressesWithThePort) {
   EXPECT_EQ(text(r.result().addresses[1]), "192.0.2.8:8443");
 }
 
+SocketAddress v6(const char* ip, std::uint16_t port) {
+  SocketAddress a;
+  EXPECT_EQ(parse_numeric_address(ip, port, &a), Status::kOk);
+  return a;
+}
+
+// Regression: set() kept the first kMaxAddresses given, so eight IPv6 addresses ahead of an
+// IPv4 one left no IPv4 address for Happy Eyeballs to fall back on.
+TEST(FixedResolver, ALongListKeepsBothFamilies) {
+  FixedResolver r;
+  std::vector<SocketAddress> given;
+  for (int i = 1; i <= 9; ++i) given.push_back(v6(("2001:db8::" + std::to_string(i)).c_str(), 1));
+  given.push_back(v4("192.0.2.1", 1));
+  r.set(given.data(), given.size());
+  r.start("any.name", 443, Millis(0));
+  ASSERT_EQ(r.result().count, Resolver::kMaxAddresses);
+  std::vector<std::string> kept;
+  for (std::size_t i = 0; i < r.result().count; ++i) kept.push_back(text(r.result().addresses[i]));
+  EXPECT_EQ(kept,
+            (std::vector<std::string>{"[2001:db8::1]:443", "[2001:db8::2]:443", "[2001:db8::3]:443",
+                                      "[2001:db8::4]:443", "[2001:db8::5]:443", "[2001:db8::6]:443",
+                                      "[2001:db8::7]:443", "192.0.2.1:443"}));
+}
+
+TEST(FamilyQuota, EachFamilyKeepsHalfTheRoomWhenItHasThatMany) {
+  const auto q = [](std::size_t v6, std::size_t v4, std::size_t capacity) {
+    const FamilyQuota f = family_quota(v6, v4, capacity);
+    return std::vector<std::size_t>{f.v6, f.v4};
+  };
+  EXPECT_EQ(q(2, 3, 8), (std::vector<std::size_t>{2, 3}));  // Everything fits.
+  EXPECT_EQ(q(10, 1, 8), (std::vector<std::size_t>{7, 1}));
+  EXPECT_EQ(q(1, 10, 8), (std::vector<std::size_t>{1, 7}));
+  EXPECT_EQ(q(10, 10, 8), (std::vector<std::size_t>{4, 4}));
+  EXPECT_EQ(q(10, 10, 7), (std::vector<std::size_t>{3, 4}));
+  EXPECT_EQ(q(10, 0, 8), (std::vector<std::size_t>{8, 0}));
+  EXPECT_EQ(q(0, 10, 8), (std::vector<std::size_t>{0, 8}));
+  EXPECT_EQ(q(0, 0, 8), (std::vector<std::size_t>{0, 0}));
+}
+
 TEST(FixedResolver, WithoutAddressesItFails) {
   FixedResolver r;
   r.start("any.name", 443, Millis(0));

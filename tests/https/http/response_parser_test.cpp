@@ -241,6 +241,22 @@ std::vector<Case> cases() {
       protocol("content_length_overflow", kOk200 + "Content-Length: 18446744073709551616\r\n\r\n"),
       protocol("content_length_huge",
                kOk200 + "Content-Length: 99999999999999999999999999\r\n\r\n"),
+      // Regression: 2^64-1 was taken as a body cut short and retried; a length beyond
+      // ResponseParser::kMaxBodyLength (2^63-1) is now refused at the head.
+      late("content_length_2_64_minus_1",
+           kOk200 + "Content-Length: 18446744073709551615\r\n\r\nshort", Status::kProtocol, "", {}),
+      late("content_length_2_63", kOk200 + "Content-Length: 9223372036854775808\r\n\r\nx",
+           Status::kProtocol, "", {}),
+      ok("head_with_content_length_2_64_minus_1",
+         kOk200 + "Content-Length: 18446744073709551615\r\n\r\n", 200, "", true, head_request()),
+      Case{"content_length_2_63_minus_1_waits",
+           kOk200 + "Content-Length: 9223372036854775807\r\n\r\nabc",
+           kNeedMore,
+           Status::kOk,
+           200,
+           "abc",
+           false,
+           {}},
       late("content_length_truncated_at_eof", kOk200 + "Content-Length: 10\r\n\r\nabc",
            Status::kReset, "abc", eof()),
       Case{"content_length_waits",
@@ -280,6 +296,8 @@ std::vector<Case> cases() {
       ok("chunked_then_next_response", kOk200 + "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\nHTTP",
          200, "", true, {}, 4),
       late("chunked_bad_hex", kOk200 + "Transfer-Encoding: chunked\r\n\r\n5g\r\nhello\r\n0\r\n\r\n",
+           Status::kProtocol, "", {}),
+      late("chunk_size_2_63", kOk200 + "Transfer-Encoding: chunked\r\n\r\n8000000000000000\r\nhi",
            Status::kProtocol, "", {}),
       late("chunked_not_hex", kOk200 + "Transfer-Encoding: chunked\r\n\r\nxyz\r\n",
            Status::kProtocol, "", {}),
@@ -486,6 +504,58 @@ TEST(Http1ResponseParser, EndlessInterimHeadsAreAProtocolError) {
                 "HTTP/1.1 103 Early Hints\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
   EXPECT_EQ(beyond.progress, ParseProgress::kFailed);
   EXPECT_EQ(beyond.parser.error(), Status::kProtocol);
+}
+
+// Regression: every failure of the Client read "the response is not valid HTTP/1.1", also
+// when a limit was hit (1000 103 Early Hints); each failure now has its own sentence.
+TEST(Http1ResponseParser, EveryFailureSaysWhy) {
+  for (const Case& c : cases()) {
+    std::vector<std::uint8_t> head(c.options.head_buffer);
+    std::string body;
+    ResponseParser parser(MutableBytes{head.data(), head.size()}, BodySink{append_body, &body},
+                          c.options.body_limit);
+    parser.reset(c.options.head_request);
+    std::size_t used = 0;
+    ParseProgress p = parser.feed(
+        ConstBytes{reinterpret_cast<const std::uint8_t*>(c.input.data()), c.input.size()}, &used);
+    if (p == kNeedMore && c.options.eof) p = parser.finish();
+    if (p == kFailed) {
+      EXPECT_GT(std::string_view(parser.error_message()).size(), 20U) << c.name;
+    } else {
+      EXPECT_STREQ(parser.error_message(), "") << c.name;
+    }
+  }
+}
+
+TEST(Http1ResponseParser, FailureMessagesNameTheLimitOrTheField) {
+  std::string many;
+  for (int i = 0; i < 1000; ++i) many += "HTTP/1.1 103 Early Hints\r\n\r\n";
+  const Parsed interim(many + "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+  ASSERT_EQ(interim.progress, kFailed);
+  EXPECT_STREQ(interim.parser.error_message(),
+               "the server sent more than 16 interim (1xx) responses before the final one (the "
+               "limit, ResponseParser::kMaxInterimHeads)");
+  const Parsed length("HTTP/1.1 200 OK\r\nContent-Length: 18446744073709551615\r\n\r\nab");
+  ASSERT_EQ(length.progress, kFailed);
+  EXPECT_STREQ(length.parser.error_message(),
+               "the response's Content-Length is above 2^63-1 bytes, more than any body can be "
+               "(the limit, ResponseParser::kMaxBodyLength)");
+  const Parsed upgrade("HTTP/1.1 101 Switching Protocols\r\n\r\n");
+  EXPECT_STREQ(upgrade.parser.error_message(),
+               "the server answered 101 Switching Protocols, which was never asked for");
+  Parsed fine("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+  EXPECT_STREQ(fine.parser.error_message(), "");
+  std::size_t used = 0;
+  const std::string bad = "HTTP/1.1 2x0 OK\r\n\r\n";
+  fine.parser.reset();
+  EXPECT_EQ(fine.parser.feed(
+                ConstBytes{reinterpret_cast<const std::uint8_t*>(bad.data()), bad.size()}, &used),
+            kFailed);
+  EXPECT_NE(std::string_view(fine.parser.error_message()).find("status line"),
+            std::string_view::npos)
+      << fine.parser.error_message();
+  fine.parser.reset();
+  EXPECT_STREQ(fine.parser.error_message(), "") << "reset() forgets the failure";
 }
 
 TEST(Http1ResponseParser, FailureIsStickyAndResetStartsOver) {

@@ -18,6 +18,7 @@
 #include <cstring>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "stepback/core/millis.hpp"
 #include "stepback/platform/clock.hpp"
@@ -427,6 +428,25 @@ TEST(TcpTransport, IPv6RefusedThenIPv4Connects) {
   TcpTransport t;
   ASSERT_EQ(t.start(addresses, 2, Millis(1000), Millis(3600000)), Status::kOk);
   EXPECT_EQ(connect_frozen(t, Millis(1000)), Status::kOk);
+}
+
+// Regression: the list was cut to kMaxAddresses in the given order before the families
+// were interleaved, so a name with eight IPv6 addresses ahead of its IPv4 one never had
+// IPv4 tried: every IPv6 connect failed at once and the attempt failed with them.
+TEST(TcpTransport, ALongerListThanTheRaceStillTriesTheOtherFamily) {
+  LoopbackSocket open = loopback_socket(AF_INET, 4);
+  ASSERT_GE(open.fd.get(), 0);
+  // Refused where there is an IPv6 loopback (bound, not listening), unreachable elsewhere:
+  // either way an immediate failure.
+  LoopbackSocket closed6 = loopback_socket(AF_INET6, -1, open.port);
+  const std::uint16_t port6 = closed6.fd.get() >= 0 ? closed6.port : open.port;
+  std::vector<SocketAddress> addresses(TcpTransport::kMaxAddresses, numeric("::1", port6));
+  addresses.push_back(numeric("127.0.0.1", open.port));
+  TcpTransport t;
+  const Status started = t.start(addresses.data(), addresses.size(), Millis(1000), Millis(3600000));
+  ASSERT_EQ(started, Status::kOk) << https::to_string(started);
+  EXPECT_EQ(connect_frozen(t, Millis(1000)), Status::kOk);
+  EXPECT_GE(accept_within(open.fd.get()).get(), 0);
 }
 
 TEST(TcpTransport, EveryAddressRefusedReportsConnectFailed) {

@@ -67,6 +67,9 @@ class AndroidResolver final : public Resolver {
   Millis limit_;
   Millis deadline_ = Millis::max();
   Query queries_[2];
+  // Each query's addresses, kept apart until both are in (then cut per family_quota()).
+  SocketAddress found_[2][kMaxAddresses];
+  std::size_t found_count_[2] = {};
   SocketAddress addresses_[kMaxAddresses];
   std::size_t count_ = 0;
   std::uint16_t port_ = 0;

@@ -71,10 +71,20 @@ struct ResolveResult {
   const char* message = "";
 };
 
+// How many addresses of each family a lookup keeps of `v6` IPv6 and `v4` IPv4 ones in
+// `capacity` slots: all when they fit; else a family keeps at least half the slots when it
+// has that many, the other the rest. A list cut in the resolver's order (IPv6 first) could
+// lose a whole family, which Happy Eyeballs then never tries.
+struct FamilyQuota {
+  std::size_t v6 = 0;
+  std::size_t v4 = 0;
+};
+FamilyQuota family_quota(std::size_t v6, std::size_t v4, std::size_t capacity);
+
 // One lookup at a time, step-driven. Not thread-safe.
 class Resolver {
  public:
-  // Most addresses one lookup keeps (further answers are dropped).
+  // Most addresses one lookup keeps (further answers are dropped, per family_quota()).
   static constexpr std::size_t kMaxAddresses = TcpTransport::kMaxAddresses;
 
   // Begins resolving `host` (NUL-terminated, not a numeric address) for TCP `port` at
@@ -104,7 +114,8 @@ class Resolver {
 class FixedResolver final : public Resolver {
  public:
   FixedResolver() = default;
-  // Copies up to kMaxAddresses of `addresses` (their ports are replaced by start()'s).
+  // Copies up to kMaxAddresses of `addresses` (their ports are replaced by start()'s); of a
+  // longer list, as many of each family as family_quota() keeps, in the given order.
   void set(const SocketAddress* addresses, std::size_t count);
 
   void start(const char* host, std::uint16_t port, Millis now) override;

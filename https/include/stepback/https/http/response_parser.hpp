@@ -35,7 +35,9 @@ enum class ParseProgress : std::uint8_t {
 // header colon, and NUL or other control bytes in the head are kProtocol; status codes
 // must be in 100..599 and the version HTTP/1.0 or HTTP/1.1; up to kMaxInterimHeads interim
 // 1xx responses are skipped (more is kProtocol: an endless stream of 103s is hostile; 101
-// is kProtocol, as no upgrade is ever requested); Transfer-Encoding other
+// is kProtocol, as no upgrade is ever requested); a Content-Length or chunk size above
+// kMaxBodyLength is kProtocol (no body is that long: the length is a lie, refused at the
+// head rather than taken for a body cut short); Transfer-Encoding other
 // than exactly "chunked", or in an HTTP/1.0 response, is kProtocol; with both
 // Transfer-Encoding and Content-Length, chunked wins and keep_alive() is false (6.3).
 //
@@ -49,6 +51,9 @@ class ResponseParser {
  public:
   // Most interim (1xx) heads accepted before the final one.
   static constexpr std::uint32_t kMaxInterimHeads = 16;
+  // The largest Content-Length or chunk size accepted, in bytes: 2^63-1, the largest file
+  // size (off_t) and more than any real body.
+  static constexpr std::uint64_t kMaxBodyLength = 0x7fffffffffffffff;
 
   // A parser that copies heads into `head_buffer` (caller-owned, must outlive the parser)
   // and delivers at most `body_limit` body bytes per response to `sink`; ready for the
@@ -74,6 +79,10 @@ class ResponseParser {
   // kOk unless the last feed() or finish() failed; then why (kProtocol, kHeadersTooLarge,
   // kBodyTooLarge, kReset, kClosed, or kError when the sink refused the body).
   Status error() const { return error_; }
+  // Why the last feed() or finish() failed, as a sentence naming the part of the response
+  // at fault or the limit it passed ("the server sent more than 16 interim (1xx) responses
+  // ..."); a static string, "" while nothing failed.
+  const char* error_message() const { return error_message_; }
   // Whether any byte of this response (interim responses included) has been consumed.
   bool started() const { return started_; }
   // Whether the final status line and header section have been parsed and accepted; stays
@@ -126,7 +135,8 @@ class ResponseParser {
   };
   enum class Framing : std::uint8_t { kNone, kLength, kChunked, kUntilClose };
 
-  bool fail(Status s);
+  // Fails the response with `s`, `why` (a static string) being error_message(); false.
+  bool fail(Status s, const char* why);
   bool head_byte(std::uint8_t b);
   bool end_status_line(std::size_t begin, std::size_t end);
   bool end_header_line(std::size_t begin, std::size_t end);
@@ -157,6 +167,7 @@ class ResponseParser {
   State state_ = State::kStatusLine;
   Framing framing_ = Framing::kNone;
   Status error_ = Status::kOk;
+  const char* error_message_ = "";
   std::uint8_t minor_version_ = 1;
   bool head_request_ = false;
   bool head_complete_ = false;

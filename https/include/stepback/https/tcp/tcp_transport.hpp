@@ -40,7 +40,8 @@ namespace stepback::https {
 // also never later than the start of the next attempt.
 class TcpTransport final : public Transport {
  public:
-  // The most addresses one start() tries; further resolver results are ignored.
+  // The most addresses one start() tries: the first ones of the race's order (below), so a
+  // longer list still has both families tried.
   static constexpr std::size_t kMaxAddresses = 8;
   // How long a connect runs alone before the next address is tried too (RFC 8305 section 5
   // recommends 250 ms).
@@ -56,10 +57,11 @@ class TcpTransport final : public Transport {
   TcpTransport& operator=(const TcpTransport&) = delete;
 
   // Closes any previous connection and begins a non-blocking connect race over `count`
-  // addresses (at most kMaxAddresses are used; the rest are ignored), the `connect_timeout`
-  // counting from `now`. kOk means "call step_connect()"; otherwise kInvalidArgument (count
-  // 0, an empty or too large address), or the failure of the last address when every
-  // address failed at once (kConnectFailed, ...), which step_connect() then keeps returning.
+  // addresses (at most kMaxAddresses are used: the first ones in the race's order, so both
+  // families are kept), the `connect_timeout` counting from `now`. kOk means "call step_connect()";
+  // otherwise kInvalidArgument (count 0, an empty or too large address), or the failure of the last
+  // address when every address failed at once (kConnectFailed, ...), which step_connect() then
+  // keeps returning.
   [[nodiscard]] Status start(const SocketAddress* addresses, std::size_t count, Millis now,
                              Millis connect_timeout);
 
@@ -106,7 +108,7 @@ class TcpTransport final : public Transport {
  private:
   enum class State : std::uint8_t { kIdle, kConnecting, kConnected, kFailed, kClosed };
 
-  // Orders addresses_ for the race and starts it; the start() result.
+  // Starts the race over addresses_, already in its order; the start() result.
   Status begin_race(Millis now);
   // Starts attempts that are due; the step_connect() result.
   Status advance(Millis now);
