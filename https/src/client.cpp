@@ -483,7 +483,9 @@ AttemptResult Client::response_result() const {
   const std::uint16_t status = parser_.status();
   AttemptResult r = AttemptResult::http(status);
   if (const auto retry_after = parser_.retry_after()) {
-    if (const auto delay = parse_retry_after(*retry_after, options_.wall_now())) {
+    // Against the response's own Date when it has one: the device's clock may be wrong.
+    if (const auto delay =
+            parse_retry_after(*retry_after, parser_.header("date"), options_.wall_now())) {
       r = AttemptResult::http(status, *delay, DelaySource::kRetryAfter);
     }
   }

@@ -1071,5 +1071,46 @@ TEST(ClientSlowServers, TheProfilesDefaultsEndBothTrickles) {
   }
 }
 
+// Retry-After as an HTTP-date is read against the response's own Date: with the device's
+// wall clock in 1970 (never set) or ten years ahead, the wait is Retry-After - Date (20 s).
+// It used to be measured against the wall clock: 24 years (the delay was refused as too
+// long) or nothing at all.
+TEST(ClientRetryAfter, AnHttpDateIsMeasuredAgainstTheResponsesDate) {
+  const Millis saved = Harness::wall;
+  for (const Millis wall : {Millis(0), Millis(1'700'000'000'000 + 315'360'000'000)}) {
+    Harness::wall = wall;
+    Harness h;
+    h.policy.max_server_delay = Millis::seconds(60);
+    h.connector.add()
+        .recv_data(
+            "HTTP/1.1 503 Service Unavailable\r\nDate: Sun, 06 Nov 1994 08:49:37 GMT\r\n"
+            "Retry-After: Sun, 06 Nov 1994 08:49:57 GMT\r\nContent-Length: 0\r\n\r\n")
+        .recv_would_block()
+        .recv_data(kOk);
+    h.run(h.start());
+    EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess) << wall.count();
+    EXPECT_EQ(h.waits, (std::vector<std::uint64_t>{20000})) << wall.count();
+  }
+  Harness::wall = saved;
+}
+
+// Without a Date field the wall clock is all there is, as before.
+TEST(ClientRetryAfter, WithoutADateTheWallClockIsUsed) {
+  const Millis saved = Harness::wall;
+  Harness::wall = Millis(784111777000 - 30000);  // 30 s before Sun, 06 Nov 1994 08:49:37 GMT.
+  Harness h;
+  h.policy.max_server_delay = Millis::seconds(60);
+  h.connector.add()
+      .recv_data(
+          "HTTP/1.1 503 Service Unavailable\r\nRetry-After: Sun, 06 Nov 1994 08:49:37 GMT\r\n"
+          "Content-Length: 0\r\n\r\n")
+      .recv_would_block()
+      .recv_data(kOk);
+  h.run(h.start());
+  Harness::wall = saved;
+  EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
+  EXPECT_EQ(h.waits, (std::vector<std::uint64_t>{30000}));
+}
+
 }  // namespace
 }  // namespace stepback::https

@@ -152,7 +152,8 @@ struct ClientOptions {
   ResponseSink body;
   std::uint64_t body_limit = UINT64_MAX;  // Most body bytes one response may carry.
   EventSink events;
-  // The wall clock (milliseconds since the Unix epoch), to read HTTP-date Retry-After values.
+  // The wall clock (milliseconds since the Unix epoch), to read HTTP-date Retry-After values
+  // of responses without a Date field (with one, the delay is Retry-After - Date).
   // Required: start() answers kInvalidArgument without it. (Certificate validity reads the
   // clock given to TlsClientConfig::set_wall_clock.)
   Millis (*wall_now)() = nullptr;
