@@ -777,9 +777,9 @@ Millis Client::window_end() const {
 }
 
 bool Client::below_floor(Millis now, std::uint64_t count, const char* what) {
-  if (now < window_end()) return false;
-  // Tumbling windows of at least speed_time each: no history to keep, no clock to read.
+  // Tumbling windows of at least speed_time (> 0) each: no history to keep, no clock to read.
   const std::uint64_t ms = (now - window_start_).count();
+  if (now < window_end() || ms == 0) return false;
   const std::uint64_t bytes = count - window_from_;
   const std::uint64_t rate = bytes > UINT64_MAX / 1000 ? UINT64_MAX : bytes * 1000 / ms;
   const std::uint32_t limit = options_.timeouts.speed_limit;
