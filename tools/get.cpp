@@ -202,6 +202,7 @@ void print_get_usage(std::FILE* out) {
       "                        [--profile desktop|mobile]\n"
       "                        [--max-retries N] [--max-backoff SECONDS] [--deadline SECONDS]\n"
       "                        [--max-time SECONDS] [--idempotency auto|strict|yes|no]\n"
+      "                        [--speed-limit BYTES] [--speed-time SECONDS]\n"
       "                        [--jitter seed|full|equal|decorrelated|none]\n"
       "                        [--oauth2-bearer TOKEN | --token-file FILE]\n"
       "                        [--dns-servers IP[:PORT][,...]]\n"
@@ -224,8 +225,9 @@ void print_get_usage(std::FILE* out) {
       "  --max-retries N      retries after the first attempt (0..1000)\n"
       "  --max-backoff S      the cap on one backoff wait, in seconds (e.g. 32 or 0.5)\n"
       "  --deadline S         no new attempt or wait past S seconds (0: none); an attempt\n"
-      "                       that is receiving is never cut (it ends on a stall instead)\n"
+      "                       that is receiving is never cut (a stall or --speed-limit ends it)\n"
       "  --max-time S         an overall limit on the whole request, transfers included\n"
+      "%s"
       "  --oauth2-bearer TOKEN  send Authorization: Bearer TOKEN\n"
       "  --token-file FILE    the same with the token read from FILE before every attempt\n"
       "                       (whitespace trimmed), so a job that rewrites FILE keeps a long\n"
@@ -294,7 +296,7 @@ void print_get_usage(std::FILE* out) {
       "  14 a redirect was not followed: a loop, more than --max-redirs, https to http, or a\n"
       "     Location that is not an http(s) URL\n"
       "  130 Ctrl-C or SIGTERM ended a download; with -o its checkpoint is kept\n",
-      kTrustFlagsHelp, kSystemBundle, profiles::active.name, kMaxHeaders,
+      kTrustFlagsHelp, kSystemBundle, profiles::active.name, kSpeedFlagsHelp, kMaxHeaders,
       static_cast<unsigned>(profiles::active.checkpoint.interval.count() / 1000),
       static_cast<unsigned>(profiles::active.max_redirects));
 }
@@ -454,7 +456,7 @@ int run_get(int argc, char** argv) {
   // Without a usable resolv.conf every lookup fails with init()'s words; numeric hosts work.
   https::TcpTlsConnector connector(tls, resolver);  // http:// URLs go without TLS.
   https::ClientOptions options;
-  options.timeouts = o.retry.profile->timeouts;
+  options.timeouts = make_timeouts(o.retry);
   options.buffers = client_buffers();
   options.body = body_sink(&output);
   options.events = reporter.sink();

@@ -142,6 +142,16 @@ void add_retry_flags(std::vector<Flag>* flags, RetryFlags* out) {
   flags->push_back(value_flag("--deadline", "expected seconds such as 30 or 0.5, 0 for none",
                               seconds(&out->deadline, true)));
   flags->push_back(strategy_flag("--jitter", &out->jitter));
+  flags->push_back(value_flag("--speed-limit",
+                              "expected bytes per second, such as 1024, 0 for none",
+                              [out](std::string_view value, std::string*) {
+                                const std::optional<std::uint64_t> n = parse_u64(value);
+                                if (!n || *n > UINT32_MAX) return false;
+                                out->speed_limit = static_cast<std::uint32_t>(*n);
+                                return true;
+                              }));
+  flags->push_back(value_flag("--speed-time", "expected seconds such as 30 or 0.5, above 0",
+                              seconds(&out->speed_time, false)));
   flags->push_back(value_flag("--idempotency", "allowed: auto, strict, yes, no",
                               [out](std::string_view value, std::string*) {
                                 using I = https::RequestSpec::Idempotency;
@@ -180,5 +190,21 @@ std::optional<Policy> make_policy(const RetryFlags& o, std::string* error) {
   }
   return p;
 }
+
+Timeouts make_timeouts(const RetryFlags& o) {
+  Timeouts t = o.profile->timeouts;
+  if (o.speed_limit) t.speed_limit = *o.speed_limit;
+  if (o.speed_time) t.speed_time = *o.speed_time;
+  return t;
+}
+
+// The profiles' values, checked against profiles/ by tools_request_flags_test.
+const char kSpeedFlagsHelp[] =
+    "  --speed-limit BYTES  end an attempt whose body (received or sent) moves fewer than\n"
+    "                       BYTES a second over --speed-time (0: never), as a stall does:\n"
+    "                       it is retried, a download from where it stopped\n"
+    "                       (default: desktop 1024, mobile 100)\n"
+    "  --speed-time S       the window --speed-limit is measured over, in seconds\n"
+    "                       (default: desktop 30, mobile 60)\n";
 
 }  // namespace stepback::tools

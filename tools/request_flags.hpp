@@ -19,6 +19,7 @@
 #include "stepback/https/tls/trust_store.hpp"
 #include "stepback/https/types.hpp"
 #include "stepback/core/policy.hpp"
+#include "stepback/core/timeouts.hpp"
 #include "stepback/profiles/active.hpp"
 
 namespace stepback::tools {
@@ -26,8 +27,9 @@ namespace stepback::tools {
 // The system's CA bundle, named in help texts and messages.
 inline constexpr const char* kSystemBundle = "/etc/ssl/certs/ca-certificates.crt";
 
-// The retry flags: --profile, --max-retries, --max-backoff, --deadline, --jitter and
-// --idempotency, on top of the profile compiled in.
+// The retry flags: --profile, --max-retries, --max-backoff, --deadline, --jitter,
+// --idempotency and the throughput floor's --speed-limit and --speed-time, on top of the
+// profile compiled in.
 struct RetryFlags {
   const profiles::DeviceProfile* profile = &profiles::active;
   std::optional<std::uint32_t> max_retries;
@@ -35,12 +37,18 @@ struct RetryFlags {
   std::optional<Millis> deadline;
   std::optional<Jitter> jitter;
   https::RequestSpec::Idempotency idempotency = https::RequestSpec::Idempotency::kByMethod;
+  std::optional<std::uint32_t> speed_limit;  // Bytes per second; 0: no floor.
+  std::optional<Millis> speed_time;
 };
 // Appends the retry flags to a subcommand's flag table, each writing into *out.
 void add_retry_flags(std::vector<Flag>* flags, RetryFlags* out);
 // The profile's retry policy with the flags' overrides; nullopt with *error when they do not
 // make a usable policy.
 std::optional<Policy> make_policy(const RetryFlags& flags, std::string* error);
+// The profile's transport timeouts with the flags' throughput floor.
+Timeouts make_timeouts(const RetryFlags& flags);
+// The --help lines of --speed-limit and --speed-time, with both profiles' defaults.
+extern const char kSpeedFlagsHelp[];
 
 // Parses "12", "0.5" or "2.25" seconds (at most millisecond precision); nullopt otherwise.
 std::optional<Millis> parse_seconds(std::string_view text);

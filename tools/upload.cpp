@@ -138,6 +138,7 @@ void print_upload_usage(std::FILE* out) {
       "                       [--cacert FILE | --capath DIR]\n"
       "                       [--profile desktop|mobile] [--max-retries N] [--max-backoff S]\n"
       "                       [--deadline S] [--idempotency auto|strict|yes|no]\n"
+      "                       [--speed-limit BYTES] [--speed-time S]\n"
       "                       [--jitter seed|full|equal|decorrelated|none] [--trace]\n"
       "\n"
       "Uploads FILE with Google's resumable upload protocol (Cloud Storage JSON API and the\n"
@@ -172,6 +173,7 @@ void print_upload_usage(std::FILE* out) {
       "  --max-retries N      retries without progress (0..1000)\n"
       "  --max-backoff S      the cap on one backoff wait, in seconds\n"
       "  --deadline S         no new attempt or wait past S seconds without progress (0: none)\n"
+      "%s"
       "  --idempotency RULE   whether the session POST is sent again after it may have\n"
       "                       reached the server: auto (no: POST), strict, yes, no. A repeated\n"
       "                       POST at worst leaves an unused session. Chunks always are.\n"
@@ -199,7 +201,7 @@ void print_upload_usage(std::FILE* out) {
       "     --state file is unusable (cut, damaged, not a state file, written by a newer\n"
       "     stepback, or another upload's); it is left as it is\n"
       "  8  the metadata had to start over and stdout cannot; nothing was spliced\n",
-      kMaxHeaders, kTrustFlagsHelp, kSystemBundle, profiles::active.name);
+      kMaxHeaders, kTrustFlagsHelp, kSystemBundle, profiles::active.name, kSpeedFlagsHelp);
 }
 
 // The file, read in place: read(offset, span) with pread, so any chunk can be sent again.
@@ -373,7 +375,7 @@ int run_upload(int argc, char** argv) {
   (void)resolver.init(https::CaresOptions{});
   https::TcpTlsConnector connector(tls, resolver);  // http:// URLs go without TLS.
   transfer::UploadOptions options;
-  options.timeouts = o.retry.profile->timeouts;
+  options.timeouts = make_timeouts(o.retry);
   options.buffers = client_buffers();
   options.session_uri = https::MutableBytes{g_session_uri, sizeof g_session_uri};
   options.metadata = body_sink(&output);

@@ -300,6 +300,7 @@ void Client::reset_exchange(Millis now) {
   send_failure_ = Status::kOk;
   parser_.reset(spec_.head.method == "HEAD");
   io_deadline_ = now + options_.timeouts.read;
+  begin_window(now, 0);
 }
 
 Client::Step Client::open_connection() {
@@ -346,6 +347,7 @@ Client::Step Client::on_connect(Millis now) {
   if (s != Status::kOk) return fail_attempt(now, s, connector_.failure_message());
   resumed_ = connector_.resumed();
   io_deadline_ = now + options_.timeouts.read;
+  begin_window(now, 0);
   return go(Phase::kSending);
 }
 
@@ -386,11 +388,17 @@ Client::Step Client::on_send(Millis now) {
         return send_stopped(now, Status::kTimeout,
                             "the request stalled: nothing could be sent for the read timeout");
       }
-      return wait_io(stream().fd(), stream().wants(), attempt_limit(), Phase::kSending);
+      // A server that reads a byte now and then is not stalled, but no more use.
+      if (below_floor(now, sent_, "the request went out")) {
+        return fail_attempt(now, Status::kTimeout, slow_message_);
+      }
+      return wait_io(stream().fd(), stream().wants(), min(attempt_limit(), window_end()),
+                     Phase::kSending);
     }
     return send_stopped(now, s, "the connection failed while sending the request");
   }
   io_deadline_ = now + options_.timeouts.read;
+  head_deadline_ = io_deadline_;
   return go(Phase::kReceiving);
 }
 
@@ -404,6 +412,7 @@ Client::Step Client::send_stopped(Millis now, Status status, const char* message
   if (sent_ < head_size_) return fail_attempt(now, status, message);
   send_failure_ = status;
   send_failure_message_ = message;
+  head_deadline_ = now + options_.timeouts.read;
   return go(Phase::kReceiving);
 }
 
@@ -414,6 +423,7 @@ Client::Step Client::on_receive(Millis now) {
     if (s == Status::kOk) {
       io_deadline_ =
           now + options_.timeouts.read;  // The read timeout bounds silence, not the body.
+      const bool had_head = parser_.head_complete();
       std::size_t consumed = 0;
       const ParseProgress p = parser_.feed(ConstBytes{options_.buffers.io.data, n}, &consumed);
       if (p == ParseProgress::kFailed) {
@@ -432,6 +442,7 @@ Client::Step Client::on_receive(Millis now) {
       }
       if (p == ParseProgress::kDone)
         return end_response(now, consumed == n && send_failure_ == Status::kOk);
+      if (!had_head && parser_.head_complete()) begin_window(now, 0);  // The body's first.
       continue;
     }
     if (send_failure_ != Status::kOk && s != Status::kWouldBlock) {
@@ -449,7 +460,13 @@ Client::Step Client::on_receive(Millis now) {
                             parser_.started() ? "the response stalled: no byte for the read timeout"
                                               : "timed out waiting for the response");
       }
-      return wait_io(stream().fd(), stream().wants(), attempt_limit(), Phase::kReceiving);
+      // Bytes that trickle in keep the read timeout away, but not these two limits. Judged
+      // once what has arrived is read, so a loop that stepped late is not taken for a slow
+      // server.
+      if (const char* slow = too_slow(now)) return fail_attempt(now, Status::kTimeout, slow);
+      const Millis slow_limit = parser_.head_complete() ? window_end() : head_deadline_;
+      return wait_io(stream().fd(), stream().wants(), min(attempt_limit(), slow_limit),
+                     Phase::kReceiving);
     }
     if (s == Status::kClosed) {
       if (parser_.finish() == ParseProgress::kDone) return end_response(now, false);
@@ -510,7 +527,9 @@ AttemptResult Client::response_result() const {
   const std::uint16_t status = parser_.status();
   AttemptResult r = AttemptResult::http(status);
   if (const auto retry_after = parser_.retry_after()) {
-    if (const auto delay = parse_retry_after(*retry_after, options_.wall_now())) {
+    // Against the response's own Date when it has one: the device's clock may be wrong.
+    if (const auto delay =
+            parse_retry_after(*retry_after, parser_.header("date"), options_.wall_now())) {
       r = AttemptResult::http(status, *delay, DelaySource::kRetryAfter);
     }
   }
@@ -877,6 +896,47 @@ Client::Step Client::wait_io(int fd, IoInterest interest, Millis deadline, Phase
     return yield(ClientNext::wait_until(deadline), phase);
   }
   return yield(ClientNext::wait_io(fd, interest, deadline), phase);
+}
+
+void Client::begin_window(Millis now, std::uint64_t count) {
+  window_start_ = now;
+  window_from_ = count;
+}
+
+Millis Client::window_end() const {
+  const Timeouts& t = options_.timeouts;
+  return t.speed_limit == 0 || t.speed_time.count() == 0 ? Millis::max()
+                                                         : window_start_ + t.speed_time;
+}
+
+bool Client::below_floor(Millis now, std::uint64_t count, const char* what) {
+  // Tumbling windows of at least speed_time (> 0) each: no history to keep, no clock to read.
+  const std::uint64_t ms = (now - window_start_).count();
+  if (now < window_end() || ms == 0) return false;
+  const std::uint64_t bytes = count - window_from_;
+  const std::uint64_t rate = bytes > UINT64_MAX / 1000 ? UINT64_MAX : bytes * 1000 / ms;
+  const std::uint32_t limit = options_.timeouts.speed_limit;
+  if (rate >= limit) {
+    begin_window(now, count);
+    return false;
+  }
+  (void)std::snprintf(slow_message_, sizeof slow_message_,
+                      "%s at %llu B/s over %llu ms, below the speed limit of %lu B/s", what,
+                      static_cast<unsigned long long>(rate), static_cast<unsigned long long>(ms),
+                      static_cast<unsigned long>(limit));
+  return true;
+}
+
+const char* Client::too_slow(Millis now) {
+  if (parser_.head_complete()) {
+    return below_floor(now, parser_.body_size(), "the response body arrived") ? slow_message_
+                                                                              : nullptr;
+  }
+  if (now < head_deadline_) return nullptr;
+  (void)std::snprintf(slow_message_, sizeof slow_message_,
+                      "the response head did not arrive within the read timeout (%llu ms)",
+                      static_cast<unsigned long long>(options_.timeouts.read.count()));
+  return slow_message_;
 }
 
 ClientEvent Client::event(ClientEvent::Kind kind, Millis now) const {

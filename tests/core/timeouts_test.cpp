@@ -26,5 +26,17 @@ TEST(Timeouts, ValidityIsAlsoARuntimeCheck) {
   EXPECT_FALSE(valid(no_read));
 }
 
+// The throughput floor: on by default (desktop's 1 KiB/s over 30 s), off with speed_limit 0,
+// and a floor needs a window to be measured over.
+TEST(Timeouts, AFloorNeedsAWindowAndZeroTurnsItOff) {
+  Timeouts t;
+  EXPECT_EQ(t.speed_limit, 1024U);
+  EXPECT_EQ(t.speed_time, Millis(30000));
+  t.speed_time = Millis(0);
+  EXPECT_FALSE(valid(t));
+  t.speed_limit = 0;
+  EXPECT_TRUE(valid(t));
+}
+
 }  // namespace
 }  // namespace stepback

@@ -14,6 +14,11 @@ An action is an object; every field is optional:
   close               send "Connection: close" and close after the response
   delay               seconds to sleep before answering (the slow-response case)
   reset_after         send the head and this many body bytes, then reset (RST) the connection
+  trickle_head        seconds: send the head a byte at a time, this many seconds apart, then
+                      the body at once (a slowloris head; not with chunked)
+  trickle_after       send the head and this many body bytes, then the rest a byte at a time,
+                      trickle_gap seconds apart (default 0.05): a body that trickles, until
+                      the client goes away (not with chunked)
   raw / raw_hex       send exactly these bytes, then close (garbage)
   close_idle_after    keep the connection after the response, then close it (no
                       Connection: close) after this many seconds of waiting for a request
@@ -208,6 +213,19 @@ class Server(base.ConnectionServer):
             time.sleep(0.05)  # Let the bytes leave before the reset overtakes them.
             base.reset(sock)
             return False
+        if "trickle_head" in a:
+            for i in range(len(data)):
+                sock.sendall(data[i:i + 1])
+                time.sleep(float(a["trickle_head"]))
+            sock.sendall(body)
+            return not close
+        if "trickle_after" in a:
+            sent = int(a["trickle_after"])
+            sock.sendall(data + body[:sent])
+            for i in range(sent, len(body)):
+                time.sleep(float(a.get("trickle_gap", 0.05)))
+                sock.sendall(body[i:i + 1])
+            return not close
         if chunked:
             size = int(a.get("chunk", 1000))
             for i in range(0, len(body), size):

@@ -452,5 +452,60 @@ TEST_F(ScriptedServerTest, CutBodyIntoASinkThatCannotRestartFailsWithoutSplicing
   }
 }
 
+// Regression (slowloris head): a head sent a byte every 0.3 s never let the read timeout
+// trip, so the client waited as long as the server liked (here about 50 s, longer than the
+// run's wall limit). The head must be whole within the read timeout of the request.
+TEST_F(ScriptedServerTest, SlowlorisHeadEndsAtTheReadTimeoutAndTheRetrySucceeds) {
+  ClientSetup setup = serve(R"([{"trickle_head": 0.3, "header_bytes": 100, "body": "late"},
+                                {"status": 200, "body": "ok"}])");
+  setup.timeouts.read = Millis(2500);  // Far over a busy loopback's pauses, under the trickle.
+  const RunResult run = run_client(setup);
+  EXPECT_EQ(run.result.outcome, Outcome::kSuccess) << run.summary();
+  EXPECT_EQ(run.body, "ok");
+  const auto errors = run.of(Kind::kError);
+  ASSERT_GE(errors.size(), 1U) << run.summary();
+  EXPECT_EQ(errors[0].failure, Failure::kTimeout);
+  EXPECT_EQ(errors[0].message,
+            "the response head did not arrive within the read timeout (2500 ms)");
+  const auto attempts = run.of(Kind::kAttempt);
+  ASSERT_GE(attempts.size(), 2U) << run.summary();
+  EXPECT_GE((errors[0].at - attempts[0].at).count(), 2500U);  // Never before the limit.
+  EXPECT_GE(logged("request"), 2) << server_.log();
+}
+
+// Regression (trickling body never cut): after 20000 bytes the body came a byte every 50 ms,
+// and the client took it for as long as it lasted (over an hour). Below the floor (2000 B/s
+// over 1 s) the attempt ends, and the GET goes on by Range where it stopped, byte-exact.
+TEST_F(ScriptedServerTest, TricklingBodyIsCutByTheFloorAndResumesByRange) {
+  ClientSetup setup =
+      serve(R"([{"status": 200, "pattern": 100000, "ranges": true, "trickle_after": 20000,
+                 "trickle_gap": 0.05, "headers": [["ETag", "\"t1\""]]},
+                {"status": 200, "pattern": 100000, "ranges": true,
+                 "headers": [["ETag", "\"t1\""]]}])",
+            "/object");
+  setup.timeouts.read = Millis(2500);
+  setup.timeouts.speed_limit = 2000;
+  setup.timeouts.speed_time = Millis(1000);
+  const RunResult run = run_client(setup);
+  EXPECT_EQ(run.result.outcome, Outcome::kSuccess) << run.summary();
+  ASSERT_EQ(run.body.size(), 100000U) << run.summary();
+  EXPECT_EQ(fnv1a(reinterpret_cast<const std::uint8_t*>(run.body.data()), run.body.size()),
+            pattern_fnv1a(100000));
+  EXPECT_EQ(run.restarts, 0U);
+  EXPECT_EQ(run.refetched, 0U);
+  EXPECT_EQ(run.offset_violations, 0U);
+  const auto errors = run.of(Kind::kError);
+  ASSERT_GE(errors.size(), 1U) << run.summary();
+  EXPECT_EQ(errors[0].failure, Failure::kTimeout);
+  EXPECT_NE(errors[0].message.find("below the speed limit of 2000 B/s"), std::string::npos)
+      << errors[0].message;
+  const auto resumes = run.of(Kind::kResume);
+  ASSERT_GE(resumes.size(), 1U) << run.summary();
+  EXPECT_GE(resumes[0].offset, 20000U);
+  EXPECT_EQ(
+      count_of(server_.log(), "range=" + std::to_string(resumes[0].offset) + " if_range=\"t1\""), 1)
+      << server_.log();
+}
+
 }  // namespace
 }  // namespace stepback::integration

@@ -20,6 +20,14 @@ static_assert(mobile.retry.max_backoff > desktop.retry.max_backoff);
 static_assert(mobile.timeouts.connect > desktop.timeouts.connect);
 static_assert(mobile.timeouts.tls_handshake > desktop.timeouts.tls_handshake);
 static_assert(mobile.timeouts.read > desktop.timeouts.read);
+// A throughput floor in both (a trickling body cannot hold a client forever), lower and more
+// patient on mobile.
+static_assert(desktop.timeouts.speed_limit == 1024 &&
+              desktop.timeouts.speed_time == Millis::seconds(30));
+static_assert(mobile.timeouts.speed_limit == 100 &&
+              mobile.timeouts.speed_time == Millis::seconds(60));
+static_assert(mobile.timeouts.speed_limit < desktop.timeouts.speed_limit);
+static_assert(mobile.timeouts.speed_time > desktop.timeouts.speed_time);
 // A server delay is never accepted past the profile's own deadline.
 static_assert(desktop.retry.max_server_delay <= desktop.retry.total_deadline);
 static_assert(mobile.retry.max_server_delay <= mobile.retry.total_deadline);
@@ -50,6 +58,11 @@ TEST(Profiles, ValidityRejectsBrokenProfiles) {
   DeviceProfile p = desktop;
   p.timeouts.read = Millis(0);
   EXPECT_FALSE(valid(p));
+  p = desktop;
+  p.timeouts.speed_time = Millis(0);  // A floor without a window.
+  EXPECT_FALSE(valid(p));
+  p.timeouts.speed_limit = 0;  // No floor: no window needed.
+  EXPECT_TRUE(valid(p));
   p = desktop;
   p.name = "";
   EXPECT_FALSE(valid(p));

@@ -173,6 +173,22 @@ def case_trust_help():
     check("hashed directory" in capath and "openssl rehash" in capath, "--capath: " + capath)
 
 
+def case_speed_help():
+    # The throughput floor is one behaviour in get and upload, and the help states both
+    # profiles' defaults (tools_request_flags_test checks them against profiles/).
+    blocks = {}
+    for command in ["get", "upload"]:
+        out = run_ok(command, "--help")
+        start = out.find("  --speed-limit BYTES ")
+        end = out.find("\n", out.find("(default: desktop 30", start))
+        check(0 <= start < end, f"{command} --help lacks --speed-limit/--speed-time:\n{out}")
+        blocks[command] = out[start:end]
+        check(f"[--speed-limit BYTES] [--speed-time S" in out, f"{command} usage line:\n{out}")
+    check(blocks["get"] == blocks["upload"], f"the floor's help differs: {blocks}")
+    check("(default: desktop 1024, mobile 100)" in blocks["get"]
+          and "(default: desktop 30, mobile 60)" in blocks["get"], blocks["get"])
+
+
 def case_version():
     out = run_ok("--version")
     check(out.startswith(f"stepback {VERSION} "), f"--version printed {out!r}, want {VERSION}")

@@ -737,6 +737,113 @@ def case_get_control_bytes():
           f"stderr: {p.stderr!r}")
 
 
+class TrickleServer:
+    """A plain-HTTP/1.1 server on 127.0.0.1 that is alive but of no use: each connection gets
+    a head that never ends, a byte every `head_gap` seconds (a slowloris), or else the whole
+    head (ETag "t1", Content-Length `size`), `burst` body bytes at once and then one byte
+    every `body_gap` seconds, until the client goes away. A request with Range: bytes=N- and
+    If-Range "t1" gets the rest at once in a 206. Keeps each request head and how each
+    connection ended."""
+
+    def __init__(self, size=100000, burst=0, body_gap=0.1, head_gap=None):
+        self.size, self.burst, self.body_gap, self.head_gap = size, burst, body_gap, head_gap
+        self.body = bytes(i * 7 & 0xFF for i in range(size))
+        self.heads, self.ends = [], []
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.port = self.sock.getsockname()[1]
+        threading.Thread(target=self.loop, daemon=True).start()
+
+    def loop(self):
+        while True:
+            conn, _ = self.sock.accept()
+            threading.Thread(target=self.serve, args=(conn,), daemon=True).start()
+
+    def serve(self, conn):
+        with conn:
+            data = b""
+            while b"\r\n\r\n" not in data:
+                chunk = conn.recv(4096)
+                if not chunk:
+                    return
+                data += chunk
+            head = data.decode("latin-1")
+            self.heads.append(head)
+            wanted = re.search(r"(?im)^range: bytes=(\d+)-\r$", head)
+            try:
+                if wanted and re.search(r'(?im)^if-range: "t1"\r$', head):
+                    start = int(wanted.group(1))
+                    conn.sendall(f"HTTP/1.1 206 Partial Content\r\nETag: \"t1\"\r\n"
+                                 f"Content-Range: bytes {start}-{self.size - 1}/{self.size}\r\n"
+                                 f"Content-Length: {self.size - start}\r\n\r\n".encode()
+                                 + self.body[start:])
+                    self.ends.append("served")
+                    return
+                head = (f"HTTP/1.1 200 OK\r\nETag: \"t1\"\r\nContent-Length: {self.size}\r\n"
+                        f"\r\n").encode()
+                if self.head_gap is not None:
+                    head = b"HTTP/1.1 200 OK\r\nX-Slow: "
+                    while True:  # A field that never ends.
+                        conn.sendall(head[:1])
+                        head = head[1:] or b"s"
+                        time.sleep(self.head_gap)
+                conn.sendall(head + self.body[:self.burst])
+                for i in range(self.burst, self.size):
+                    time.sleep(self.body_gap)
+                    conn.sendall(self.body[i:i + 1])
+                self.ends.append("body sent")
+            except OSError:
+                self.ends.append("client left")
+
+
+def case_get_speed_limit():
+    # A body that trickles below --speed-limit is cut after --speed-time, and the download
+    # goes on from where it stopped (Range, If-Range) on a new connection, byte-exact.
+    server = TrickleServer(burst=3000)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "body")
+        args = ["get", f"http://127.0.0.1:{server.port}/t", "-o", path, "--speed-limit", "1000",
+                "--speed-time", "1", "--max-backoff", "0.2"]
+        code, out, err, _ = run(*args, timeout=30)
+        check(code == 0, f"{args} exited {code}, stderr: {err}")
+        check(re.search(r"attempt 1: 200 OK, the response body arrived at \d+ B/s over \d+ ms, "
+                        r"below the speed limit of 1000 B/s \(timeout\), retrying in", err),
+              f"{args}: stderr {err!r}")
+        with open(path, "rb") as f:
+            check(f.read() == server.body, f"{args}: the file differs from the body")
+        check(len(server.heads) == 2 and re.search(r"(?im)^range: bytes=3\d\d\d-\r$",
+                                                   server.heads[1]),
+              f"{args}: requests {server.heads}")
+
+
+def case_get_slow_defaults():
+    # "A hostile server cannot hold a client forever with the profile's defaults": a head
+    # sent a byte a second ends at the read timeout (30 s), a body at 10 B/s at the first
+    # window's end (1 KiB/s over 30 s). Both run at once; each used to run until killed.
+    slowloris = TrickleServer(head_gap=1.0)
+    trickle = TrickleServer(body_gap=0.1)
+    runs = {}
+    for name, server in [("head", slowloris), ("body", trickle)]:
+        args = [BINARY, "get", f"http://127.0.0.1:{server.port}/", "--profile", "desktop",
+                "--max-retries", "0"]
+        runs[name] = (args, time.monotonic(), subprocess.Popen(
+            args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
+    expected = {"head": "the response head did not arrive within the read timeout (30000 ms)",
+                "body": "below the speed limit of 1024 B/s"}
+    for name, (args, start, p) in runs.items():
+        try:
+            _, err = p.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
+            check(False, f"{args}: still running after 60 s")
+        seconds = time.monotonic() - start
+        check(p.returncode == 3, f"{args} exited {p.returncode}, stderr: {err}")
+        check(expected[name] in err, f"{args}: stderr {err!r}")
+        check(29 <= seconds < 45, f"{args} took {seconds:.1f} s")
+
+
 CASES = {name[len("case_"):]: f for name, f in globals().items() if name.startswith("case_")}
 
 if __name__ == "__main__":

@@ -105,5 +105,49 @@ TEST(RequestFlags, TrustFlagsAreCacertThenCapathAndExcludeEachOther) {
   EXPECT_EQ(error, "--cacert and --capath exclude each other");
 }
 
+// --speed-limit and --speed-time override the profile's throughput floor, one at a time.
+TEST(RequestFlags, SpeedFlagsOverrideTheProfilesFloor) {
+  RetryFlags retry;
+  retry.profile = &profiles::mobile;
+  std::vector<Flag> flags;
+  add_retry_flags(&flags, &retry);
+  Parser p(&flags);
+  Timeouts t = make_timeouts(retry);
+  EXPECT_EQ(t.speed_limit, profiles::mobile.timeouts.speed_limit);
+  EXPECT_EQ(t.speed_time, profiles::mobile.timeouts.speed_time);
+  EXPECT_EQ(t.read, profiles::mobile.timeouts.read);
+  EXPECT_EQ(p.parse({"--speed-limit", "2000"}), "");
+  t = make_timeouts(retry);
+  EXPECT_EQ(t.speed_limit, 2000U);
+  EXPECT_EQ(t.speed_time, profiles::mobile.timeouts.speed_time);
+  EXPECT_EQ(p.parse({"--speed-time=1.5", "--speed-limit", "0"}), "");
+  t = make_timeouts(retry);
+  EXPECT_EQ(t.speed_limit, 0U);
+  EXPECT_EQ(t.speed_time, Millis(1500));
+  EXPECT_TRUE(valid(t));
+  EXPECT_EQ(p.parse({"--speed-time", "0"}),
+            "invalid --speed-time '0' (expected seconds such as 30 or 0.5, above 0)");
+  EXPECT_EQ(p.parse({"--speed-limit", "-1"}),
+            "invalid --speed-limit '-1' (expected bytes per second, such as 1024, 0 for none)");
+  EXPECT_EQ(p.parse({"--speed-limit", "4294967296"}),
+            "invalid --speed-limit '4294967296' (expected bytes per second, such as 1024, 0 for "
+            "none)");
+}
+
+// The help text states both profiles' floors as profiles/ has them.
+TEST(RequestFlags, SpeedFlagsHelpStatesTheProfilesDefaults) {
+  const std::string help = kSpeedFlagsHelp;
+  const auto seconds = [](Millis m) { return std::to_string(m.count() / 1000); };
+  EXPECT_NE(
+      help.find("(default: desktop " + std::to_string(profiles::desktop.timeouts.speed_limit) +
+                ", mobile " + std::to_string(profiles::mobile.timeouts.speed_limit) + ")"),
+      std::string::npos)
+      << help;
+  EXPECT_NE(help.find("(default: desktop " + seconds(profiles::desktop.timeouts.speed_time) +
+                      ", mobile " + seconds(profiles::mobile.timeouts.speed_time) + ")"),
+            std::string::npos)
+      << help;
+}
+
 }  // namespace
 }  // namespace stepback::tools

@@ -175,4 +175,15 @@ std::optional<Millis> parse_retry_after(std::string_view value, Millis wall_now)
   return Millis::seconds(static_cast<std::uint64_t>(*date)) - wall_now;
 }
 
+std::optional<Millis> parse_retry_after(std::string_view value,
+                                        std::optional<std::string_view> date, Millis wall_now) {
+  if (date) {
+    const std::optional<std::int64_t> sent = parse_http_date(*date, wall_now);
+    if (sent && *sent > 0) {
+      return parse_retry_after(value, Millis::seconds(static_cast<std::uint64_t>(*sent)));
+    }
+  }
+  return parse_retry_after(value, wall_now);
+}
+
 }  // namespace stepback::https

@@ -142,6 +142,26 @@ TEST(Http1Date, RetryAfterDatePastMillisRangeSaturates) {
   EXPECT_EQ(delay->count(), (Millis::max() - now).count());
 }
 
+// Retry-After - Date: the response's own clock, whatever the device's says (1970 because it was
+// never set, or ten years ahead); a Date that is not a valid HTTP-date leaves the wall clock.
+TEST(Http1Date, RetryAfterDateIsMeasuredAgainstTheResponsesDate) {
+  constexpr std::string_view kDate = "Sun, 06 Nov 1994 08:49:37 GMT";
+  constexpr std::string_view kLater = "Sun, 06 Nov 1994 08:51:07 GMT";  // 90 s later.
+  const Millis ten_years_ahead = kNow + Millis::seconds(10ULL * 365 * 86400);
+  for (const Millis wall : {Millis(0), kNow, ten_years_ahead}) {
+    EXPECT_EQ(parse_retry_after(kLater, kDate, wall), Millis(90000)) << wall.count();
+    EXPECT_EQ(parse_retry_after(kDate, kLater, wall), Millis(0)) << "a date before Date";
+    EXPECT_EQ(parse_retry_after("7", kDate, wall), Millis(7000)) << "delay-seconds as they are";
+    EXPECT_EQ(parse_retry_after("soon", kDate, wall), std::nullopt);
+  }
+  // No Date, or one that does not parse: the wall clock.
+  const Millis before(static_cast<std::uint64_t>(kRfcExample - 30) * 1000);
+  EXPECT_EQ(parse_retry_after(kDate, std::nullopt, before), Millis(30000));
+  EXPECT_EQ(parse_retry_after(kDate, std::string_view("yesterday"), before), Millis(30000));
+  EXPECT_EQ(parse_retry_after(kDate, std::string_view("Thu, 01 Jan 1970 00:00:00 GMT"), before),
+            Millis(30000));
+}
+
 struct RetryAfterCase {
   const char* value;
   std::optional<Millis> delay;

@@ -178,7 +178,8 @@ struct ClientOptions {
   ResponseSink body;
   std::uint64_t body_limit = UINT64_MAX;  // Most body bytes one response may carry.
   EventSink events;
-  // The wall clock (milliseconds since the Unix epoch), to read HTTP-date Retry-After values.
+  // The wall clock (milliseconds since the Unix epoch), to read HTTP-date Retry-After values
+  // of responses without a Date field (with one, the delay is Retry-After - Date).
   // Required: start() answers kInvalidArgument without it. (Certificate validity reads the
   // clock given to TlsClientConfig::set_wall_clock.)
   Millis (*wall_now)() = nullptr;
@@ -208,7 +209,10 @@ struct ClientOptions {
 //
 // Limits: the policy's total deadline stops new attempts and backoff waits, and cuts an
 // attempt only while it is still connecting; once connected, an attempt ends on a stall
-// (timeouts.read without a byte sent or received) or on max_time, never while data flows.
+// (timeouts.read without a byte sent or received), on a response head not complete within
+// timeouts.read of the request, on a body below the throughput floor (timeouts.speed_limit
+// over timeouts.speed_time), or on max_time; each of those but max_time is a retryable
+// timeout, and a cut GET resumes by Range.
 class Client {
  public:
   // A client that opens connections through `connector`, retrying per `context` (policy,
@@ -336,6 +340,16 @@ class Client {
   bool restart_sink();
   void take_digests(bool whole_body);
   Step wait_io(int fd, IoInterest interest, Millis deadline, Phase phase) const;
+  // Starts a throughput window at `now`, over a byte count that stands at `count`.
+  void begin_window(Millis now, std::uint64_t count);
+  // When the current throughput window ends; Millis::max() without a floor.
+  Millis window_end() const;
+  // Whether the window that ended by `now` moved too few bytes (the count stands at
+  // `count`), its message in slow_message_ naming `what`; starts the next window otherwise.
+  bool below_floor(Millis now, std::uint64_t count, const char* what);
+  // Why the response is too slow to wait on at `now` (its head late, its body below the
+  // floor), or nullptr.
+  const char* too_slow(Millis now);
   bool kept_connection_alive();
   Millis attempt_limit() const;
   Transport& stream();
@@ -367,6 +381,9 @@ class Client {
   std::uint64_t skip_ = 0;              // Body bytes of this response to drop (already delivered).
   std::optional<std::uint64_t> total_;  // The representation's length, when known.
   Millis io_deadline_{};                // When the current attempt has been silent too long.
+  Millis head_deadline_{};              // When the response head must be complete.
+  Millis window_start_{};               // When the throughput floor's window began.
+  std::uint64_t window_from_ = 0;       // The byte count (sent_ or body) at its start.
   Millis time_limit_ = Millis::max();   // options.max_time from the first step.
   Millis now_{};                        // The `now` of the step() under way, for events.
   ClientResult result_;
@@ -375,6 +392,7 @@ class Client {
   bool started_ = false;  // The first step() has run (time_limit_ is set).
   AttemptResult last_attempt_;
   char head_limit_message_[112] = {};
+  char slow_message_[128] = {};   // A late head or a body below the floor, with the limit.
   bool connection_open_ = false;  // A connected, handshaken stream kept for reuse.
   // The origin the open connection goes to (host in host_z_).
   std::uint16_t connection_port_ = 0;

@@ -19,6 +19,12 @@ inline constexpr DeviceProfile desktop = [] {
   p.timeouts.connect = Millis::seconds(10);
   p.timeouts.tls_handshake = Millis::seconds(10);
   p.timeouts.read = Millis::seconds(30);
+  // The body floor: 1 KiB/s over 30 s (the read timeout's span). A wired or Wi-Fi link that
+  // works at all moves tens of KB/s even when congested; below 1 KiB/s for half a minute the
+  // attempt is alive but useless (a 1 MiB file would take 17 minutes), so it is cut and a GET
+  // resumes by Range on a fresh connection.
+  p.timeouts.speed_limit = 1024;
+  p.timeouts.speed_time = Millis::seconds(30);
   p.budget.max_tokens = 10;
   p.budget.refund_milli = 100;
   // Operations: about 1 s doubling to a 60 s cap with equal jitter (0.5-1 s, 1-2 s, 2-4 s,

@@ -20,6 +20,13 @@ inline constexpr DeviceProfile mobile = [] {
   p.timeouts.connect = Millis::seconds(20);
   p.timeouts.tls_handshake = Millis::seconds(20);
   p.timeouts.read = Millis::seconds(60);
+  // The body floor: 100 B/s over 60 s (the read timeout's span), ten times lower and twice
+  // as patient as desktop's. A cellular link at the edge of coverage (GPRS, NB-IoT, LTE-M)
+  // still moves a few KB/s, and a radio fading for tens of seconds is the read timeout's
+  // business; 100 B/s for a whole minute is a server or path that trickles, and a new
+  // attempt (resuming by Range) costs less than waiting on it.
+  p.timeouts.speed_limit = 100;
+  p.timeouts.speed_time = Millis::seconds(60);
   p.budget.max_tokens = 20;
   p.budget.refund_milli = 100;
   // Operations: the same floor and cap as desktop but starting at 2 s (1-2 s, 2-4 s, ...): each

@@ -56,6 +56,13 @@ std::optional<std::int64_t> parse_http_date(std::string_view text, Millis wall_n
 // garbage is ignored rather than trusted.
 std::optional<Millis> parse_retry_after(std::string_view value, Millis wall_now);
 
+// The same, with an HTTP-date read against `date`, the same response's Date field, when it
+// is a valid HTTP-date after the epoch: the delay is then Retry-After - Date, both the
+// server's clock, so a device clock that is wrong (not yet set after a boot, or far off)
+// neither shortens nor stretches it. Without a usable Date, against `wall_now` as above.
+std::optional<Millis> parse_retry_after(std::string_view value,
+                                        std::optional<std::string_view> date, Millis wall_now);
+
 }  // namespace stepback::https
 
 #endif  // STEPBACK_HTTPS_HTTP_HTTP_DATE_HPP_
