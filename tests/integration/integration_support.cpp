@@ -433,6 +433,9 @@ std::string RunResult::summary() const {
       case https::ClientEvent::Kind::kIntegrity:
         s << " [integrity " << (e.verified ? "ok" : "MISMATCH") << ": " << e.message << "]";
         break;
+      case https::ClientEvent::Kind::kRedirect:
+        s << " [redirect " << e.status << "]";
+        break;
       case https::ClientEvent::Kind::kResume:
         s << " [resume at " << e.offset << " if-range " << e.validator << "]";
         break;
