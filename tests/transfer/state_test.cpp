@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "stepback/https/integrity/crc32c.hpp"
+#include "stepback/https/integrity/integrity.hpp"
 
 namespace stepback::transfer {
 namespace {

@@ -256,13 +256,8 @@ StateStatus decode_state(https::ConstBytes in, TransferState* out) {
   }
   integrity.size = m.delivered;
   integrity.crc32c = m.crc32c;
-  // Whether the check can be taken up is the Client's to say (IntegrityCheck::restore());
-  // a record whose check could not is refused here already.
-  if (https::IntegrityCheck probe;
-      raw_kind(m) == stepback_pb_transfer_TransferState_Kind_DOWNLOAD &&
-      !probe.restore(integrity)) {
-    return StateStatus::kInvalid;
-  }
+  // A record whose check IntegrityCheck::restore() would refuse is refused here already.
+  if (!https::plausible(integrity)) return StateStatus::kInvalid;
   TransferState& s = *out;
   s.kind = raw_kind(m) == stepback_pb_transfer_TransferState_Kind_UPLOAD ? TransferKind::kUpload
                                                                          : TransferKind::kDownload;

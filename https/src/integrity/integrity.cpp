@@ -250,13 +250,6 @@ std::uint32_t get_le32(const std::uint8_t* in) {
   return v;
 }
 
-// Whether `d` is none (size 0) or a well-formed digest of `algorithm`.
-bool well_formed(const Digest& d, HashAlgorithm algorithm) {
-  if (d.size == 0) return true;
-  return d.algorithm == algorithm &&
-         d.size == (algorithm == HashAlgorithm::kCrc32c ? kCrc32cDigestSize : kMd5DigestSize);
-}
-
 }  // namespace
 
 IntegrityState IntegrityCheck::state() const {
@@ -278,17 +271,7 @@ IntegrityState IntegrityCheck::state() const {
 
 bool IntegrityCheck::restore(const IntegrityState& s) {
   clear();
-  const std::uint64_t md5_count =
-      static_cast<std::uint64_t>(get_le32(s.md5_context + 20)) << 32 | get_le32(s.md5_context + 16);
-  if (!well_formed(s.expected_crc32c, HashAlgorithm::kCrc32c) ||
-      !well_formed(s.other_crc32c, HashAlgorithm::kCrc32c) ||
-      !well_formed(s.expected_md5, HashAlgorithm::kMd5) ||
-      !well_formed(s.other_md5, HashAlgorithm::kMd5) ||
-      (s.other_crc32c.size != 0 && s.expected_crc32c.size == 0) ||
-      (s.other_md5.size != 0 && s.expected_md5.size == 0) ||
-      (s.md5_running && (s.expected_md5.size == 0 || md5_count != s.size))) {
-    return false;
-  }
+  if (!plausible(s)) return false;
   if (s.expected_crc32c.size != 0) expect(&crc_, s.expected_crc32c);
   if (s.other_crc32c.size != 0) expect(&crc_, s.other_crc32c);
   if (s.expected_md5.size != 0) expect(&md5_, s.expected_md5);

@@ -16,7 +16,7 @@
 #include <string_view>
 
 #include "stepback/core/millis.hpp"
-#include "stepback/https/integrity/integrity.hpp"
+#include "stepback/https/integrity/digest.hpp"
 #include "stepback/https/types.hpp"
 
 namespace stepback::transfer {

@@ -22,32 +22,10 @@
 
 #include "stepback/https/integrity/base64.hpp"
 #include "stepback/https/integrity/crc32c.hpp"
+#include "stepback/https/integrity/digest.hpp"
 #include "stepback/https/types.hpp"
 
 namespace stepback::https {
-
-enum class HashAlgorithm : std::uint8_t { kCrc32c, kMd5 };
-
-// "crc32c", "md5": the names x-goog-hash uses.
-[[nodiscard]] const char* to_string(HashAlgorithm algorithm);
-
-// Bytes of a CRC-32C digest (big-endian, as x-goog-hash carries it) and of an MD5 digest.
-inline constexpr std::size_t kCrc32cDigestSize = 4;
-inline constexpr std::size_t kMd5DigestSize = 16;
-
-// A digest as it travels in headers: the CRC-32C big-endian, MD5 as its 16 bytes.
-struct Digest {
-  HashAlgorithm algorithm = HashAlgorithm::kCrc32c;
-  std::uint8_t size = 0;  // kCrc32cDigestSize or kMd5DigestSize; 0 for none.
-  std::uint8_t bytes[kMd5DigestSize] = {};
-
-  [[nodiscard]] ConstBytes view() const { return {bytes, size}; }
-  [[nodiscard]] static Digest crc32c(std::uint32_t crc);
-  [[nodiscard]] static Digest md5(const std::uint8_t (&digest)[kMd5DigestSize]);
-};
-
-[[nodiscard]] bool operator==(const Digest& a, const Digest& b);
-[[nodiscard]] inline bool operator!=(const Digest& a, const Digest& b) { return !(a == b); }
 
 // One algorithm's comparison at finish().
 struct DigestComparison {
@@ -84,24 +62,6 @@ inline constexpr std::size_t kIntegrityMessageMax = 128;
 //   "no integrity digest announced"                                (kNoExpectation)
 std::size_t format_integrity_message(const IntegrityResult& result, char* out,
                                      std::size_t capacity);
-
-// Bytes of IntegrityState::md5_context: MD5's chaining state (4 x 32 bits), its byte count
-// (64 bits) and the block not yet processed (64 bytes), little-endian.
-inline constexpr std::size_t kMd5ContextSize = 16 + 8 + 64;
-
-// An IntegrityCheck as plain values, to keep in a transfer's state record so that a later
-// process goes on checking the whole body without reading its first part again.
-struct IntegrityState {
-  std::uint64_t size = 0;    // Body bytes fed.
-  std::uint32_t crc32c = 0;  // Their CRC-32C.
-  // The announced digests (size 0: none); `*_other` a second, different announcement.
-  Digest expected_crc32c;
-  Digest other_crc32c;
-  Digest expected_md5;
-  Digest other_md5;
-  bool md5_running = false;  // md5_context covers every byte fed.
-  std::uint8_t md5_context[kMd5ContextSize] = {};
-};
 
 // Expected digests and the running digests of one representation's body; 184 bytes on
 // x86-64, copyable. CRC-32C always runs (so a crc32c expectation that arrives late, with a resumed
