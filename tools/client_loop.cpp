@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 
 #include "stepback/https/poll_wait.hpp"
 #include "stepback/https/tls/tls_arena.hpp"
@@ -83,6 +84,21 @@ int exit_code(const https::ClientResult& result, bool output_failed) {
       break;
   }
   return kExitInternal;
+}
+
+void finish_output(BodyOutput* out, bool close, const char* prefix, const char* name) {
+  if (std::fflush(out->file) != 0 && !out->failed) {
+    out->failed = true;
+    out->error = errno;
+  }
+  if (close && std::fclose(out->file) != 0 && !out->failed) {
+    out->failed = true;
+    out->error = errno;
+  }
+  if (out->failed) {
+    std::fprintf(stderr, "%scannot write the body to %s: %s\n", prefix, name,
+                 std::strerror(out->error));
+  }
 }
 
 https::ResponseSink body_sink(BodyOutput* out) {

@@ -45,6 +45,10 @@ struct BodyOutput {
   bool restartable = false;  // A regular file that can be emptied and written again.
 };
 
+// Flushes `out` (and closes it when `close`), recording the first failure in it; when writing
+// failed at any point, says so on stderr: "<prefix>cannot write the body to <name>: <why>".
+void finish_output(BodyOutput* out, bool close, const char* prefix, const char* name);
+
 // A ResponseSink that writes to `out`, which must outlive the client.
 https::ResponseSink body_sink(BodyOutput* out);
 

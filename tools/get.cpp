@@ -548,19 +548,8 @@ int run_get(int argc, char** argv) {
         *result, client.error_body(),
         o.trace ? std::optional<Millis>(platform::monotonic_now() - start) : std::nullopt);
   }
-  if (std::fflush(output.file) != 0 && !output.failed) {
-    output.failed = true;
-    output.error = errno;
-  }
-  if (o.output != nullptr && std::fclose(output.file) != 0 && !output.failed) {
-    output.failed = true;
-    output.error = errno;
-  }
-  if (output.failed) {
-    std::fprintf(stderr, "%scannot write the body to %s: %s\n", kPrefix,
-                 via_part ? part.c_str() : (o.output != nullptr ? o.output : "stdout"),
-                 std::strerror(output.error));
-  }
+  finish_output(&output, o.output != nullptr, kPrefix,
+                via_part ? part.c_str() : (o.output != nullptr ? o.output : "stdout"));
   const int code = result ? exit_code(*result, output.failed)
                           : (output.failed ? static_cast<int>(kExitLocalIo) : operation_code);
   if (via_part) {

@@ -223,19 +223,8 @@ int run_download_command(const DownloadCommand& command) {
   const Millis end = platform::monotonic_now();
   show_last_error_body(result, download.client().error_body(),
                        command.trace ? std::optional<Millis>(end - command.start) : std::nullopt);
-  if (std::fflush(output.file) != 0 && !output.failed) {
-    output.failed = true;
-    output.error = errno;
-  }
-  if (command.output != nullptr && std::fclose(output.file) != 0 && !output.failed) {
-    output.failed = true;
-    output.error = errno;
-  }
-  if (output.failed) {
-    std::fprintf(stderr, "%scannot write the body to %s: %s\n", prefix,
-                 via_part ? part.c_str() : (command.output != nullptr ? command.output : "stdout"),
-                 std::strerror(output.error));
-  }
+  finish_output(&output, command.output != nullptr, prefix,
+                via_part ? part.c_str() : (command.output != nullptr ? command.output : "stdout"));
   const int code = stepping.stopped ? kExitInterrupted : exit_code(result, output.failed);
   if (command.trace && via_part && (download.checkpoints() > 0 || resuming)) {
     std::fprintf(stderr,

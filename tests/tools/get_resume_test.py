@@ -115,6 +115,16 @@ def get(*args, timeout=30):
     return p.returncode, p.stdout, p.stderr
 
 
+def start_and_stop(args, after, sig=signal.SIGKILL):
+    """Runs `stepback get ARGS`, sends it `sig` `after` s in; returns the process, ended."""
+    p = subprocess.Popen([BINARY, "get", *args], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, text=True)
+    time.sleep(after)
+    p.send_signal(sig)
+    p.stderr_text = p.communicate(timeout=20)[1]
+    return p
+
+
 def kill_and_resume(nginx, tmp, kill_after):
     """Starts a download, SIGKILLs it `kill_after` s in, runs it again to the end; returns
     (bytes fetched twice: what the killed run had written past the checkpoint the second run
@@ -124,11 +134,7 @@ def kill_and_resume(nginx, tmp, kill_after):
         if os.path.exists(leftover):
             os.remove(leftover)
     args = [nginx.url("/latest"), "-o", out, "--trace"]
-    p = subprocess.Popen([BINARY, "get", *args], stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL)
-    time.sleep(kill_after)
-    p.send_signal(signal.SIGKILL)
-    p.wait()
+    start_and_stop(args, kill_after)
     check(os.path.exists(out + ".part"), f"killed at {kill_after:.2f} s: no {out}.part")
     # What the killed run had received and written (up to one stdio buffer more was lost).
     written = os.path.getsize(out + ".part")
@@ -175,11 +181,7 @@ def case_changed():
         try:
             out = os.path.join(tmp, "big.out")
             args = [nginx.url("/slow/big.bin"), "-o", out, "--trace"]
-            p = subprocess.Popen([BINARY, "get", *args], stdout=subprocess.DEVNULL,
-                                 stderr=subprocess.DEVNULL)
-            time.sleep(INTERVAL_S + 1.0)
-            p.send_signal(signal.SIGKILL)
-            p.wait()
+            start_and_stop(args, INTERVAL_S + 1.0)
             check(os.path.exists(out + ".part.state"), "no checkpoint after 3 s")
             new = random.Random(8).randbytes(SIZE // 2)
             time.sleep(1.1)  # A new mtime second, so a new ETag.
@@ -199,11 +201,7 @@ def case_refused_state():
         try:
             out = os.path.join(tmp, "big.out")
             args = [nginx.url("/slow/big.bin"), "-o", out]
-            p = subprocess.Popen([BINARY, "get", *args], stdout=subprocess.DEVNULL,
-                                 stderr=subprocess.DEVNULL)
-            time.sleep(INTERVAL_S + 1.0)
-            p.send_signal(signal.SIGKILL)
-            p.wait()
+            start_and_stop(args, INTERVAL_S + 1.0)
             state = out + ".part.state"
             with open(state, "rb") as f:
                 good = f.read()
@@ -232,12 +230,8 @@ def case_sigint():
         try:
             out = os.path.join(tmp, "big.out")
             args = [nginx.url("/slow/big.bin"), "-o", out, "--trace"]
-            p = subprocess.Popen([BINARY, "get", *args], stdout=subprocess.DEVNULL,
-                                 stderr=subprocess.PIPE, text=True)
-            time.sleep(1.0)
-            p.send_signal(signal.SIGINT)
-            _, err = p.communicate(timeout=10)
-            check(p.returncode == 130, f"SIGINT: exit {p.returncode}: {err}")
+            p = start_and_stop(args, 1.0, signal.SIGINT)
+            check(p.returncode == 130, f"SIGINT: exit {p.returncode}: {p.stderr_text}")
             size = os.path.getsize(out + ".part")
             check(size > 0 and os.path.exists(out + ".part.state"),
                   f"SIGINT left {size} bytes and no state")
