@@ -262,7 +262,9 @@ IntegrityState IntegrityCheck::state() const {
   if (md5_.conflict) s.other_md5 = md5_.other;
   s.md5_running = md5_running_;
   // mbedTLS has no export of a running MD5; its context is three plain arrays.
-  for (int i = 0; i < 4; ++i) put_le32(s.md5_context + 4 * i, md5_ctx_.MBEDTLS_PRIVATE(state)[i]);
+  for (std::size_t i = 0; i < 4; ++i) {
+    put_le32(s.md5_context + 4 * i, md5_ctx_.MBEDTLS_PRIVATE(state)[i]);
+  }
   put_le32(s.md5_context + 16, md5_ctx_.MBEDTLS_PRIVATE(total)[0]);
   put_le32(s.md5_context + 20, md5_ctx_.MBEDTLS_PRIVATE(total)[1]);
   std::memcpy(s.md5_context + 24, md5_ctx_.MBEDTLS_PRIVATE(buffer), 64);
@@ -280,7 +282,7 @@ bool IntegrityCheck::restore(const IntegrityState& s) {
   crc_value_ = s.crc32c;
   md5_running_ = s.md5_running;
   if (md5_running_) {
-    for (int i = 0; i < 4; ++i) {
+    for (std::size_t i = 0; i < 4; ++i) {
       md5_ctx_.MBEDTLS_PRIVATE(state)[i] = get_le32(s.md5_context + 4 * i);
     }
     md5_ctx_.MBEDTLS_PRIVATE(total)[0] = get_le32(s.md5_context + 16);
