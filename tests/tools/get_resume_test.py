@@ -9,6 +9,8 @@ printing the bytes fetched twice and the checkpoint writes per MiB of each (by h
 bench/download_kill.sh).
 """
 
+import base64
+import hashlib
 import os
 import random
 import signal
@@ -46,7 +48,12 @@ http {{
     listen 127.0.0.1:{port};
     root {dir}/www;
     location /slow/ {{ alias {dir}/www/; limit_rate {rate}; }}
-    location = /latest {{ return 302 /slow/big.bin; }}
+    location /hashed/ {{
+      alias {dir}/www/;
+      limit_rate {rate};
+      add_header x-goog-hash "md5={md5}";
+    }}
+    location = /latest {{ return 302 /hashed/big.bin; }}
     location = /chain1 {{ return 301 chain2; }}
     location = /chain2 {{ return 307 /slow/small.bin; }}
     location = /loop1 {{ return 302 /loop2; }}
@@ -83,7 +90,8 @@ class Nginx:
         self.port, self.port2 = free_port(), free_port()
         conf = os.path.join(tmp, "nginx.conf")
         with open(conf, "w") as f:
-            f.write(CONF.format(dir=tmp, port=self.port, port2=self.port2, rate=RATE))
+            f.write(CONF.format(dir=tmp, port=self.port, port2=self.port2, rate=RATE,
+                                md5=base64.b64encode(hashlib.md5(self.big).digest()).decode()))
         self.proc = subprocess.Popen([NGINX, "-c", conf, "-p", tmp], stderr=subprocess.DEVNULL)
         # Ready when it answers (bounded: 10 s).
         for _ in range(200):
@@ -144,6 +152,11 @@ def kill_and_resume(nginx, tmp, kill_after):
         check(f.read() == nginx.big, f"killed at {kill_after:.2f} s: the file differs")
     check(not os.path.exists(out + ".part.state"), "the state file outlived the download")
     events = trace_events(err, args)
+    # The MD5 nginx states covers the whole object, the first run's bytes included: the
+    # second run took up the first one's MD5 state from the checkpoint.
+    verified = [e for e in events if e["event"] == "integrity"]
+    check(verified and verified[-1]["verified"] and "md5" in verified[-1]["message"],
+          f"killed at {kill_after:.2f} s: no verified MD5 over the whole object: {verified}")
     resumed = [e for e in events if e["event"] == "checkpoints"]
     resumed_from = resumed[0]["resumed_from"] if resumed else 0
     twice = written - resumed_from
@@ -165,7 +178,7 @@ def case_kill9():
             bound = INTERVAL_S * RATE + 512 * 1024
             check(0 <= twice <= bound,
                   f"killed at {kill_after:.2f} s: {twice} bytes fetched twice (bound {bound})")
-            ranges = [r for r in nginx.log() if r[0] == "/slow/big.bin" and r[1] == "206"]
+            ranges = [r for r in nginx.log() if r[0] == "/hashed/big.bin" and r[1] == "206"]
             fields = ranges[-1][3].split('" "') if ranges else []
             check(len(fields) == 3 and fields[0].startswith('"bytes=') and fields[1] != "-",
                   f"the second run sent no Range with If-Range: {nginx.log()}")
