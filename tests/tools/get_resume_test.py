@@ -27,6 +27,8 @@ NGINX = sys.argv[2]
 SIZE = 6 * 1024 * 1024  # At 1 MiB/s (limit_rate): six seconds of transfer.
 RATE = 1024 * 1024
 INTERVAL_S = 2  # The desktop profile's checkpoint interval (every 1 MiB and at most every 2 s).
+# Every run takes the desktop profile's pace, whatever profile the build chose (mobile: 5 s).
+PROFILE = ["--profile", "desktop"]
 
 CONF = """daemon off;
 master_process off;
@@ -119,13 +121,14 @@ class Nginx:
 
 
 def get(*args, timeout=30):
-    p = subprocess.run([BINARY, "get", *args], capture_output=True, text=True, timeout=timeout)
+    p = subprocess.run([BINARY, "get", *PROFILE, *args], capture_output=True, text=True,
+                       timeout=timeout)
     return p.returncode, p.stdout, p.stderr
 
 
 def start_and_stop(args, after, sig=signal.SIGKILL):
     """Runs `stepback get ARGS`, sends it `sig` `after` s in; returns the process, ended."""
-    p = subprocess.Popen([BINARY, "get", *args], stdout=subprocess.DEVNULL,
+    p = subprocess.Popen([BINARY, "get", *PROFILE, *args], stdout=subprocess.DEVNULL,
                          stderr=subprocess.PIPE, text=True)
     time.sleep(after)
     p.send_signal(sig)
