@@ -196,13 +196,14 @@ TEST(Download, ASecondDownloadGoesOnFromTheCheckpointAndChecksTheWholeObject) {
   ASSERT_GT(kept.delivered, 0U);
   ASSERT_LT(kept.delivered, 2500U);
 
+  const auto kept_bytes = static_cast<std::size_t>(kept.delivered);
   Harness second;
-  second.body.bytes = first.body.bytes.substr(0, kept.delivered);
+  second.body.bytes = first.body.bytes.substr(0, kept_bytes);
   second.spec.resume = &kept;
   second.connector.add().recv_data(
       "HTTP/1.1 206 Partial Content\r\nETag: \"v1\"\r\n" + hash + "Content-Range: bytes " +
       std::to_string(kept.delivered) + "-3999/4000\r\nContent-Length: " +
-      std::to_string(4000 - kept.delivered) + "\r\n\r\n" + body.substr(kept.delivered));
+      std::to_string(4000 - kept.delivered) + "\r\n\r\n" + body.substr(kept_bytes));
   ASSERT_EQ(second.run(second.start()).kind, DownloadNext::Kind::kDone);
   EXPECT_EQ(second.download->result().outcome, Outcome::kSuccess);
   EXPECT_EQ(second.body.bytes, body);
