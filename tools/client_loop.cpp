@@ -1,5 +1,6 @@
 #include "client_loop.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -84,6 +85,11 @@ int exit_code(const https::ClientResult& result, bool output_failed) {
       break;
   }
   return kExitInternal;
+}
+
+bool writes_via_part(const char* output) {
+  struct stat st {};
+  return ::stat(output, &st) != 0 ? errno == ENOENT : S_ISREG(st.st_mode);
 }
 
 void finish_output(BodyOutput* out, bool close, const char* prefix, const char* name) {

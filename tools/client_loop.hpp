@@ -49,6 +49,11 @@ struct BodyOutput {
 // failed at any point, says so on stderr: "<prefix>cannot write the body to <name>: <why>".
 void finish_output(BodyOutput* out, bool close, const char* prefix, const char* name);
 
+// Whether `-o output` goes through output.part, renamed over it on success: a regular file or
+// a new one. Anything else (/dev/null, a FIFO, a terminal) is written in place and, like
+// stdout, cannot start over.
+bool writes_via_part(const char* output);
+
 // A ResponseSink that writes to `out`, which must outlive the client.
 https::ResponseSink body_sink(BodyOutput* out);
 

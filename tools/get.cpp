@@ -402,11 +402,7 @@ int run_get(int argc, char** argv) {
   // success only, so a failed run neither leaves a partial FILE nor wipes an existing one.
   // Anything else (/dev/null, a FIFO, a terminal) is written in place and, like stdout,
   // cannot start over.
-  bool via_part = false;
-  if (o.output != nullptr && !download) {
-    struct stat st {};
-    via_part = ::stat(o.output, &st) != 0 ? errno == ENOENT : S_ISREG(st.st_mode);
-  }
+  const bool via_part = o.output != nullptr && !download && writes_via_part(o.output);
   const std::string part = via_part ? std::string(o.output) + ".part" : std::string();
   if (o.output != nullptr && !download) {
     const char* path = via_part ? part.c_str() : o.output;

@@ -101,11 +101,7 @@ int run_download_command(const DownloadCommand& command) {
   // -o FILE, a regular file or a new one: the body goes to FILE.part, renamed over FILE on
   // success only, with its checkpoint beside it. Anything else (/dev/null, a FIFO, a
   // terminal) is written in place and, like stdout, cannot start over or go on.
-  bool via_part = false;
-  if (command.output != nullptr) {
-    struct stat st {};
-    via_part = ::stat(command.output, &st) != 0 ? errno == ENOENT : S_ISREG(st.st_mode);
-  }
+  const bool via_part = command.output != nullptr && writes_via_part(command.output);
   if (command.state != nullptr && !via_part) {
     std::fprintf(stderr, "%s--state needs -o FILE, a regular file (stdout cannot go on)\n", prefix);
     return kExitUsage;
