@@ -292,7 +292,7 @@ Client::Step Client::begin_attempt(Millis now) {
 
 void Client::reset_exchange(Millis now) {
   sent_ = 0;
-  chunk_size_ = chunk_sent_ = 0;
+  chunk_size_ = chunk_sent_ = send_granted_ = 0;
   error_body_size_ = 0;
   skip_ = 0;
   body_use_ = BodyUse::kUndecided;
@@ -375,9 +375,21 @@ Client::Step Client::on_send(Millis now) {
       }
       chunk = ConstBytes{options_.buffers.io.data + chunk_sent_, chunk_size_ - chunk_sent_};
     }
+    RateLimiter* const limit = options_.send_limit;
+    if (limit != nullptr) {
+      if (send_granted_ == 0) {
+        send_granted_ = static_cast<std::size_t>(limit->available(now, chunk.size));
+        if (send_granted_ == 0) return wait_for_tokens(now, *limit, chunk.size, Phase::kSending);
+      }
+      if (chunk.size > send_granted_) chunk.size = send_granted_;
+    }
     std::size_t n = 0;
     const Status s = stream().send(chunk, &n);
     if (s == Status::kOk) {
+      if (limit != nullptr) {
+        limit->take(n);
+        send_granted_ = 0;
+      }
       if (sent_ >= head_size_) chunk_sent_ += n;
       sent_ += n;
       if (n > 0) io_deadline_ = now + options_.timeouts.read;
@@ -389,7 +401,7 @@ Client::Step Client::on_send(Millis now) {
                             "the request stalled: nothing could be sent for the read timeout");
       }
       // A server that reads a byte now and then is not stalled, but no more use.
-      if (below_floor(now, sent_, "the request went out")) {
+      if (below_floor(now, sent_, "the request went out", limit)) {
         return fail_attempt(now, Status::kTimeout, slow_message_);
       }
       return wait_io(stream().fd(), stream().wants(), min(attempt_limit(), window_end()),
@@ -417,10 +429,20 @@ Client::Step Client::send_stopped(Millis now, Status status, const char* message
 }
 
 Client::Step Client::on_receive(Millis now) {
+  RateLimiter* const limit = options_.receive_limit;
   for (int i = 0; i < kReceivesPerStep; ++i) {
+    MutableBytes into = options_.buffers.io;
+    if (limit != nullptr) {
+      // No more than the bucket holds (the rest waits in the sender's window), and never a
+      // receive of nothing, which a socket answers as the end of the stream.
+      const std::uint64_t allowed = limit->available(now, into.size);
+      if (allowed == 0) return wait_for_tokens(now, *limit, into.size, Phase::kReceiving);
+      into.size = static_cast<std::size_t>(allowed);
+    }
     std::size_t n = 0;
-    const Status s = stream().recv(options_.buffers.io, &n);
+    const Status s = stream().recv(into, &n);
     if (s == Status::kOk) {
+      if (limit != nullptr) limit->take(n);
       io_deadline_ =
           now + options_.timeouts.read;  // The read timeout bounds silence, not the body.
       const bool had_head = parser_.head_complete();
@@ -909,13 +931,18 @@ Millis Client::window_end() const {
                                                          : window_start_ + t.speed_time;
 }
 
-bool Client::below_floor(Millis now, std::uint64_t count, const char* what) {
+bool Client::below_floor(Millis now, std::uint64_t count, const char* what,
+                         const RateLimiter* pace) {
   // Tumbling windows of at least speed_time (> 0) each: no history to keep, no clock to read.
   const std::uint64_t ms = (now - window_start_).count();
   if (now < window_end() || ms == 0) return false;
   const std::uint64_t bytes = count - window_from_;
   const std::uint64_t rate = bytes > UINT64_MAX / 1000 ? UINT64_MAX : bytes * 1000 / ms;
-  const std::uint32_t limit = options_.timeouts.speed_limit;
+  std::uint32_t limit = options_.timeouts.speed_limit;
+  // A rate limit at or below the floor would fail its own transfer as too slow.
+  if (pace != nullptr && pace->limited() && pace->rate() / 2 < limit) {
+    limit = static_cast<std::uint32_t>(pace->rate() / 2);
+  }
   if (rate >= limit) {
     begin_window(now, count);
     return false;
@@ -927,10 +954,23 @@ bool Client::below_floor(Millis now, std::uint64_t count, const char* what) {
   return true;
 }
 
+Client::Step Client::wait_for_tokens(Millis now, const RateLimiter& limit, std::size_t want,
+                                     Phase phase) const {
+  // A quantum, not a byte: the loop wakes once per io buffer (or burst, or the bytes there
+  // are to send when fewer), not per byte.
+  const std::size_t io = options_.buffers.io.size;
+  std::uint64_t quantum = io < want ? io : want;
+  if (quantum > limit.burst()) quantum = limit.burst();
+  if (quantum == 0) quantum = 1;
+  return yield(ClientNext::wait_until(limit.ready_at(now, quantum)), phase);
+}
+
 const char* Client::too_slow(Millis now) {
   if (parser_.head_complete()) {
-    return below_floor(now, parser_.body_size(), "the response body arrived") ? slow_message_
-                                                                              : nullptr;
+    return below_floor(now, parser_.body_size(), "the response body arrived",
+                       options_.receive_limit)
+               ? slow_message_
+               : nullptr;
   }
   if (now < head_deadline_) return nullptr;
   (void)std::snprintf(slow_message_, sizeof slow_message_,
