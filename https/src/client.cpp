@@ -379,7 +379,7 @@ Client::Step Client::on_send(Millis now) {
     if (limit != nullptr) {
       if (send_granted_ == 0) {
         send_granted_ = static_cast<std::size_t>(limit->available(now, chunk.size));
-        if (send_granted_ == 0) return wait_for_tokens(now, *limit, chunk.size, Phase::kSending);
+        if (send_granted_ == 0) return wait_for_tokens(now, *limit, total - sent_, Phase::kSending);
       }
       if (chunk.size > send_granted_) chunk.size = send_granted_;
     }
@@ -436,7 +436,7 @@ Client::Step Client::on_receive(Millis now) {
       // No more than the bucket holds (the rest waits in the sender's window), and never a
       // receive of nothing, which a socket answers as the end of the stream.
       const std::uint64_t allowed = limit->available(now, into.size);
-      if (allowed == 0) return wait_for_tokens(now, *limit, into.size, Phase::kReceiving);
+      if (allowed == 0) return wait_for_tokens(now, *limit, body_left(), Phase::kReceiving);
       into.size = static_cast<std::size_t>(allowed);
     }
     std::size_t n = 0;
@@ -496,6 +496,11 @@ Client::Step Client::on_receive(Millis now) {
                           "the connection closed before the response was complete");
     }
     return fail_attempt(now, s, "the connection failed while receiving the response");
+  }
+  // The bucket is spent: sleep until it holds a quantum again, rather than a turn that
+  // would only find it empty.
+  if (limit != nullptr && limit->available(now, 1) == 0) {
+    return wait_for_tokens(now, *limit, body_left(), Phase::kReceiving);
   }
   // Bytes keep coming: hand the loop back its turn, to be stepped again at once.
   return yield(ClientNext::wait_until(now), Phase::kReceiving);
@@ -954,13 +959,21 @@ bool Client::below_floor(Millis now, std::uint64_t count, const char* what,
   return true;
 }
 
-Client::Step Client::wait_for_tokens(Millis now, const RateLimiter& limit, std::size_t want,
+std::uint64_t Client::body_left() const {
+  // The last bytes of a body need not wait for a whole quantum.
+  const std::optional<std::uint64_t> length = parser_.content_length();
+  if (!parser_.head_complete() || parser_.chunked() || !length) return UINT64_MAX;
+  return *length > parser_.body_size() ? *length - parser_.body_size() : 1;
+}
+
+Client::Step Client::wait_for_tokens(Millis now, const RateLimiter& limit, std::uint64_t want,
                                      Phase phase) const {
-  // A quantum, not a byte: the loop wakes once per io buffer (or burst, or the bytes there
-  // are to send when fewer), not per byte.
-  const std::size_t io = options_.buffers.io.size;
-  std::uint64_t quantum = io < want ? io : want;
-  if (quantum > limit.burst()) quantum = limit.burst();
+  // A quantum, not a byte: what one step moves (four io buffers), or half the burst, or the
+  // bytes still to come, the least. Each wake of the loop costs a context switch, so a few a
+  // second; half the burst, so that a wake that comes late loses no tokens to a full bucket.
+  std::uint64_t quantum = std::uint64_t{kReceivesPerStep} * options_.buffers.io.size;
+  if (quantum > want) quantum = want;
+  if (quantum > limit.burst() / 2) quantum = limit.burst() / 2;
   if (quantum == 0) quantum = 1;
   return yield(ClientNext::wait_until(limit.ready_at(now, quantum)), phase);
 }

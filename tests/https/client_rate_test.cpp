@@ -98,7 +98,7 @@ struct Harness {
 // its size over the rate, the loop wakes once per quantum, and no receive asks for more than
 // the bucket holds (the rest stays with the sender) or for nothing.
 TEST(ClientRateLimit, AReceiveLimitReadsAQuantumPerTimedWait) {
-  constexpr std::uint64_t kRate = 8000;  // A burst of 1000 bytes: 125 ms a quantum.
+  constexpr std::uint64_t kRate = 8000;  // A burst of 1000 bytes: 500 (62.5 ms) a quantum.
   RateLimiter limit(kRate, default_burst(kRate));
   Harness h;
   h.receive_limit = &limit;
@@ -110,17 +110,45 @@ TEST(ClientRateLimit, AReceiveLimitReadsAQuantumPerTimedWait) {
   ASSERT_EQ(h.run().kind, ClientNext::Kind::kDone);
   EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
   EXPECT_EQ(h.body.bytes, body);
+  // To the millisecond: the last bytes wait for themselves, not for a whole quantum.
   const std::uint64_t elapsed = (h.now - h.began).count();
   const std::uint64_t ideal = response.size() * 1000 / kRate;
   EXPECT_GE(elapsed, ideal);
-  EXPECT_LE(elapsed, ideal + 125);
-  // Every wait is one quantum long: never a busy turn, never a byte-sized wait.
+  EXPECT_LE(elapsed, ideal + 1);
+  // Every wait but that last one is one quantum long: never a busy turn, never a byte-sized
+  // wait.
   EXPECT_EQ(h.turns, 0);
-  for (const std::uint64_t w : h.waits) EXPECT_EQ(w, 125U);
-  EXPECT_LE(h.steps, static_cast<int>(response.size() / 1000) + 3);
+  ASSERT_FALSE(h.waits.empty());
+  for (std::size_t i = 0; i + 1 < h.waits.size(); ++i) {
+    EXPECT_TRUE(h.waits[i] == 62 || h.waits[i] == 63) << i << ": " << h.waits[i];
+  }
+  EXPECT_LT(h.waits.back(), 62U);
+  EXPECT_LE(h.steps, static_cast<int>(response.size() / 500) + 3);
   const testing::ScriptedTransport& t = h.connector.connection(0);
   EXPECT_EQ(t.empty_recvs(), 0U);
-  EXPECT_LE(t.largest_recv(), 1000U);  // The burst, not the 4 KiB io buffer.
+  EXPECT_LE(t.largest_recv(), 1000U);  // What the bucket held, not the 4 KiB io buffer.
+}
+
+// With half the burst about what one step reads (four io buffers), a wake reads four buffers
+// and, the bucket spent, sleeps at once until the next quantum: no turn that would only find
+// the bucket empty, one step per quantum.
+TEST(ClientRateLimit, AFullStepSleepsUntilTheNextQuantumWithoutABusyTurn) {
+  constexpr std::uint64_t kRate = 256000;  // A burst of 32000 bytes: 16000 (62.5 ms) a wake.
+  RateLimiter limit(kRate, default_burst(kRate));
+  Harness h;
+  h.receive_limit = &limit;
+  const std::string body = bytes_of(200000);
+  const std::string response =
+      "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+  h.connector.add().recv_data(response);
+  h.start();
+  ASSERT_EQ(h.run().kind, ClientNext::Kind::kDone);
+  EXPECT_EQ(h.body.bytes, body);
+  EXPECT_EQ(h.turns, 0);
+  EXPECT_LE(h.steps, static_cast<int>(response.size() / 16000) + 3);
+  const std::uint64_t elapsed = (h.now - h.began).count();
+  EXPECT_GE(elapsed, response.size() * 1000 / kRate);
+  EXPECT_LE(elapsed, response.size() * 1000 / kRate + 1);
 }
 
 // TLS must be offered the same bytes again after a send would block: the grant of the

@@ -299,11 +299,11 @@ std::string partial_head(std::size_t from, std::size_t total, const std::string&
 }
 
 // --limit-rate in the library: a server that could send the whole body at once is read one
-// quantum (the 256-byte io buffer here) per timed wait, so the body takes its size over the
-// rate and the loop wakes once per quantum: about one step per 256 bytes, none spinning.
+// quantum (four 256-byte io buffers here) per timed wait, so the body takes its size over
+// the rate and the loop wakes once per quantum: one step per 1 KiB, none spinning.
 TEST(Download, MaxRatePacesTheBodyWithOneStepPerQuantum) {
   Harness h;
-  h.max_rate = 25600;  // 256 bytes every 10 ms.
+  h.max_rate = 25600;  // 1 KiB every 40 ms.
   const std::string body = body_of(64 * 1024);
   const std::string response = ok_head(body.size()) + body;
   h.connector.add().recv_data(response);
@@ -314,8 +314,8 @@ TEST(Download, MaxRatePacesTheBodyWithOneStepPerQuantum) {
   const std::uint64_t elapsed = (h.now - began).count();
   const std::uint64_t ideal = response.size() * 1000 / h.max_rate;
   EXPECT_GE(elapsed, ideal);
-  EXPECT_LE(elapsed, ideal + 10);
-  EXPECT_LE(h.steps, static_cast<int>(response.size() / 256) + 3);
+  EXPECT_LE(elapsed, ideal + 1);
+  EXPECT_LE(h.steps, static_cast<int>(response.size() / 1024) + 3);
   EXPECT_EQ(h.connector.connection(0).empty_recvs(), 0U);
 }
 

@@ -968,12 +968,12 @@ TEST(Upload, CancelEndsIt) {
   EXPECT_EQ(h.upload->result().outcome, Outcome::kCancelled);
 }
 
-// --limit-rate for uploads: the chunks go a quantum (the 16 KiB io buffer) per timed wait,
+// --limit-rate for uploads: the chunks go a quantum (half the 32 KiB burst) per timed wait,
 // so the body takes its size over the rate, heads included, with no busy turns between.
 TEST(Upload, MaxRatePacesTheChunksWithTimedWaits) {
   const std::uint64_t size = kChunk + 1000;
   Harness h(size);
-  h.max_rate = 256 * 1024;  // A burst of 32 KiB; 62.5 ms per 16 KiB quantum.
+  h.max_rate = 256 * 1024;  // A burst of 32 KiB: 62.5 ms per 16 KiB quantum.
   h.connector.add().recv_data(session_created());
   h.connector.add(600 * 1024).recv_data(resume_incomplete(kChunk));
   h.connector.add(600 * 1024).recv_data(finished());

@@ -207,10 +207,12 @@ struct ClientOptions {
   // Token buckets that pace the bytes received and sent through the connection (heads
   // included); null: no limit. The caller's (a transfer shares one across its retries and
   // exchanges); each must outlive the client. While a bucket is empty, step() answers
-  // kWaitUntil the instant a quantum is there (the io buffer or the burst, the smaller),
-  // never a busy turn; a receive asks the connection for no more than the bucket holds, so
-  // unread bytes stay with the sender and its TCP window closes. The throughput floor is held
-  // to half a limit's rate, so that a limit never fails its own transfer as too slow.
+  // kWaitUntil the instant a quantum is there (four io buffers, what step() moves at most,
+  // or half the burst, the smaller), never a busy turn; a receive asks the connection for no
+  // more than the bucket holds, so unread bytes stay with the sender and its TCP window
+  // closes.
+  // The throughput floor is held to half a limit's rate, so that a limit never fails its
+  // own transfer as too slow.
   RateLimiter* receive_limit = nullptr;
   RateLimiter* send_limit = nullptr;
 };
@@ -358,8 +360,10 @@ class Client {
   // `count`, paced by `limit`, may be null), its message in slow_message_ naming `what`;
   // starts the next window otherwise.
   bool below_floor(Millis now, std::uint64_t count, const char* what, const RateLimiter* limit);
+  // Bytes of the response body still to come when its length is known, else UINT64_MAX.
+  std::uint64_t body_left() const;
   // The wait for `limit` to hold a quantum (of at most `want` bytes) again, in `phase`.
-  Step wait_for_tokens(Millis now, const RateLimiter& limit, std::size_t want, Phase phase) const;
+  Step wait_for_tokens(Millis now, const RateLimiter& limit, std::uint64_t want, Phase phase) const;
   // Why the response is too slow to wait on at `now` (its head late, its body below the
   // floor), or nullptr.
   const char* too_slow(Millis now);
