@@ -175,10 +175,15 @@ Status Client::start(const RequestSpec& spec, const BodyResume& resume) {
   if (!integrity_.restore(resume.integrity)) return Status::kInvalidArgument;
   delivered_ = resume.offset;
   total_ = resume.total;
-  std::memcpy(validator_, resume.validator.data(), resume.validator.size());
+  // An empty view may have no data at all, which memcpy may not be given even for 0 bytes.
+  if (!resume.validator.empty()) {
+    std::memcpy(validator_, resume.validator.data(), resume.validator.size());
+  }
   validator_size_ = resume.validator.size();
   validator_is_etag_ = resume.validator_is_etag;
-  std::memcpy(generation_, resume.generation.data(), resume.generation.size());
+  if (!resume.generation.empty()) {
+    std::memcpy(generation_, resume.generation.data(), resume.generation.size());
+  }
   generation_size_ = resume.generation.size();
   return Status::kOk;
 }
