@@ -265,7 +265,7 @@ const char kRateFlagHelp[] =
     "  --limit-rate RATE    move at most RATE bytes a second (curl's units: 100K, 1.5M, 1G;\n"
     "                       K = 1024), paced by a token bucket of an eighth of a second\n"
     "                       that sleeps in the main loop; the TCP window slows the sender.\n"
-    "                       A --speed-limit above half of RATE is lowered to it (default:\n"
+    "                       A --speed-limit above RATE/2 is lowered to RATE/2 (default:\n"
     "                       none)\n";
 
 }  // namespace stepback::tools
