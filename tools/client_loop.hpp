@@ -31,7 +31,7 @@ enum ExitCode : int {
   kExitTimeLimit = 9,      // --max-time passed.
   kExitIntegrity = 10,     // The body's digest differs from the one the server stated.
   kExitRedirect = 14,      // A redirect was not followed: a loop, too many, https to http.
-  kExitInterrupted = 130,  // SIGINT or SIGTERM ended a download (after a checkpoint).
+  kExitInterrupted = 130,  // SIGINT or SIGTERM ended a transfer (after a checkpoint).
 };
 
 // The exit code for a finished request; `output_failed` when writing the body failed.

@@ -203,6 +203,7 @@ void print_get_usage(std::FILE* out) {
       "                        [--max-retries N] [--max-backoff SECONDS] [--deadline SECONDS]\n"
       "                        [--max-time SECONDS] [--idempotency auto|strict|yes|no]\n"
       "                        [--speed-limit BYTES] [--speed-time SECONDS]\n"
+      "                        [--limit-rate RATE]\n"
       "                        [--jitter seed|full|equal|decorrelated|none]\n"
       "                        [--oauth2-bearer TOKEN | --token-file FILE]\n"
       "                        [--dns-servers IP[:PORT][,...]]\n"
@@ -227,6 +228,7 @@ void print_get_usage(std::FILE* out) {
       "  --deadline S         no new attempt or wait past S seconds (0: none); an attempt\n"
       "                       that is receiving is never cut (a stall or --speed-limit ends it)\n"
       "  --max-time S         an overall limit on the whole request, transfers included\n"
+      "%s"
       "%s"
       "  --oauth2-bearer TOKEN  send Authorization: Bearer TOKEN\n"
       "  --token-file FILE    the same with the token read from FILE before every attempt\n"
@@ -295,9 +297,10 @@ void print_get_usage(std::FILE* out) {
       "     possibly made by this run's own first attempt whose answer was lost\n"
       "  14 a redirect was not followed: a loop, more than --max-redirs, https to http, or a\n"
       "     Location that is not an http(s) URL\n"
-      "  130 Ctrl-C or SIGTERM ended a download; with -o its checkpoint is kept\n",
-      kTrustFlagsHelp, kSystemBundle, profiles::active.name, kSpeedFlagsHelp, kMaxHeaders,
-      static_cast<unsigned>(profiles::active.checkpoint.interval.count() / 1000),
+      "  130 Ctrl-C or SIGTERM ended a download; with -o its checkpoint is kept, and the\n"
+      "      same command run again goes on from it\n",
+      kTrustFlagsHelp, kSystemBundle, profiles::active.name, kSpeedFlagsHelp, kRateFlagHelp,
+      kMaxHeaders, static_cast<unsigned>(profiles::active.checkpoint.interval.count() / 1000),
       static_cast<unsigned>(profiles::active.max_redirects));
 }
 
@@ -461,6 +464,14 @@ int run_get(int argc, char** argv) {
   // Redirects for every request get makes: the plain one, the download, the operation's.
   options.max_redirects = o.max_redirects.value_or(o.retry.profile->max_redirects);
   options.redirect_url = redirect_buffer();
+  // --limit-rate for requests that are not a download (which paces itself: max_rate), in
+  // each direction, as curl's.
+  RateLimiter receive_limit(o.retry.limit_rate, default_burst(o.retry.limit_rate));
+  RateLimiter send_limit(o.retry.limit_rate, default_burst(o.retry.limit_rate));
+  if (o.retry.limit_rate > 0 && !download) {
+    options.receive_limit = &receive_limit;
+    options.send_limit = &send_limit;
+  }
   TokenSource tokens{o.bearer, o.token_file};
   if (o.bearer != nullptr || o.token_file != nullptr) {
     options.credentials = https::Credentials{&token_authorization, &tokens};
@@ -499,6 +510,7 @@ int run_get(int argc, char** argv) {
     command.request = spec;
     command.url_text = o.url;
     command.checkpoint = o.retry.profile->checkpoint;
+    command.max_rate = o.retry.limit_rate;
     command.output = o.output;
     command.state = o.state;
     command.reporter = &reporter;

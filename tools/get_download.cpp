@@ -174,6 +174,7 @@ int run_download_command(const DownloadCommand& command) {
   options.client = command.client;
   options.client.body = body_sink(&output);
   options.checkpoint = command.checkpoint;
+  options.max_rate = command.max_rate;
   if (via_part) options.checkpoints = transfer::CheckpointSink{&save_checkpoint, &checkpointing};
   transfer::Download download(*command.connector, *command.context, options);
   transfer::DownloadSpec spec;
@@ -244,9 +245,9 @@ int run_download_command(const DownloadCommand& command) {
   if (worth_keeping(code) && checkpointing.stored_delivered > 0) {
     if (!command.trace) {
       std::fprintf(stderr,
-                   "%skept '%s' (%llu bytes checkpointed) and '%s': the same command goes on "
-                   "from there\n",
-                   prefix, part.c_str(),
+                   "%s%skept '%s' (%llu bytes checkpointed) and '%s': run the same command "
+                   "again to go on\n",
+                   prefix, code == kExitInterrupted ? "interrupted; " : "", part.c_str(),
                    static_cast<unsigned long long>(checkpointing.stored_delivered),
                    state_path.c_str());
     }

@@ -4,6 +4,7 @@
 #ifndef STEPBACK_TOOLS_GET_DOWNLOAD_HPP_
 #define STEPBACK_TOOLS_GET_DOWNLOAD_HPP_
 
+#include <cstdint>
 #include <optional>
 #include <string_view>
 
@@ -24,6 +25,7 @@ struct DownloadCommand {
   https::RequestSpec request;   // A GET: URL, headers, User-Agent, Host.
   std::string_view url_text;    // The URL as given (kept in the checkpoint).
   CheckpointPolicy checkpoint;
+  std::uint64_t max_rate = 0;    // --limit-rate, bytes a second; 0: none.
   const char* output = nullptr;  // -o FILE; null: stdout.
   const char* state = nullptr;   // --state FILE; null: FILE.part.state with -o.
   Reporter* reporter = nullptr;

@@ -35,6 +35,50 @@ std::optional<Millis> parse_seconds(std::string_view text) {
   return Millis(ms);
 }
 
+std::optional<std::uint64_t> parse_rate(std::string_view text) {
+  std::uint64_t unit = 1;
+  if (!text.empty()) {
+    switch (text.back()) {
+      case 'k':
+      case 'K':
+        unit = 1ULL << 10;
+        break;
+      case 'm':
+      case 'M':
+        unit = 1ULL << 20;
+        break;
+      case 'g':
+      case 'G':
+        unit = 1ULL << 30;
+        break;
+      case 't':
+      case 'T':
+        unit = 1ULL << 40;
+        break;
+      default:
+        break;
+    }
+    if (unit != 1) text.remove_suffix(1);
+  }
+  const std::size_t dot = text.find('.');
+  const std::optional<std::uint64_t> whole = parse_u64(text.substr(0, dot));
+  if (!whole || *whole > kMaxRate / unit) return std::nullopt;
+  std::uint64_t rate = *whole * unit;
+  if (dot != std::string_view::npos) {
+    // Up to six decimals of the unit (1.5M, 0.25K), rounded down to whole bytes.
+    const std::string_view fraction = text.substr(dot + 1);
+    if (fraction.empty() || fraction.size() > 6) return std::nullopt;
+    const std::optional<std::uint64_t> digits = parse_u64(fraction);
+    if (!digits) return std::nullopt;
+    std::uint64_t scale = 1;
+    for (std::size_t i = 0; i < fraction.size(); ++i) scale *= 10;
+    // unit <= 2^40 and digits < 10^6 < 2^20: the product fits.
+    rate += *digits * unit / scale;
+  }
+  if (rate > kMaxRate) return std::nullopt;
+  return rate;
+}
+
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
@@ -152,6 +196,15 @@ void add_retry_flags(std::vector<Flag>* flags, RetryFlags* out) {
                               }));
   flags->push_back(value_flag("--speed-time", "expected seconds such as 30 or 0.5, above 0",
                               seconds(&out->speed_time, false)));
+  flags->push_back(value_flag("--limit-rate",
+                              "expected bytes a second with an optional K, M, G or T (1024-based),"
+                              " such as 100K, 1.5M or 1G, at most 1T; 0 for none",
+                              [out](std::string_view value, std::string*) {
+                                const std::optional<std::uint64_t> rate = parse_rate(value);
+                                if (!rate) return false;
+                                out->limit_rate = *rate;
+                                return true;
+                              }));
   flags->push_back(value_flag("--idempotency", "allowed: auto, strict, yes, no",
                               [out](std::string_view value, std::string*) {
                                 using I = https::RequestSpec::Idempotency;
@@ -206,5 +259,13 @@ const char kSpeedFlagsHelp[] =
     "                       (default: desktop 1024, mobile 100)\n"
     "  --speed-time S       the window --speed-limit is measured over, in seconds\n"
     "                       (default: desktop 30, mobile 60)\n";
+
+// curl's units; the floor's cap is the Client's (https::ClientOptions::receive_limit).
+const char kRateFlagHelp[] =
+    "  --limit-rate RATE    move at most RATE bytes a second (curl's units: 100K, 1.5M, 1G;\n"
+    "                       K = 1024), paced by a token bucket of an eighth of a second\n"
+    "                       that sleeps in the main loop; the TCP window slows the sender.\n"
+    "                       A --speed-limit above RATE/2 is lowered to RATE/2 (default:\n"
+    "                       none)\n";
 
 }  // namespace stepback::tools

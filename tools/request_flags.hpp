@@ -14,6 +14,7 @@
 
 #include "args.hpp"
 #include "stepback/core/millis.hpp"
+#include "stepback/core/rate_limit.hpp"
 #include "stepback/https/client.hpp"
 #include "stepback/https/tls/tls.hpp"
 #include "stepback/https/tls/trust_store.hpp"
@@ -39,6 +40,7 @@ struct RetryFlags {
   https::RequestSpec::Idempotency idempotency = https::RequestSpec::Idempotency::kByMethod;
   std::optional<std::uint32_t> speed_limit;  // Bytes per second; 0: no floor.
   std::optional<Millis> speed_time;
+  std::uint64_t limit_rate = 0;  // --limit-rate: the most bytes a second; 0: none.
 };
 // Appends the retry flags to a subcommand's flag table, each writing into *out.
 void add_retry_flags(std::vector<Flag>* flags, RetryFlags* out);
@@ -49,6 +51,13 @@ std::optional<Policy> make_policy(const RetryFlags& flags, std::string* error);
 Timeouts make_timeouts(const RetryFlags& flags);
 // The --help lines of --speed-limit and --speed-time, with both profiles' defaults.
 extern const char kSpeedFlagsHelp[];
+// The --help lines of --limit-rate.
+extern const char kRateFlagHelp[];
+
+// Parses a rate as curl's --limit-rate takes it: bytes a second, with an optional fraction
+// and an optional suffix K, M, G or T (either case, 1024-based): "100K", "1.5M", "1G";
+// nullopt for anything else or above 1 TiB/s (kMaxRate).
+std::optional<std::uint64_t> parse_rate(std::string_view text);
 
 // Parses "12", "0.5" or "2.25" seconds (at most millisecond precision); nullopt otherwise.
 std::optional<Millis> parse_seconds(std::string_view text);

@@ -71,6 +71,13 @@ void StateFile::maybe_save(const transfer::Upload& upload, Millis now, std::uint
   last_waits_ = waits;
 }
 
+void StateFile::save_now(const transfer::Upload& upload, Millis now) {
+  if (!upload.save(&state_, now, platform::wall_now()) || !state_.set_url(url_)) return;
+  if (store(state_)) {
+    last_committed_ = upload.committed();
+  }
+}
+
 void StateFile::save_final(const transfer::Upload& upload, Millis now) {
   if (!upload.save(&state_, now, platform::wall_now()) || !state_.set_url(url_)) return;
   state_.retries = 0;

@@ -36,6 +36,9 @@ class StateFile {
   // Saves the upload's state if it changed since the last save (`waits`: waits begun).
   void maybe_save(const transfer::Upload& upload, Millis now, std::uint32_t waits);
 
+  // Saves the upload's state as it stands (a paused upload's as it stood when paused).
+  void save_now(const transfer::Upload& upload, Millis now);
+
   // Saves the state of an upload whose retry loop has ended: the session and what the
   // server holds, with no retries counted and no wait, for a later run to start afresh.
   void save_final(const transfer::Upload& upload, Millis now);

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <optional>
@@ -138,7 +139,7 @@ void print_upload_usage(std::FILE* out) {
       "                       [--cacert FILE | --capath DIR]\n"
       "                       [--profile desktop|mobile] [--max-retries N] [--max-backoff S]\n"
       "                       [--deadline S] [--idempotency auto|strict|yes|no]\n"
-      "                       [--speed-limit BYTES] [--speed-time S]\n"
+      "                       [--speed-limit BYTES] [--speed-time S] [--limit-rate RATE]\n"
       "                       [--jitter seed|full|equal|decorrelated|none] [--trace]\n"
       "\n"
       "Uploads FILE with Google's resumable upload protocol (Cloud Storage JSON API and the\n"
@@ -174,6 +175,7 @@ void print_upload_usage(std::FILE* out) {
       "  --max-backoff S      the cap on one backoff wait, in seconds\n"
       "  --deadline S         no new attempt or wait past S seconds without progress (0: none)\n"
       "%s"
+      "%s"
       "  --idempotency RULE   whether the session POST is sent again after it may have\n"
       "                       reached the server: auto (no: POST), strict, yes, no. A repeated\n"
       "                       POST at worst leaves an unused session. Chunks always are.\n"
@@ -200,8 +202,11 @@ void print_upload_usage(std::FILE* out) {
       "  7  local I/O error: FILE cannot be read, the metadata cannot be written, or the\n"
       "     --state file is unusable (cut, damaged, not a state file, written by a newer\n"
       "     stepback, or another upload's); it is left as it is\n"
-      "  8  the metadata had to start over and stdout cannot; nothing was spliced\n",
-      kMaxHeaders, kTrustFlagsHelp, kSystemBundle, profiles::active.name, kSpeedFlagsHelp);
+      "  8  the metadata had to start over and stdout cannot; nothing was spliced\n"
+      "  130 Ctrl-C or SIGTERM stopped the upload; the session stays open and, with --state,\n"
+      "      its state is saved: run the same command again to go on\n",
+      kMaxHeaders, kTrustFlagsHelp, kSystemBundle, profiles::active.name, kSpeedFlagsHelp,
+      kRateFlagHelp);
 }
 
 // The file, read in place: read(offset, span) with pread, so any chunk can be sent again.
@@ -234,25 +239,37 @@ std::size_t read_file(void* context, std::uint64_t offset, https::MutableBytes o
   return done;
 }
 
-// Steps `upload` (started) from a poll() loop until it is done.
-// With `state` (may be null), saves the upload's state between steps when it changed.
-const transfer::UploadResult& run_loop(transfer::Upload& upload, UploadReporter& reporter,
-                                       StateFile* state) {
+// Set by SIGINT and SIGTERM: the loop pauses the upload, saves its state and ends.
+volatile std::sig_atomic_t g_stop = 0;
+
+void on_stop_signal(int) { g_stop = 1; }
+
+// Steps `upload` (started) from a poll() loop until it is done, or until a signal pauses it
+// (returns true then). With `state` (may be null), saves the upload's state between steps
+// when it changed, and once more when a signal stopped it.
+bool run_loop(transfer::Upload& upload, UploadReporter& reporter, StateFile* state) {
   Millis now = platform::monotonic_now();
   transfer::UploadNext next = upload.step(now);
   for (;;) {
+    if (g_stop != 0 && next.kind != transfer::UploadNext::Kind::kDone) {
+      // The session stays open on the server; the record says where it stood.
+      upload.pause(now);
+      if (state != nullptr) state->save_now(upload, now);
+      return true;
+    }
     if (state != nullptr && next.kind != transfer::UploadNext::Kind::kDone) {
       state->maybe_save(upload, now, reporter.waits());
     }
     if (next.kind == transfer::UploadNext::Kind::kDone) break;
     const bool io = next.kind == transfer::UploadNext::Kind::kWaitIo;
+    // A signal cuts the sleep short (EINTR): the loop sees it at once.
     const bool ready = https::poll_wait(io ? next.fd : -1, next.interest, next.at, now,
                                         longest_wait(reporter.wants_ticks()));
     now = platform::monotonic_now();
     reporter.tick(now);
     if (ready || now >= next.at) next = upload.step(now);
   }
-  return upload.result();
+  return false;
 }
 
 }  // namespace
@@ -381,6 +398,7 @@ int run_upload(int argc, char** argv) {
   options.metadata = body_sink(&output);
   options.events = reporter.sink();
   options.wall_now = &platform::wall_now;
+  options.max_rate = o.retry.limit_rate;
   transfer::Upload upload(connector, context, options);
   reporter.attach(&upload);
   if (state_file) reporter.attach_state(o.state, state_file->writes());
@@ -409,9 +427,22 @@ int run_upload(int argc, char** argv) {
                                 : "invalid upload: check the headers (-H), the URL and --session");
   }
 
-  const transfer::UploadResult& result =
-      run_loop(upload, reporter, state_file ? &*state_file : nullptr);
+  struct sigaction action {};
+  action.sa_handler = &on_stop_signal;
+  struct sigaction old_int {};
+  struct sigaction old_term {};
+  (void)::sigaction(SIGINT, &action, &old_int);
+  (void)::sigaction(SIGTERM, &action, &old_term);
+  const bool stopped = run_loop(upload, reporter, state_file ? &*state_file : nullptr);
+  (void)::sigaction(SIGINT, &old_int, nullptr);
+  (void)::sigaction(SIGTERM, &old_term, nullptr);
   ::close(file.fd);
+  if (stopped) {
+    reporter.interrupted(platform::monotonic_now());
+    (void)std::fflush(output.file);
+    return kExitInterrupted;
+  }
+  const transfer::UploadResult& result = upload.result();
   if (state_file) {
     if (result.outcome == Outcome::kSuccess || result.session_expired) {
       state_file->remove();

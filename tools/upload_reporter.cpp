@@ -194,6 +194,42 @@ void UploadReporter::done(const transfer::UploadEvent& e) {
   }
 }
 
+void UploadReporter::interrupted(Millis now) {
+  const std::string_view uri = upload_->session_uri();
+  if (trace_) {
+    LineBuffer j;
+    j.appendf(
+        "{\"event\":\"interrupted\",\"t_ms\":%llu,\"committed\":%llu,\"size\":%llu,"
+        "\"session\":",
+        static_cast<unsigned long long>((now - start_).count()),
+        static_cast<unsigned long long>(upload_->committed()),
+        static_cast<unsigned long long>(size_));
+    append_json_string(&j, uri);
+    if (state_writes_ != nullptr) j.appendf(",\"state_writes\":%u", *state_writes_);
+    j.append("}\n");
+    std::fputs(j.c_str(), err_);
+    return;
+  }
+  end_line();
+  LineBuffer l;
+  l.append(prefix_);
+  l.appendf("interrupted; the server holds %llu of %llu bytes; ",
+            static_cast<unsigned long long>(upload_->committed()),
+            static_cast<unsigned long long>(size_));
+  if (uri.empty()) {
+    l.append("no session was open yet: run the same command again to start over");
+  } else if (state_path_ != nullptr) {
+    l.append("the state is in '");
+    append_printable(&l, state_path_);
+    l.append("': run the same command again to go on");
+  } else {
+    l.append("the session stays open: run the same command again with --session '");
+    append_printable(&l, uri);
+    l.append("' to go on");
+  }
+  std::fprintf(err_, "%s\n", l.c_str());
+}
+
 void UploadReporter::trace(const transfer::UploadEvent& e) {
   using Kind = transfer::UploadEvent::Kind;
   static constexpr const char* kNames[] = {"session",   "chunk", "query",   "response", "error",

@@ -297,7 +297,7 @@ Client::Step Client::begin_attempt(Millis now) {
 
 void Client::reset_exchange(Millis now) {
   sent_ = 0;
-  chunk_size_ = chunk_sent_ = 0;
+  chunk_size_ = chunk_sent_ = send_granted_ = 0;
   error_body_size_ = 0;
   skip_ = 0;
   body_use_ = BodyUse::kUndecided;
@@ -380,9 +380,21 @@ Client::Step Client::on_send(Millis now) {
       }
       chunk = ConstBytes{options_.buffers.io.data + chunk_sent_, chunk_size_ - chunk_sent_};
     }
+    RateLimiter* const limit = options_.send_limit;
+    if (limit != nullptr) {
+      if (send_granted_ == 0) {
+        send_granted_ = static_cast<std::size_t>(limit->available(now, chunk.size));
+        if (send_granted_ == 0) return wait_for_tokens(now, *limit, total - sent_, Phase::kSending);
+      }
+      if (chunk.size > send_granted_) chunk.size = send_granted_;
+    }
     std::size_t n = 0;
     const Status s = stream().send(chunk, &n);
     if (s == Status::kOk) {
+      if (limit != nullptr) {
+        limit->take(n);
+        send_granted_ = 0;
+      }
       if (sent_ >= head_size_) chunk_sent_ += n;
       sent_ += n;
       if (n > 0) io_deadline_ = now + options_.timeouts.read;
@@ -394,7 +406,7 @@ Client::Step Client::on_send(Millis now) {
                             "the request stalled: nothing could be sent for the read timeout");
       }
       // A server that reads a byte now and then is not stalled, but no more use.
-      if (below_floor(now, sent_, "the request went out")) {
+      if (below_floor(now, sent_, "the request went out", limit)) {
         return fail_attempt(now, Status::kTimeout, slow_message_);
       }
       return wait_io(stream().fd(), stream().wants(), min(attempt_limit(), window_end()),
@@ -422,10 +434,20 @@ Client::Step Client::send_stopped(Millis now, Status status, const char* message
 }
 
 Client::Step Client::on_receive(Millis now) {
+  RateLimiter* const limit = options_.receive_limit;
   for (int i = 0; i < kReceivesPerStep; ++i) {
+    MutableBytes into = options_.buffers.io;
+    if (limit != nullptr) {
+      // No more than the bucket holds (the rest waits in the sender's window), and never a
+      // receive of nothing, which a socket answers as the end of the stream.
+      const std::uint64_t allowed = limit->available(now, into.size);
+      if (allowed == 0) return wait_for_tokens(now, *limit, body_left(), Phase::kReceiving);
+      into.size = static_cast<std::size_t>(allowed);
+    }
     std::size_t n = 0;
-    const Status s = stream().recv(options_.buffers.io, &n);
+    const Status s = stream().recv(into, &n);
     if (s == Status::kOk) {
+      if (limit != nullptr) limit->take(n);
       io_deadline_ =
           now + options_.timeouts.read;  // The read timeout bounds silence, not the body.
       const bool had_head = parser_.head_complete();
@@ -479,6 +501,11 @@ Client::Step Client::on_receive(Millis now) {
                           "the connection closed before the response was complete");
     }
     return fail_attempt(now, s, "the connection failed while receiving the response");
+  }
+  // The bucket is spent: sleep until it holds a quantum again, rather than a turn that
+  // would only find it empty.
+  if (limit != nullptr && limit->available(now, 1) == 0) {
+    return wait_for_tokens(now, *limit, body_left(), Phase::kReceiving);
   }
   // Bytes keep coming: hand the loop back its turn, to be stepped again at once.
   return yield(ClientNext::wait_until(now), Phase::kReceiving);
@@ -914,13 +941,18 @@ Millis Client::window_end() const {
                                                          : window_start_ + t.speed_time;
 }
 
-bool Client::below_floor(Millis now, std::uint64_t count, const char* what) {
+bool Client::below_floor(Millis now, std::uint64_t count, const char* what,
+                         const RateLimiter* pace) {
   // Tumbling windows of at least speed_time (> 0) each: no history to keep, no clock to read.
   const std::uint64_t ms = (now - window_start_).count();
   if (now < window_end() || ms == 0) return false;
   const std::uint64_t bytes = count - window_from_;
   const std::uint64_t rate = bytes > UINT64_MAX / 1000 ? UINT64_MAX : bytes * 1000 / ms;
-  const std::uint32_t limit = options_.timeouts.speed_limit;
+  std::uint32_t limit = options_.timeouts.speed_limit;
+  // A rate limit at or below the floor would fail its own transfer as too slow.
+  if (pace != nullptr && pace->limited() && pace->rate() / 2 < limit) {
+    limit = static_cast<std::uint32_t>(pace->rate() / 2);
+  }
   if (rate >= limit) {
     begin_window(now, count);
     return false;
@@ -932,10 +964,31 @@ bool Client::below_floor(Millis now, std::uint64_t count, const char* what) {
   return true;
 }
 
+std::uint64_t Client::body_left() const {
+  // The last bytes of a body need not wait for a whole quantum.
+  const std::optional<std::uint64_t> length = parser_.content_length();
+  if (!parser_.head_complete() || parser_.chunked() || !length) return UINT64_MAX;
+  return *length > parser_.body_size() ? *length - parser_.body_size() : 1;
+}
+
+Client::Step Client::wait_for_tokens(Millis now, const RateLimiter& limit, std::uint64_t want,
+                                     Phase phase) const {
+  // A quantum, not a byte: what one step moves (four io buffers), or half the burst, or the
+  // bytes still to come, the least. Each wake of the loop costs a context switch, so a few a
+  // second; half the burst, so that a wake that comes late loses no tokens to a full bucket.
+  std::uint64_t quantum = std::uint64_t{kReceivesPerStep} * options_.buffers.io.size;
+  if (quantum > want) quantum = want;
+  if (quantum > limit.burst() / 2) quantum = limit.burst() / 2;
+  if (quantum == 0) quantum = 1;
+  return yield(ClientNext::wait_until(limit.ready_at(now, quantum)), phase);
+}
+
 const char* Client::too_slow(Millis now) {
   if (parser_.head_complete()) {
-    return below_floor(now, parser_.body_size(), "the response body arrived") ? slow_message_
-                                                                              : nullptr;
+    return below_floor(now, parser_.body_size(), "the response body arrived",
+                       options_.receive_limit)
+               ? slow_message_
+               : nullptr;
   }
   if (now < head_deadline_) return nullptr;
   (void)std::snprintf(slow_message_, sizeof slow_message_,

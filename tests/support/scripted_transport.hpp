@@ -122,6 +122,9 @@ class ScriptedTransport final : public https::Transport {
     *sent = 0;
     ++send_calls_;
     if (closed_) return misuse();
+    // TLS (mbedtls_ssl_write) must be offered the same bytes again after it would block.
+    if (blocked_size_ != 0 && data.size != blocked_size_) ++changed_resends_;
+    blocked_size_ = 0;
     std::size_t n = data.size;
     if (send_next_ < send_script_.size()) {
       const Event& e = send_script_[send_next_];
@@ -129,6 +132,7 @@ class ScriptedTransport final : public https::Transport {
         case Kind::kWouldBlock:
           ++send_next_;
           wants_ = e.interest;
+          blocked_size_ = data.size;
           return https::Status::kWouldBlock;
         case Kind::kFail:
           wants_ = https::IoInterest::kNone;
@@ -153,7 +157,11 @@ class ScriptedTransport final : public https::Transport {
     *received = 0;
     ++recv_calls_;
     if (closed_) return misuse();
-    if (out.size == 0) return https::Status::kOk;
+    if (out.size == 0) {
+      ++empty_recvs_;  // A socket would answer this as the end of the stream.
+      return https::Status::kOk;
+    }
+    largest_recv_ = std::max(largest_recv_, out.size);
     if (recv_next_ >= recv_script_.size()) {
       wants_ = recv_end_ == https::Status::kWouldBlock ? https::IoInterest::kRead
                                                        : https::IoInterest::kNone;
@@ -208,6 +216,12 @@ class ScriptedTransport final : public https::Transport {
   std::size_t close_calls() const { return close_calls_; }
   // Whether close() was called.
   bool closed() const { return closed_; }
+  // recv() calls asked for 0 bytes, and the most bytes one recv() call asked for.
+  std::size_t empty_recvs() const { return empty_recvs_; }
+  std::size_t largest_recv() const { return largest_recv_; }
+  // send() calls right after a kWouldBlock that offered a different number of bytes than
+  // the blocked one (which TLS does not allow).
+  std::size_t changed_resends() const { return changed_resends_; }
   // send() or recv() calls made after close(); each returned kError.
   std::size_t calls_after_close() const { return calls_after_close_; }
   // Whether recv() has consumed every data and would-block step (a sticky failure counts as
@@ -243,6 +257,10 @@ class ScriptedTransport final : public https::Transport {
   std::size_t recv_calls_ = 0;
   std::size_t close_calls_ = 0;
   std::size_t calls_after_close_ = 0;
+  std::size_t empty_recvs_ = 0;
+  std::size_t largest_recv_ = 0;
+  std::size_t blocked_size_ = 0;
+  std::size_t changed_resends_ = 0;
   https::Status recv_end_ = https::Status::kWouldBlock;
   https::IoInterest wants_ = https::IoInterest::kNone;
   int fd_ = -1;

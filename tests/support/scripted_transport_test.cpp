@@ -145,5 +145,27 @@ TEST(ScriptedTransport, UsableThroughTheTransportInterface) {
   EXPECT_EQ(n, 0u);
 }
 
+// What the rate-limit tests read: empty and largest receives, and a send after kWouldBlock
+// that offers other bytes than the blocked one (TLS forbids it).
+TEST(ScriptedTransport, CountsEmptyReceivesLargestReceiveAndChangedResends) {
+  ScriptedTransport t;
+  t.recv_data("abcdef");
+  std::uint8_t buf[16];
+  std::size_t n = 0;
+  EXPECT_EQ(t.recv({buf, 0}, &n), Status::kOk);
+  EXPECT_EQ(t.recv({buf, 4}, &n), Status::kOk);
+  EXPECT_EQ(t.recv({buf, 16}, &n), Status::kOk);
+  EXPECT_EQ(t.empty_recvs(), 1u);
+  EXPECT_EQ(t.largest_recv(), 16u);
+  t.send_would_block().send_would_block();
+  EXPECT_EQ(send_str(t, "12345", &n), Status::kWouldBlock);
+  EXPECT_EQ(send_str(t, "12345", &n), Status::kWouldBlock);  // The same bytes: fine.
+  EXPECT_EQ(t.changed_resends(), 0u);
+  EXPECT_EQ(send_str(t, "123", &n), Status::kOk);  // Fewer than the blocked send offered.
+  EXPECT_EQ(t.changed_resends(), 1u);
+  EXPECT_EQ(send_str(t, "1", &n), Status::kOk);  // Not after a kWouldBlock.
+  EXPECT_EQ(t.changed_resends(), 1u);
+}
+
 }  // namespace
 }  // namespace stepback::testing

@@ -149,5 +149,34 @@ TEST(RequestFlags, SpeedFlagsHelpStatesTheProfilesDefaults) {
       << help;
 }
 
+// --limit-rate takes curl's units: bytes a second, K, M, G, T (either case, 1024-based), a
+// fraction of the unit; 0 is no limit; above 1 TiB/s or anything else is refused.
+TEST(RequestFlags, LimitRateTakesCurlsUnits) {
+  EXPECT_EQ(parse_rate("0"), 0U);
+  EXPECT_EQ(parse_rate("1000"), 1000U);
+  EXPECT_EQ(parse_rate("100K"), 100U * 1024);
+  EXPECT_EQ(parse_rate("100k"), 100U * 1024);
+  EXPECT_EQ(parse_rate("3m"), 3U * 1024 * 1024);
+  EXPECT_EQ(parse_rate("1.5M"), 1536U * 1024);
+  EXPECT_EQ(parse_rate("0.25K"), 256U);
+  EXPECT_EQ(parse_rate("1G"), 1ULL << 30);
+  EXPECT_EQ(parse_rate("1T"), kMaxRate);
+  EXPECT_EQ(parse_rate("2T"), std::nullopt);
+  EXPECT_EQ(parse_rate("1025G"), std::nullopt);
+  for (const char* bad : {"", "K", "10X", "1.", ".5M", "1.2345678M", "-1", "1 M", "1MB"}) {
+    EXPECT_EQ(parse_rate(bad), std::nullopt) << bad;
+  }
+  RetryFlags retry;
+  std::vector<Flag> flags;
+  add_retry_flags(&flags, &retry);
+  Parser p(&flags);
+  EXPECT_EQ(retry.limit_rate, 0U);
+  EXPECT_EQ(p.parse({"--limit-rate", "512K"}), "");
+  EXPECT_EQ(retry.limit_rate, 512U * 1024);
+  EXPECT_EQ(p.parse({"--limit-rate=bogus"}),
+            "invalid --limit-rate 'bogus' (expected bytes a second with an optional K, M, G or "
+            "T (1024-based), such as 100K, 1.5M or 1G, at most 1T; 0 for none)");
+}
+
 }  // namespace
 }  // namespace stepback::tools

@@ -144,6 +144,7 @@ struct Harness {
     options.metadata = metadata.sink();
     options.events = UploadEventSink{record, &events};
     options.wall_now = [] { return Millis(1'700'000'000'000); };
+    options.max_rate = max_rate;
     upload = std::make_unique<Upload>(connector, context, options);
     EXPECT_EQ(upload->start(spec), Status::kOk);
     return upload->step(now);
@@ -160,10 +161,19 @@ struct Harness {
         now = next.at;
       }
       next = upload->step(now);
+      ++steps;
     }
     return next;
   }
   UploadNext run() { return run(start()); }
+  // Steps at the same instant until `done` says so (at most `limit` steps).
+  template <typename Done>
+  UploadNext step_until(UploadNext next, Done done, int limit = 1000) {
+    for (int i = 0; i < limit && !done(next) && next.kind != UploadNext::Kind::kDone; ++i) {
+      next = upload->step(now);
+    }
+    return next;
+  }
   // The request sent on connection `i`.
   Sent sent(std::size_t i) { return parse(connector.connection(i).sent()); }
   std::vector<Seen> of(UploadEvent::Kind kind) const {
@@ -190,6 +200,8 @@ struct Harness {
   std::vector<std::uint64_t> waits;
   Millis now{1000};
   bool connector_silent_ = true;
+  std::uint64_t max_rate = 0;
+  int steps = 0;
   std::unique_ptr<Upload> upload;
 };
 
@@ -954,6 +966,119 @@ TEST(Upload, CancelEndsIt) {
   h.upload->cancel();
   EXPECT_EQ(h.upload->step(h.now).kind, UploadNext::Kind::kDone);
   EXPECT_EQ(h.upload->result().outcome, Outcome::kCancelled);
+}
+
+// --limit-rate for uploads: the chunks go a quantum (half the 32 KiB burst) per timed wait,
+// so the body takes its size over the rate, heads included, with no busy turns between.
+TEST(Upload, MaxRatePacesTheChunksWithTimedWaits) {
+  const std::uint64_t size = kChunk + 1000;
+  Harness h(size);
+  h.max_rate = 256 * 1024;  // A burst of 32 KiB: 62.5 ms per 16 KiB quantum.
+  h.connector.add().recv_data(session_created());
+  h.connector.add(600 * 1024).recv_data(resume_incomplete(kChunk));
+  h.connector.add(600 * 1024).recv_data(finished());
+  const Millis began = h.now;
+  ASSERT_EQ(h.run().kind, UploadNext::Kind::kDone);
+  EXPECT_EQ(h.upload->result().outcome, Outcome::kSuccess) << h.upload->result().message;
+  std::uint64_t sent = 0;
+  for (std::size_t i = 0; i < 3; ++i) sent += h.connector.connection(i).sent().size();
+  EXPECT_TRUE(h.sent(1).body == pattern(0, kChunk));
+  const std::uint64_t elapsed = (h.now - began).count();
+  EXPECT_GE(elapsed, sent * 1000 / h.max_rate);
+  EXPECT_LE(elapsed, sent * 1000 / h.max_rate + 63);
+  // About one step per quantum (and a few per exchange), not one per byte or millisecond.
+  EXPECT_LE(h.steps, static_cast<int>(sent / (16 * 1024)) + 12);
+  // A quantum's wait each, but for the few bytes of a head or of a chunk's end, which wait
+  // for just themselves: at most two such per exchange.
+  int short_waits = 0;
+  for (const std::uint64_t w : h.waits) short_waits += w < 62 ? 1 : 0;
+  EXPECT_LE(short_waits, 6);
+  EXPECT_GE(h.waits.size(), sent / (16 * 1024));
+}
+
+// pause() mid-chunk gives the exchange up and keeps the session; resume() asks the server
+// what it holds and sends from there, byte-exact.
+TEST(Upload, PauseMidChunkKeepsTheSessionAndResumeAsksWhatIsHeld) {
+  const std::uint64_t size = kChunk + 1000;
+  Harness h(size);
+  h.connector.add().recv_data(session_created());
+  ScriptedTransport& cut = h.connector.add(600 * 1024);
+  cut.send_accept(100000).send_accept(16384).send_would_block();
+  h.connector.add().recv_data(resume_incomplete(0));  // The query after resume().
+  h.connector.add(600 * 1024).recv_data(resume_incomplete(kChunk));
+  h.connector.add().recv_data(finished());
+  UploadNext next = h.step_until(h.start(), [&h](const UploadNext& n) {
+    return h.connector.opened() == 2 && n.kind == UploadNext::Kind::kWaitIo;
+  });
+  ASSERT_EQ(next.kind, UploadNext::Kind::kWaitIo);
+  h.upload->pause(h.now);
+  EXPECT_TRUE(h.upload->paused());
+  EXPECT_TRUE(cut.closed());
+  next = h.upload->step(h.now);
+  EXPECT_EQ(next.kind, UploadNext::Kind::kWaitUntil);
+  EXPECT_EQ(next.at, Millis::max());
+  TransferState saved;
+  ASSERT_TRUE(h.upload->save(&saved, h.now, Millis(1'700'000'000'000)));
+  EXPECT_EQ(saved.session_uri(), "https://upload.test/s?upload_id=u1");
+  EXPECT_EQ(saved.committed, 0U);
+  h.now = h.now + Millis(600'000);  // Far past every timeout: nothing is running.
+  EXPECT_EQ(h.upload->step(h.now).at, Millis::max());
+  EXPECT_EQ(h.connector.opened(), 2U);
+
+  h.upload->resume(h.now);
+  EXPECT_FALSE(h.upload->paused());
+  ASSERT_EQ(h.run(h.upload->step(h.now)).kind, UploadNext::Kind::kDone);
+  EXPECT_EQ(h.upload->result().outcome, Outcome::kSuccess) << h.upload->result().message;
+  EXPECT_EQ(h.upload->sessions(), 1U);
+  EXPECT_EQ(h.sent(2).method, "PUT");
+  EXPECT_EQ(h.sent(2).headers["Content-Range"], "bytes */" + std::to_string(size));
+  EXPECT_EQ(h.sent(3).headers["Content-Range"],
+            "bytes 0-" + std::to_string(kChunk - 1) + "/" + std::to_string(size));
+  EXPECT_TRUE(h.sent(3).body == pattern(0, kChunk));
+  EXPECT_TRUE(h.sent(4).body == pattern(kChunk, size));
+  EXPECT_EQ(h.upload->committed(), size);
+}
+
+// A pause in a backoff wait neither shortens it nor loses it: save() still holds what is
+// left, and resume() before its end waits for the rest, then queries.
+TEST(Upload, APauseInABackoffWaitKeepsTheWaitsEnd) {
+  Harness h(1000);
+  h.connector.add().recv_data(session_created());
+  h.connector.add().recv_data(status_only(503));
+  h.connector.add().recv_data(resume_incomplete(0));
+  h.connector.add().recv_data(finished());
+  UploadNext next = h.step_until(h.start(), [&h](const UploadNext& n) {
+    return n.kind == UploadNext::Kind::kWaitUntil && n.at > h.now;
+  });
+  ASSERT_EQ(next.kind, UploadNext::Kind::kWaitUntil);
+  const Millis end = next.at;
+  ASSERT_EQ(end, h.now + Millis(100));
+  h.upload->pause(h.now + Millis(30));
+  TransferState saved;
+  ASSERT_TRUE(h.upload->save(&saved, h.now + Millis(30), Millis(1'700'000'000'000)));
+  EXPECT_EQ(saved.wait_remaining, Millis(70));
+  h.now = h.now + Millis(50);
+  h.upload->resume(h.now);
+  next = h.upload->step(h.now);
+  EXPECT_EQ(next.kind, UploadNext::Kind::kWaitUntil);
+  EXPECT_EQ(next.at, end);
+  EXPECT_EQ(h.connector.opened(), 2U);
+  ASSERT_EQ(h.run(next).kind, UploadNext::Kind::kDone);
+  EXPECT_EQ(h.upload->result().outcome, Outcome::kSuccess);
+  EXPECT_EQ(h.sent(2).headers["Content-Range"], "bytes */1000");
+  EXPECT_EQ(h.sent(3).headers["Content-Range"], "bytes 0-999/1000");
+}
+
+TEST(Upload, CancelEndsAPausedUpload) {
+  Harness h(1000);
+  h.connector.add().recv_would_block();
+  (void)h.start();
+  h.upload->pause(h.now);
+  h.upload->cancel();
+  EXPECT_EQ(h.upload->step(h.now).kind, UploadNext::Kind::kDone);
+  EXPECT_EQ(h.upload->result().outcome, Outcome::kCancelled);
+  h.upload->resume(h.now);  // Nothing to go on with.
+  EXPECT_EQ(h.upload->step(h.now).kind, UploadNext::Kind::kDone);
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "stepback/transfer/download.hpp"
 
+#include <cstring>
+
 namespace stepback::transfer {
 
 Download::Download(https::Connector& connector, const RetryContext& context,
@@ -7,6 +9,7 @@ Download::Download(https::Connector& connector, const RetryContext& context,
     : options_(options), app_events_(options.client.events), client_(connector, context, [&] {
         https::ClientOptions o = options.client;
         o.events = https::EventSink{&Download::on_client_event, this};
+        if (options.max_rate > 0) o.receive_limit = &rate_;
         return o;
       }()) {}
 
@@ -22,7 +25,8 @@ https::Status Download::start(const DownloadSpec& spec) {
   url_text_ = spec.url_text;
   resumed_from_ = saved_delivered_ = 0;
   retries_ = 0;
-  waiting_ = wait_checkpoint_due_ = started_ = done_ = false;
+  waiting_ = wait_checkpoint_due_ = started_ = done_ = paused_ = false;
+  rate_ = RateLimiter(options_.max_rate, default_burst(options_.max_rate));
   resume_wait_end_ = Millis{};
   checkpoints_ = stored_ = 0;
   if (spec.resume == nullptr) return client_.start(request_);
@@ -61,6 +65,8 @@ https::Status Download::start(const DownloadSpec& spec) {
 
 DownloadNext Download::step(Millis now) {
   now_ = now;
+  // Nothing moves until resume(): the app's wait, not a timed one.
+  if (paused_) return DownloadNext::wait_until(Millis::max());
   if (!started_) {
     started_ = true;
     saved_at_ = now;
@@ -81,9 +87,61 @@ DownloadNext Download::step(Millis now) {
 }
 
 void Download::cancel(Millis now) {
-  if (!done_ && started_) checkpoint(now);
+  if (!done_ && started_ && !paused_) checkpoint(now);
   done_ = true;
+  paused_ = false;
   client_.cancel();
+}
+
+void Download::pause(Millis now) {
+  if (done_ || paused_) return;
+  paused_ = true;
+  if (!started_) return;  // Nothing has begun: resume() lets the first step() start it.
+  // A wait under way still ends when it would have; resume() serves what is left of it.
+  if (waiting_) {
+    paused_wait_end_ = wait_end_;
+  } else {
+    paused_wait_end_ = now < resume_wait_end_ ? resume_wait_end_ : Millis{};
+  }
+  checkpoint(now);
+  client_.cancel();
+}
+
+https::Status Download::resume(Millis now) {
+  if (!paused_) return https::Status::kOk;
+  if (!started_) {
+    paused_ = false;
+    return https::Status::kOk;
+  }
+  // Where the Client stood, as a checkpoint would hold it (see save()).
+  https::BodyResume resume;
+  resume.offset = client_.delivered();
+  const std::string_view validator = client_.validator();
+  std::memcpy(resume_validator_, validator.data(), validator.size());
+  resume.validator = std::string_view(resume_validator_, validator.size());
+  resume.validator_is_etag = client_.validator_is_etag();
+  // The generation is the object's behind the redirects, not the redirector's (see start()).
+  if (client_.redirected_url().empty()) {
+    const std::string_view generation = client_.generation();
+    std::memcpy(resume_generation_, generation.data(), generation.size());
+    resume.generation = std::string_view(resume_generation_, generation.size());
+  }
+  resume.total = client_.expected_size();
+  resume.integrity = client_.integrity_state();
+  if (resume.integrity.size != resume.offset) {
+    // No digest ran over these bytes (none was announced): the count is all there is.
+    resume.integrity = https::IntegrityState{};
+    resume.integrity.size = resume.offset;
+  }
+  const https::Status s = client_.start(request_, resume);
+  if (s != https::Status::kOk) {
+    message_ = "the paused download cannot go on (its validator or integrity check is malformed)";
+    return s;
+  }
+  paused_ = false;
+  resume_wait_end_ = paused_wait_end_ > now ? paused_wait_end_ : Millis{};
+  paused_wait_end_ = Millis{};
+  return https::Status::kOk;
 }
 
 bool Download::due(Millis now) const {

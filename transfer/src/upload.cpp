@@ -59,6 +59,7 @@ Upload::Upload(https::Connector& connector, const RetryContext& context,
                 o.body_limit = options.metadata_limit;
                 o.events = https::EventSink{&Upload::on_client_event, this};
                 o.wall_now = options.wall_now;
+                if (options.max_rate > 0) o.send_limit = &rate_;
                 return o;
               }()),
       machine_(session_context_) {
@@ -106,6 +107,8 @@ Status Upload::start(const UploadSpec& spec) {
   resume_wait_ = Millis(0);
   wait_until_ = Millis(0);
   fresh_machine();
+  rate_ = RateLimiter(options_.max_rate, default_burst(options_.max_rate));
+  paused_wait_end_ = Millis(0);
   phase_ = Phase::kIdle;
   if (!spec.session.empty()) {
     if (spec.session.size() > options_.session_uri.size) return refuse(Status::kBufferTooSmall);
@@ -150,6 +153,10 @@ UploadNext Upload::step(Millis now) {
         break;
       case Phase::kExchange:
         s = on_exchange(now);
+        break;
+      case Phase::kPaused:
+        // Nothing moves until resume(): the app's wait, not a timed one.
+        s = yield(UploadNext::wait_until(Millis::max()), Phase::kPaused);
         break;
     }
     phase_ = s.phase;
@@ -205,8 +212,50 @@ Status Upload::extend(std::uint64_t available, bool final) {
     // progress, and the chunk (or the finishing PUT) goes at once.
     fresh_machine();
     phase_ = Phase::kMachine;
+  } else if (phase_ == Phase::kPaused && paused_from_ == Phase::kStarved) {
+    paused_from_ = Phase::kMachine;  // resume() starts the loop over.
   }
   return Status::kOk;
+}
+
+void Upload::pause(Millis now) {
+  if (phase_ == Phase::kDone || phase_ == Phase::kPaused) return;
+  paused_from_ = phase_;
+  paused_wait_end_ = Millis(0);
+  const bool backoff = phase_ == Phase::kMachine && machine_waiting_;
+  if ((backoff || phase_ == Phase::kResumeWait) && wait_until_ > now) {
+    paused_wait_end_ = wait_until_;
+  }
+  if (phase_ == Phase::kExchange) {
+    // What the server kept of the exchange is unknown: resume() asks (a session POST goes
+    // again, which at worst leaves an unused session behind).
+    client_.cancel();
+    need_query_ = session_size_ > 0;
+    paused_from_ = Phase::kNext;
+  }
+  phase_ = Phase::kPaused;
+}
+
+void Upload::resume(Millis now) {
+  if (phase_ != Phase::kPaused) return;
+  switch (paused_from_) {
+    case Phase::kIdle:     // Not begun: the first step() begins it.
+    case Phase::kHash:     // Reading the body, not talking to the server.
+    case Phase::kStarved:  // Waiting for the body, not for the server.
+      phase_ = paused_from_;
+      return;
+    case Phase::kResumeWait:
+    case Phase::kMachine:
+    case Phase::kNext:
+    case Phase::kExchange:
+    case Phase::kPaused:
+    case Phase::kDone:
+      break;
+  }
+  fresh_machine();
+  resume_wait_ = paused_wait_end_ > now ? paused_wait_end_ - now : Millis(0);
+  paused_wait_end_ = Millis(0);
+  phase_ = Phase::kIdle;  // Serves resume_wait_, then asks the fresh machine.
 }
 
 void Upload::write_upload_length() { *write_u64(upload_length_, spec_.body.size) = '\0'; }
@@ -560,8 +609,10 @@ bool Upload::save(TransferState* state, Millis now, Millis wall_now) const {
   // The CRC-32C of the committed prefix, when the running one ends exactly there.
   state->crc32c.reset();
   if (computing_crc32c() && hashed_ == committed_) state->crc32c = crc_;
-  const bool backoff = phase_ == Phase::kMachine && machine_waiting_;
-  const bool waiting = backoff || phase_ == Phase::kResumeWait;
+  // A paused upload is described as it stood when paused.
+  const Phase phase = phase_ == Phase::kPaused ? paused_from_ : phase_;
+  const bool backoff = phase == Phase::kMachine && machine_waiting_;
+  const bool waiting = backoff || phase == Phase::kResumeWait;
   // The retry number of the next attempt: one more than the machine's while it waits.
   state->retries = retry_offset_ + machine_.retries() + (backoff ? 1U : 0U);
   state->wait_remaining = waiting ? wait_until_ - now : Millis(0);

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string_view>
 
+#include "stepback/core/rate_limit.hpp"
 #include "stepback/core/retry_machine.hpp"
 #include "stepback/core/timeouts.hpp"
 #include "stepback/https/connector.hpp"
@@ -203,6 +204,17 @@ struct ClientOptions {
   // Holds the URL a redirect leads to, as text; 2 KiB fits most. Too small for one: the
   // request ends with Status::kRedirect.
   MutableBytes redirect_url;
+  // Token buckets that pace the bytes received and sent through the connection (heads
+  // included); null: no limit. The caller's (a transfer shares one across its retries and
+  // exchanges); each must outlive the client. While a bucket is empty, step() answers
+  // kWaitUntil the instant a quantum is there (four io buffers, what step() moves at most,
+  // or half the burst, the smaller), never a busy turn; a receive asks the connection for no
+  // more than the bucket holds, so unread bytes stay with the sender and its TCP window
+  // closes.
+  // The throughput floor is held to half a limit's rate, so that a limit never fails its
+  // own transfer as too slow.
+  RateLimiter* receive_limit = nullptr;
+  RateLimiter* send_limit = nullptr;
 };
 
 // One request with retries. Not copyable; everything it is given must outlive it.
@@ -345,8 +357,13 @@ class Client {
   // When the current throughput window ends; Millis::max() without a floor.
   Millis window_end() const;
   // Whether the window that ended by `now` moved too few bytes (the count stands at
-  // `count`), its message in slow_message_ naming `what`; starts the next window otherwise.
-  bool below_floor(Millis now, std::uint64_t count, const char* what);
+  // `count`, paced by `limit`, may be null), its message in slow_message_ naming `what`;
+  // starts the next window otherwise.
+  bool below_floor(Millis now, std::uint64_t count, const char* what, const RateLimiter* limit);
+  // Bytes of the response body still to come when its length is known, else UINT64_MAX.
+  std::uint64_t body_left() const;
+  // The wait for `limit` to hold a quantum (of at most `want` bytes) again, in `phase`.
+  Step wait_for_tokens(Millis now, const RateLimiter& limit, std::uint64_t want, Phase phase) const;
   // Why the response is too slow to wait on at `now` (its head late, its body below the
   // floor), or nullptr.
   const char* too_slow(Millis now);
@@ -374,6 +391,9 @@ class Client {
   std::uint64_t sent_ = 0;      // Request bytes (head + body) sent this attempt.
   std::size_t chunk_size_ = 0;  // Body bytes read from the source into buffers.io.
   std::size_t chunk_sent_ = 0;  // Of those, sent.
+  // Bytes the send limit granted to a send that would block: TLS must be offered the same
+  // bytes again, so the grant holds until they have gone.
+  std::size_t send_granted_ = 0;
   std::size_t error_body_size_ = 0;
   std::uint64_t delivered_ = 0;  // Representation bytes the sink has.
   std::uint64_t refetched_ = 0;

@@ -19,6 +19,7 @@
 
 #include "stepback/core/checkpoint.hpp"
 #include "stepback/core/millis.hpp"
+#include "stepback/core/rate_limit.hpp"
 #include "stepback/core/retry_machine.hpp"
 #include "stepback/core/timeouts.hpp"
 #include "stepback/https/client.hpp"
@@ -59,6 +60,11 @@ struct DownloadOptions {
   https::ClientOptions client;  // Buffers, body sink, events, wall clock, credentials, limits.
   CheckpointPolicy checkpoint;
   CheckpointSink checkpoints;  // None: no checkpoints are made.
+  // The most bytes a second the response is received at (curl's --limit-rate); 0: no limit
+  // (or client.receive_limit, a bucket the app shares between transfers). A token bucket of
+  // an eighth of a second (default_burst()), empty at the start, paces the receives: step()
+  // answers kWaitUntil while it is empty, and the unread bytes hold the server back.
+  std::uint64_t max_rate = 0;
 };
 
 // One download. Not copyable; everything it is given must outlive it.
@@ -85,6 +91,19 @@ class Download {
   void cancel(Millis now);
   // See https::Client::network_available.
   void network_available(Millis now) { client_.network_available(now); }
+  // Stops the download at `now` (the user paused it, the app lost its turn): the connection
+  // is closed and the checkpoint sink gets a checkpoint, so the process may also end here
+  // and a later one go on from it. Until resume(), step() answers
+  // kWaitUntil(Millis::max()). No effect once done or paused.
+  void pause(Millis now);
+  // Goes on with a paused download at `now`: a new request asks for the bytes after those
+  // the sink holds (Range and If-Range on the validator, the integrity check carried on), as
+  // a start from a checkpoint would, after what is left of a backoff wait the pause cut into.
+  // The retry loop starts afresh, as in a new process. kOk, also when not paused; otherwise
+  // what https::Client::start refused (message() says so; the download stays paused).
+  [[nodiscard]] https::Status resume(Millis now);
+  // Whether the download is paused.
+  bool paused() const { return paused_; }
 
   // The result; meaningful after step() answered kDone.
   const https::ClientResult& result() const { return client_.result(); }
@@ -111,6 +130,7 @@ class Download {
 
   DownloadOptions options_;
   https::EventSink app_events_;
+  RateLimiter rate_;  // options_.max_rate; the Client's receive_limit when set.
   https::Client client_;
   https::RequestSpec request_;
   std::string_view url_text_;
@@ -127,6 +147,11 @@ class Download {
   bool wait_checkpoint_due_ = false;  // A backoff wait began: save before sleeping through it.
   bool started_ = false;
   bool done_ = false;
+  bool paused_ = false;
+  Millis paused_wait_end_{};  // The end of the wait a pause cut into (0: none).
+  // What resume() pins the rest to, copied out of the Client that start() overwrites.
+  char resume_validator_[kMaxStateValidator] = {};
+  char resume_generation_[kMaxStateGeneration] = {};
   std::uint32_t checkpoints_ = 0;
   std::uint32_t stored_ = 0;
   Millis now_{};

@@ -23,6 +23,7 @@
 #include "stepback/core/attempt.hpp"
 #include "stepback/core/millis.hpp"
 #include "stepback/core/policy.hpp"
+#include "stepback/core/rate_limit.hpp"
 #include "stepback/core/retry_machine.hpp"
 #include "stepback/core/timeouts.hpp"
 #include "stepback/https/client.hpp"
@@ -172,6 +173,11 @@ struct UploadOptions {
       std::uint64_t{64} * 1024;  // Most body bytes one response may carry.
   UploadEventSink events;
   Millis (*wall_now)() = nullptr;  // The wall clock, for HTTP-date Retry-After. Required.
+  // The most bytes a second sent (curl's --limit-rate), chunks and heads alike, across every
+  // exchange of the session; 0: no limit. A token bucket of an eighth of a second
+  // (default_burst()), empty at the start, paces the sends: step() answers kWaitUntil while
+  // it is empty.
+  std::uint64_t max_rate = 0;
 };
 
 // One resumable upload. Not copyable; everything it is given must outlive it.
@@ -195,6 +201,18 @@ class Upload {
   [[nodiscard]] UploadNext step(Millis now);
   // Ends the upload with Outcome::kCancelled; the session stays open on the server.
   void cancel();
+  // Stops the upload at `now`, keeping its session: an exchange under way is given up (its
+  // connection closed) and step() answers kWaitUntil(Millis::max()) until resume(). save()
+  // still describes it, so the process may also end here and a later one go on. No effect
+  // once done or paused.
+  void pause(Millis now);
+  // Goes on with a paused upload at `now`: the server is asked what it holds (unless nothing
+  // was under way) and sending goes on from there, after what is left of a backoff wait the
+  // pause cut into. The pause was the app's wait, not the server's: the retry loop starts
+  // over, as after progress. No effect when not paused.
+  void resume(Millis now);
+  // Whether the upload is paused.
+  bool paused() const { return phase_ == Phase::kPaused; }
   // A body of unknown size (UploadSpec::size_final false) grew: `available` bytes can now be
   // read, and `final` says that is all of it. Call step() after it. kInvalidArgument (and
   // nothing changes) if `available` is below what was available before, or the size was
@@ -233,6 +251,7 @@ class Upload {
   // kResumeWait: the wait of a restored session, before the machine's first step.
   // kHash: read the body's unhashed bytes before the last chunk (its x-goog-hash).
   // kStarved: a body of unknown size has less than a chunk ready; extend() goes on.
+  // kPaused: pause() stopped it; resume() goes on in paused_from_.
   enum class Phase : std::uint8_t {
     kIdle,
     kResumeWait,
@@ -241,6 +260,7 @@ class Upload {
     kHash,
     kStarved,
     kExchange,
+    kPaused,
     kDone
   };
   enum class Exchange : std::uint8_t { kNone, kOpen, kChunk, kQuery };
@@ -289,6 +309,7 @@ class Upload {
   static void on_client_event(void* self, const https::ClientEvent& event);
 
   const RetryContext& context_;
+  RateLimiter rate_;  // options.max_rate: the Client's send_limit.
   // The session's machine's policy: the caller's, except right after a restore, when the
   // backoff and retry limit go on from the restored retry count until the next progress.
   Policy session_policy_;
@@ -330,6 +351,8 @@ class Upload {
   bool machine_waiting_ = false;       // The machine is in a backoff wait.
   std::uint16_t response_status_ = 0;  // Of the exchange under way, once its head arrived.
   Phase phase_ = Phase::kIdle;
+  Phase paused_from_ = Phase::kIdle;  // Where resume() goes on (kPaused).
+  Millis paused_wait_end_{};          // The end of the wait a pause cut into (0: none).
   Exchange exchange_ = Exchange::kNone;
   bool need_query_ = false;       // The next exchange asks what the server holds.
   bool metadata_failed_ = false;  // The metadata sink refused a write or a restart.
