@@ -26,6 +26,38 @@ set(STEPBACK_MBEDTLS_SOURCE_DIR "" CACHE PATH
   "mbedTLS 3.6 source tree to build (default: third_party/mbedtls, then an installed package)")
 set(STEPBACK_MBEDTLS_CONFIG_FILE "${PROJECT_SOURCE_DIR}/https/mbedtls/stepback_mbedtls_config.h")
 
+# The TLS record buffers (plaintext bytes; the configuration file turns them into
+# MBEDTLS_SSL_IN_CONTENT_LEN and MBEDTLS_SSL_OUT_CONTENT_LEN). The input buffer must take the
+# largest record a server sends: 16384 unless servers honour max_fragment_length
+# (TlsClientConfig::set_max_fragment_length) or are configured for small records; the
+# `small-ram` preset builds with 4096 (README, "Downloads in a small RAM budget").
+set(STEPBACK_TLS_IN_CONTENT_LEN 16384 CACHE STRING
+  "Plaintext bytes of the TLS input buffer, 512..16384 (a full TLS record is 16384)")
+set(STEPBACK_TLS_OUT_CONTENT_LEN 4096 CACHE STRING
+  "Plaintext bytes of the TLS output buffer, 512..16384 (records sent are at most this long)")
+foreach(var IN ITEMS STEPBACK_TLS_IN_CONTENT_LEN STEPBACK_TLS_OUT_CONTENT_LEN)
+  if(NOT ${var} MATCHES "^[0-9]+$" OR ${var} LESS 512 OR ${var} GREATER 16384)
+    message(FATAL_ERROR "${var}='${${var}}' is not a buffer size in bytes from 512 to 16384")
+  endif()
+endforeach()
+# mbedTLS trading handshake CPU for RAM (the configuration file says how), and the stepback
+# program's small buffers; the `small-ram` preset sets it with 4 KiB record buffers.
+option(STEPBACK_SMALL_RAM "Build for devices with a few tens of KiB for a download (mbedTLS and tools)" OFF)
+if(STEPBACK_SMALL_RAM)
+  set(stepback_small_ram 1)
+else()
+  set(stepback_small_ram 0)
+endif()
+message(STATUS "TLS record buffers: ${STEPBACK_TLS_IN_CONTENT_LEN} in, "
+               "${STEPBACK_TLS_OUT_CONTENT_LEN} out; small-RAM build: ${STEPBACK_SMALL_RAM}")
+# Public definitions of the mbedTLS targets, so that the library and everything that includes
+# its headers read the same configuration (stepback::https's kTlsInputBufferBytes, the tools).
+set(STEPBACK_MBEDTLS_DEFINITIONS
+  "STEPBACK_TLS_IN_CONTENT_LEN=${STEPBACK_TLS_IN_CONTENT_LEN}"
+  "STEPBACK_TLS_OUT_CONTENT_LEN=${STEPBACK_TLS_OUT_CONTENT_LEN}"
+  "STEPBACK_SMALL_RAM=${stepback_small_ram}")
+set_property(GLOBAL PROPERTY STEPBACK_MBEDTLS_DEFINITIONS ${STEPBACK_MBEDTLS_DEFINITIONS})
+
 # Sets <out> to the MBEDTLS_VERSION_STRING of the source tree <dir>, or "" if there is none.
 function(stepback_mbedtls_tree_version dir out)
   set(version "")
@@ -67,6 +99,9 @@ if(stepback_mbedtls_dir)
       "mbedTLS configuration file (set by stepback)" FORCE)
   add_subdirectory("${stepback_mbedtls_dir}" "${PROJECT_BINARY_DIR}/third_party/mbedtls"
                    EXCLUDE_FROM_ALL SYSTEM)
+  foreach(target IN ITEMS mbedtls mbedx509 mbedcrypto)
+    target_compile_definitions(${target} PUBLIC ${STEPBACK_MBEDTLS_DEFINITIONS})
+  endforeach()
   # The config sets MBEDTLS_PLATFORM_GMTIME_R_ALT: mbedx509 checks certificate dates with our
   # heap-free UTC conversion, linked behind it so every user of mbedx509 gets it.
   add_library(stepback_mbedtls_time STATIC ${PROJECT_SOURCE_DIR}/https/mbedtls/mbedtls_time.cpp)
@@ -90,7 +125,8 @@ if(stepback_mbedtls_dir)
         "$<INSTALL_INTERFACE:${STEPBACK_VENDOR_INCLUDEDIR}>")
       set_property(TARGET ${target} PROPERTY INTERFACE_COMPILE_DEFINITIONS
         "$<BUILD_INTERFACE:MBEDTLS_CONFIG_FILE=\"${STEPBACK_MBEDTLS_CONFIG_FILE}\">"
-        "$<INSTALL_INTERFACE:MBEDTLS_CONFIG_FILE=\"stepback_mbedtls_config.h\">")
+        "$<INSTALL_INTERFACE:MBEDTLS_CONFIG_FILE=\"stepback_mbedtls_config.h\">"
+        ${STEPBACK_MBEDTLS_DEFINITIONS})
     endforeach()
     set_target_properties(stepback_mbedtls_time PROPERTIES EXPORT_NAME mbedtls_time)
     set(stepback_mbedtls_archives mbedtls mbedx509 stepback_mbedtls_time mbedcrypto)

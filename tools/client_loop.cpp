@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "stepback/https/poll_wait.hpp"
+#include "stepback/https/tls/tls.hpp"
 #include "stepback/https/tls/tls_arena.hpp"
 #include "stepback/platform/clock.hpp"
 
@@ -17,18 +18,22 @@ namespace {
 // Every mbedTLS allocation of the process. Trust anchors are looked up on demand (TrustStore),
 // so the arena holds one handshake's state, not the system's roots; mbedTLS's buffer
 // allocator zeroes the whole arena at set-up, so every byte of it is resident. The README
-// gives the measured peaks (`--trace` prints arena_peak).
-constexpr std::size_t kTlsArenaBytes = std::size_t{96} * 1024;
+// gives the measured peaks (`--trace` prints arena_peak): about 36 KiB, 25 KiB in the
+// small-RAM build (4 KiB TLS records), whose arena leaves room for RSA chains.
+constexpr bool kSmall = https::kSmallRamBuild;
+constexpr std::size_t kTlsArenaBytes = std::size_t{kSmall ? 48 : 96} * 1024;
 alignas(16) std::uint8_t g_tls_arena[kTlsArenaBytes];
 
-// The client's buffers. Static rather than on the stack: together they are 60 KiB.
-std::uint8_t g_request_head[8 * 1024];
+// The client's buffers. Static rather than on the stack: together they are 60 KiB (11 KiB
+// in the small-RAM build).
+std::uint8_t g_request_head[kSmall ? 2 * 1024 : 8 * 1024];
 // Response heads up to 32 KiB: Cloud Storage's carry many x-goog-* fields, and some servers
-// send large cookies; an app gives the Client the buffer its servers need.
-std::uint8_t g_response_head[32 * 1024];
-std::uint8_t g_io[16 * 1024];  // One full TLS record per read.
-std::uint8_t g_error_body[4 * 1024];
-std::uint8_t g_redirect_url[4 * 1024];
+// send large cookies; an app gives the Client the buffer its servers need (Cloud Storage's
+// take about 1.5 KiB: 4 KiB in the small-RAM build).
+std::uint8_t g_response_head[kSmall ? 4 * 1024 : 32 * 1024];
+std::uint8_t g_io[https::kTlsInputBufferBytes];  // One full TLS record per read.
+std::uint8_t g_error_body[kSmall ? 512 : 4 * 1024];
+std::uint8_t g_redirect_url[kSmall ? 2 * 1024 : 4 * 1024];
 // Descriptors one poll() watches: the client's and a peer's (the demo server's listener and
 // connections).
 constexpr std::size_t kMaxPollFds = 16;
@@ -116,6 +121,13 @@ https::ClientBuffers client_buffers() {
                               {g_response_head, sizeof g_response_head},
                               {g_io, sizeof g_io},
                               {g_error_body, sizeof g_error_body}};
+}
+
+const char* request_head_too_large() {
+  static_assert(sizeof g_request_head == std::size_t{kSmall ? 2U : 8U} * 1024,
+                "the message names the size");
+  return kSmall ? "the request head does not fit its 2 KiB buffer"
+                : "the request head does not fit its 8 KiB buffer";
 }
 
 https::Status install_tls_arena() {

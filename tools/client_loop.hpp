@@ -61,6 +61,9 @@ https::ResponseSink body_sink(BodyOutput* out);
 // client at a time may use them.
 https::ClientBuffers client_buffers();
 
+// What to say when a request head does not fit client_buffers().request: its size in words.
+const char* request_head_too_large();
+
 // The process's static buffer for the URL a redirect leads to (ClientOptions::redirect_url).
 https::MutableBytes redirect_buffer();
 

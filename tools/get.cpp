@@ -199,7 +199,7 @@ void print_get_usage(std::FILE* out) {
   std::fprintf(
       out,
       "usage: stepback get URL [--cacert FILE | --capath DIR] [--pin sha256/BASE64]...\n"
-      "                        [--profile desktop|mobile]\n"
+      "                        [--tls-max-fragment BYTES] [--profile desktop|mobile]\n"
       "                        [--max-retries N] [--max-backoff SECONDS] [--deadline SECONDS]\n"
       "                        [--max-time SECONDS] [--idempotency auto|strict|yes|no]\n"
       "                        [--speed-limit BYTES] [--speed-time SECONDS]\n"
@@ -547,7 +547,7 @@ int run_get(int argc, char** argv) {
     if (started != https::Status::kOk) {
       std::fprintf(stderr, "%s%s\n", kPrefix,
                    started == https::Status::kBufferTooSmall
-                       ? "the request head does not fit its 8 KiB buffer"
+                       ? request_head_too_large()
                        : "invalid request: check the method (-X), the headers (-H) and the URL");
       return kExitUsage;
     }

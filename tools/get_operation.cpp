@@ -383,7 +383,7 @@ int run_operation_command(const OperationCommand& c) {
   if (started != https::Status::kOk) {
     std::fprintf(c.err, "%s%s\n", c.prefix,
                  started == https::Status::kBufferTooSmall
-                     ? "the request head does not fit its 8 KiB buffer"
+                     ? request_head_too_large()
                      : "invalid request: check the method (-X), the headers (-H) and the URL");
     return kExitUsage;
   }

@@ -120,6 +120,16 @@ Flag header_flag(https::Header* headers, std::size_t capacity, std::size_t* coun
 void add_trust_flags(std::vector<Flag>* flags, TrustFlags* out) {
   flags->push_back(text_flag("--cacert", &out->cacert));
   flags->push_back(text_flag("--capath", &out->capath));
+  flags->push_back(
+      value_flag("--tls-max-fragment", "expected 512, 1024, 2048, 4096 or 0 (none)",
+                 [out](std::string_view value, std::string*) {
+                   const std::optional<std::uint64_t> n = parse_u64(value);
+                   if (!n || (*n != 0 && *n != 512 && *n != 1024 && *n != 2048 && *n != 4096)) {
+                     return false;
+                   }
+                   out->max_fragment = static_cast<std::size_t>(*n);
+                   return true;
+                 }));
 }
 
 bool check_trust_flags(const TrustFlags& flags, std::string* error) {
@@ -134,7 +144,13 @@ bool check_trust_flags(const TrustFlags& flags, std::string* error) {
 const char kTrustFlagsHelp[] =
     "  --cacert FILE        trust the PEM or DER certificates in FILE\n"
     "  --capath DIR         trust the CAs of a hashed directory (openssl rehash DIR),\n"
-    "                       looked up by subject when the handshake needs them\n";
+    "                       looked up by subject when the handshake needs them\n"
+    "  --tls-max-fragment BYTES  ask the server for TLS records of at most BYTES (RFC 6066\n"
+    "                       max_fragment_length: 512, 1024, 2048 or 4096; 0: do not ask).\n"
+    "                       TLS 1.2 is then the highest version offered (mbedTLS negotiates\n"
+    "                       it there only). A record larger than the TLS input buffer fails\n"
+    "                       at once (exit 6). Default: 0; in a build whose TLS input buffer\n"
+    "                       is below 16 KiB (the small-ram preset), the largest it takes\n";
 
 // Sets up the trust anchors and pins the options name; false with *error when none can be.
 bool load_trust(const TrustFlags& trust, const https::PublicKeyPin* pins, std::size_t pin_count,
@@ -161,6 +177,12 @@ bool load_trust(const TrustFlags& trust, const https::PublicKeyPin* pins, std::s
     return false;
   }
   if (pin_count > 0) tls->set_public_key_pins(pins, pin_count);
+  if (tls->set_max_fragment_length(trust.max_fragment) != https::Status::kOk) {
+    *error = "--tls-max-fragment " + std::to_string(trust.max_fragment) +
+             " is more than this build's TLS record buffers take (at most " +
+             std::to_string(https::kTlsLargestMaxFragment) + ")";
+    return false;
+  }
   return true;
 }
 

@@ -83,8 +83,14 @@ Flag header_flag(https::Header* headers, std::size_t capacity, std::size_t* coun
 struct TrustFlags {
   const char* cacert = nullptr;
   const char* capath = nullptr;
+  // --tls-max-fragment BYTES: the max_fragment_length to ask servers for, 0 for none; by
+  // default none, or the largest the build takes when its TLS input buffer is below a full
+  // record (the small-RAM build).
+  std::size_t max_fragment =
+      https::kTlsInputBufferBytes < 16384 ? https::kTlsLargestMaxFragment : 0;
 };
-// Appends --cacert and --capath to a subcommand's flag table, each writing into *out.
+// Appends --cacert, --capath and --tls-max-fragment to a subcommand's flag table, each
+// writing into *out.
 void add_trust_flags(std::vector<Flag>* flags, TrustFlags* out);
 // False with *error when --cacert and --capath are both given.
 bool check_trust_flags(const TrustFlags& flags, std::string* error);

@@ -136,7 +136,7 @@ void print_upload_usage(std::FILE* out) {
       out,
       "usage: stepback upload FILE URL [--chunk-size BYTES] [--content-type TYPE]\n"
       "                       [--state FILE] [--session URI] [-H 'Name: value']...\n"
-      "                       [--cacert FILE | --capath DIR]\n"
+      "                       [--cacert FILE | --capath DIR] [--tls-max-fragment BYTES]\n"
       "                       [--profile desktop|mobile] [--max-retries N] [--max-backoff S]\n"
       "                       [--deadline S] [--idempotency auto|strict|yes|no]\n"
       "                       [--speed-limit BYTES] [--speed-time S] [--limit-rate RATE]\n"

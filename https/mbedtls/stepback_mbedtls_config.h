@@ -136,10 +136,32 @@ time_t stepback_mbedtls_time(time_t* timer);
 #define MBEDTLS_SSL_MAX_FRAGMENT_LENGTH
 #define MBEDTLS_SSL_ALL_ALERT_MESSAGES
 
-/* Record buffers: the incoming one must take a full 16 KiB record (servers may ignore max
- * fragment length); we never send more than 4 KiB at a time. */
+/* Record buffers, from the CMake options STEPBACK_TLS_IN_CONTENT_LEN and _OUT_ (build-wide
+ * definitions, cmake/StepbackMbedTLS.cmake): by default the incoming one takes a full 16 KiB
+ * record (servers may ignore max fragment length), and we never send more than 4 KiB at a
+ * time. The small-RAM build (preset `small-ram`) takes 4 KiB records, which servers send when
+ * they honour max_fragment_length; a larger record fails the exchange, saying so. */
+#if defined(STEPBACK_TLS_IN_CONTENT_LEN)
+#define MBEDTLS_SSL_IN_CONTENT_LEN STEPBACK_TLS_IN_CONTENT_LEN
+#else
 #define MBEDTLS_SSL_IN_CONTENT_LEN 16384
+#endif
+#if defined(STEPBACK_TLS_OUT_CONTENT_LEN)
+#define MBEDTLS_SSL_OUT_CONTENT_LEN STEPBACK_TLS_OUT_CONTENT_LEN
+#else
 #define MBEDTLS_SSL_OUT_CONTENT_LEN 4096
+#endif
+
+/* The small-RAM build (CMake option STEPBACK_SMALL_RAM) trades handshake CPU for RAM:
+ * elliptic-curve multiplications by an unknown point with a window of 2 instead of 4 (the
+ * precomputed points of an ECDSA verification live in the arena: about 3 KiB less at the
+ * peak of a TLS 1.2 handshake), and 8 PSA key slots instead of 32 (1.3 KiB less static data;
+ * a client handshake holds one key at a time, its ephemeral key share). The stepback tools
+ * take small buffers in this build too (tools/client_loop.cpp). */
+#if defined(STEPBACK_SMALL_RAM) && STEPBACK_SMALL_RAM
+#define MBEDTLS_ECP_WINDOW_SIZE 2
+#define MBEDTLS_PSA_KEY_SLOT_COUNT 8
+#endif
 
 /* Trust anchors looked up when a handshake needs them (stepback/https/tls/trust_store.hpp):
  * mbedTLS asks a callback for the candidate issuers of each certificate it verifies instead of

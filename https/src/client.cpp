@@ -579,6 +579,13 @@ AttemptResult Client::response_result() const {
 }
 
 Client::Step Client::fail_attempt(Millis now, Status status, const char* message) {
+  // A stream that could not take what the peer sent (a TLS record beyond its input buffer)
+  // names the limit in its own words, which say more than the phase's sentence. They stay
+  // valid until the connector opens another connection, and this failure is terminal.
+  if (status == Status::kBufferTooSmall && phase_ == Phase::kReceiving &&
+      stream().failure_message()[0] != '\0') {
+    message = stream().failure_message();
+  }
   const bool stale_reuse =
       reused_ && !parser_.started() && (status == Status::kReset || status == Status::kClosed);
   close_connection();

@@ -299,6 +299,24 @@ TEST(Client, AnAbsurdContentLengthIsRefusedAtTheHead) {
   EXPECT_EQ(h.body.bytes, "");
 }
 
+// A transport that cannot take what the server sent (TlsTransport: a record beyond its input
+// buffer) ends the request at once, in its own words, which name the buffer: the generic
+// "the connection failed while receiving the response" did not say which.
+TEST(Client, AReceiveTheTransportCannotHoldFailsOnceInTheTransportsWords) {
+  Harness h;
+  h.connector.add()
+      .recv_data("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhello")
+      .recv_fail(Status::kBufferTooSmall)
+      .set_failure_message("the server sent a TLS record of 16401 bytes, more than ...");
+  h.run(h.start());
+  EXPECT_EQ(h.client->result().outcome, Outcome::kTerminalFailure);
+  EXPECT_EQ(h.client->result().error, Status::kBufferTooSmall);
+  EXPECT_EQ(h.client->result().attempts, 1U);
+  EXPECT_STREQ(h.client->result().message,
+               "the server sent a TLS record of 16401 bytes, more than ...");
+  EXPECT_EQ(h.body.bytes, "hello");
+}
+
 // The head-size message names the buffer; a trailer section too large for it says so.
 TEST(Client, AnOversizedTrailerIsNotCalledAnOversizedHead) {
   Harness h;

@@ -25,6 +25,10 @@ An action is an object; every field is optional:
   ranges              honor "Range: bytes=N-" (with If-Range matching the action's ETag
                       header, or no If-Range): 206 with the rest of the body from N
   header_bytes        add an X-Padding header of this many bytes (oversized heads)
+  record_after        send the head and this many body bytes, then, beside TLS on the raw
+                      socket, the header of a TLS record of record_length bytes (default
+                      16640, the most TLS 1.2 allows) and a few bytes of it; then wait for
+                      the client to go. A record larger than a client's TLS input buffer
   retry_info_proto    seconds: the body is a google.rpc.Status carrying a RetryInfo with this
                       retry_delay, Content-Type application/x-protobuf (bytes built by hand)
   retry_info_json     seconds: the same in its JSON form, Content-Type application/json
@@ -46,6 +50,7 @@ The server exits by itself after --lifetime seconds, or when its parent process 
 """
 
 import json
+import os
 import pathlib
 import socket
 import sys
@@ -208,6 +213,21 @@ class Server(base.ConnectionServer):
         if a.get("header_bytes"):
             fields.append(("X-Padding", "p" * int(a["header_bytes"])))
         data = base.http_head(status, a.get("reason", "Status"), fields)
+        if "record_after" in a:
+            sock.sendall(data + body[: int(a["record_after"])])
+            length = int(a.get("record_length", 16640))
+            # Application data (23), TLS 1.2's record version, the length; the TLS layer
+            # above never sees these bytes.
+            os.write(sock.fileno(), bytes([23, 3, 3]) + length.to_bytes(2, "big") + bytes(16))
+            raw = socket.socket(fileno=os.dup(sock.fileno()))
+            raw.settimeout(10)
+            try:
+                while raw.recv(4096):
+                    pass
+            except OSError:
+                pass
+            raw.close()
+            return False
         if "reset_after" in a:
             sock.sendall(data + body[: int(a["reset_after"])])
             time.sleep(0.05)  # Let the bytes leave before the reset overtakes them.

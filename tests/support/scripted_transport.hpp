@@ -110,6 +110,11 @@ class ScriptedTransport final : public https::Transport {
     max_send_chunk_ = n;
     return *this;
   }
+  // What failure_message() reports (default "", as a transport with nothing to add).
+  ScriptedTransport& set_failure_message(std::string_view message) {
+    failure_message_ = std::string(message);
+    return *this;
+  }
   // The value fd() reports (default -1, "nothing to poll").
   ScriptedTransport& set_fd(int fd) {
     fd_ = fd;
@@ -195,6 +200,7 @@ class ScriptedTransport final : public https::Transport {
   }
 
   int fd() const override { return closed_ ? -1 : fd_; }
+  const char* failure_message() const override { return failure_message_.c_str(); }
   https::IoInterest wants() const override { return wants_; }
   void close() override {
     ++close_calls_;
@@ -252,6 +258,7 @@ class ScriptedTransport final : public https::Transport {
   std::size_t max_recv_chunk_ = 0;
   std::size_t max_send_chunk_ = 0;
   std::string sent_;
+  std::string failure_message_;
   std::size_t received_bytes_ = 0;
   std::size_t send_calls_ = 0;
   std::size_t recv_calls_ = 0;

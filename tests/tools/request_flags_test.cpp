@@ -1,5 +1,5 @@
 // The request flags that `stepback get` and `stepback upload` share (tools/request_flags.hpp):
-// -H through header_flag() and --cacert/--capath through add_trust_flags().
+// -H through header_flag() and --cacert/--capath/--tls-max-fragment through add_trust_flags().
 #include "request_flags.hpp"
 
 #include <gtest/gtest.h>
@@ -93,7 +93,7 @@ TEST(RequestFlags, TrustFlagsAreCacertThenCapathAndExcludeEachOther) {
   std::vector<Flag> flags;
   add_trust_flags(&flags, &trust);
   Parser p(&flags);
-  EXPECT_EQ(flag_names(flags), "--cacert, --capath, --help");
+  EXPECT_EQ(flag_names(flags), "--cacert, --capath, --tls-max-fragment, --help");
   EXPECT_EQ(p.parse({"--cacert", "ca.pem"}), "");
   EXPECT_STREQ(trust.cacert, "ca.pem");
   EXPECT_EQ(trust.capath, nullptr);
@@ -103,6 +103,26 @@ TEST(RequestFlags, TrustFlagsAreCacertThenCapathAndExcludeEachOther) {
   EXPECT_STREQ(trust.capath, "/etc/ssl/certs");
   EXPECT_FALSE(check_trust_flags(trust, &error));
   EXPECT_EQ(error, "--cacert and --capath exclude each other");
+}
+
+// --tls-max-fragment takes the RFC 6066 lengths and 0; by default it asks nothing, unless the
+// build's TLS input buffer is below a full record (the small-RAM build).
+TEST(RequestFlags, TlsMaxFragmentTakesTheRfc6066LengthsAndDefaultsByTheInputBuffer) {
+  TrustFlags trust;
+  EXPECT_EQ(trust.max_fragment,
+            https::kTlsInputBufferBytes < 16384 ? https::kTlsLargestMaxFragment : 0U);
+  std::vector<Flag> flags;
+  add_trust_flags(&flags, &trust);
+  Parser p(&flags);
+  for (const char* ok : {"512", "1024", "2048", "4096", "0"}) {
+    EXPECT_EQ(p.parse({"--tls-max-fragment", ok}), "") << ok;
+    EXPECT_EQ(trust.max_fragment, std::stoul(ok));
+  }
+  for (const char* bad : {"8192", "16384", "3000", "-1", "4k"}) {
+    EXPECT_EQ(p.parse({"--tls-max-fragment", bad}),
+              std::string("invalid --tls-max-fragment '") + bad +
+                  "' (expected 512, 1024, 2048, 4096 or 0 (none))");
+  }
 }
 
 // --speed-limit and --speed-time override the profile's throughput floor, one at a time.

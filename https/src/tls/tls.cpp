@@ -82,7 +82,7 @@ Status TlsClientConfig::init() {
   // Without this mbedTLS 3.6 drops TLS 1.3 tickets, and reconnections never resume.
   mbedtls_ssl_conf_tls13_enable_signal_new_session_tickets(
       &conf_, MBEDTLS_SSL_TLS1_3_SIGNAL_NEW_SESSION_TICKETS_ENABLED);
-  set_versions(TlsVersion::kTls12, TlsVersion::kTls13);
+  apply_versions();
 #if defined(MBEDTLS_GCM_ALT)
   if (stepback::gcm::engine() != stepback::gcm::Engine::kSoftware) {
     mbedtls_ssl_conf_ciphersuites(&conf_, kAesFirstSuites);
@@ -144,8 +144,50 @@ void TlsClientConfig::set_public_key_pins(const PublicKeyPin* pins, std::size_t 
   pin_count_ = pins != nullptr ? count : 0;
 }
 
+Status TlsClientConfig::set_max_fragment_length(std::size_t bytes) {
+  unsigned char code = MBEDTLS_SSL_MAX_FRAG_LEN_NONE;
+  switch (bytes) {
+    case 0:
+      break;
+    case 512:
+      code = MBEDTLS_SSL_MAX_FRAG_LEN_512;
+      break;
+    case 1024:
+      code = MBEDTLS_SSL_MAX_FRAG_LEN_1024;
+      break;
+    case 2048:
+      code = MBEDTLS_SSL_MAX_FRAG_LEN_2048;
+      break;
+    case 4096:
+      code = MBEDTLS_SSL_MAX_FRAG_LEN_4096;
+      break;
+    default:
+      return Status::kInvalidArgument;
+  }
+  if (bytes > 0 && min_version_ == TlsVersion::kTls13) return Status::kInvalidArgument;
+  // mbedTLS refuses a length above either record buffer (MBEDTLS_TLS_EXT_ADV_CONTENT_LEN).
+  if (mbedtls_ssl_conf_max_frag_len(&conf_, code) != 0) return Status::kInvalidArgument;
+  max_fragment_ = bytes;
+  apply_versions();
+  return Status::kOk;
+}
+
 void TlsClientConfig::set_versions(TlsVersion min, TlsVersion max) {
-  mbedtls_ssl_conf_min_tls_version(&conf_, to_mbedtls(min));
+  min_version_ = min;
+  max_version_ = max;
+  if (min == TlsVersion::kTls13 && max_fragment_ > 0) {
+    (void)mbedtls_ssl_conf_max_frag_len(&conf_, MBEDTLS_SSL_MAX_FRAG_LEN_NONE);
+    max_fragment_ = 0;
+  }
+  apply_versions();
+}
+
+void TlsClientConfig::apply_versions() {
+  // mbedTLS writes max_fragment_length into a ClientHello that offers TLS 1.2, but its TLS 1.3
+  // client takes the server's answer for an extension it never sent and ends the handshake
+  // (unsupported_extension): with the extension on, TLS 1.3 is not offered.
+  const TlsVersion max = max_fragment_ > 0 ? TlsVersion::kTls12 : max_version_;
+  mbedtls_ssl_conf_min_tls_version(&conf_, to_mbedtls(min_version_));
   mbedtls_ssl_conf_max_tls_version(&conf_, to_mbedtls(max));
 }
 
@@ -173,6 +215,7 @@ Status TlsTransport::start(Transport& lower, TlsClientConfig& config, const char
   record_header_seen_ = 0;
   record_length_ = 0;
   record_body_left_ = 0;
+  last_record_length_ = 0;
   cut_inside_record_ = false;
   resumed_ = false;
   handshake_done_ = false;
@@ -352,10 +395,30 @@ void TlsTransport::track_records(const unsigned char* data, std::size_t size) {
     --size;
     if (++record_header_seen_ == kHeaderBytes) {
       record_body_left_ = record_length_;
+      last_record_length_ = record_length_;
       record_header_seen_ = 0;
       record_length_ = 0;
     }
   }
+}
+
+bool TlsTransport::record_beyond_buffer() {
+  // mbedTLS refuses a record whose length field passes the buffer (MBEDTLS_ERR_SSL_BAD_INPUT_DATA)
+  // or whose plaintext does (MBEDTLS_ERR_SSL_INVALID_RECORD); either needs a length field above
+  // the buffer's plaintext size.
+  if (last_record_length_ <= kTlsInputBufferBytes) return false;
+  const std::size_t asked = config_ != nullptr ? config_->max_fragment_length() : 0;
+  char why[96];
+  if (asked == 0) {
+    std::snprintf(why, sizeof why, "max_fragment_length was not asked for");
+  } else {
+    std::snprintf(why, sizeof why, "the server ignored max_fragment_length %zu", asked);
+  }
+  std::snprintf(message_, sizeof message_,
+                "the server sent a TLS record of %u bytes, more than the TLS input buffer takes "
+                "(%zu bytes: STEPBACK_TLS_IN_CONTENT_LEN); %s",
+                static_cast<unsigned>(last_record_length_), kTlsInputBufferBytes, why);
+  return true;
 }
 
 namespace {
@@ -404,6 +467,11 @@ Status TlsTransport::from_mbedtls(int ret) {
   if (ret == MBEDTLS_ERR_SSL_CONN_EOF) {
     std::snprintf(message_, sizeof message_, "connection closed during the TLS exchange");
     return Status::kReset;
+  }
+  if ((ret == MBEDTLS_ERR_SSL_BAD_INPUT_DATA || ret == MBEDTLS_ERR_SSL_INVALID_RECORD) &&
+      record_beyond_buffer()) {
+    // The same server sends the same records again: not retried.
+    return handshake_done_ ? Status::kBufferTooSmall : Status::kTlsRefused;
   }
   char text[160];
   mbedtls_strerror(ret, text, sizeof text);

@@ -562,6 +562,82 @@ TEST_F(TlsTransportTest, AVersionTheServerDoesNotSpeakIsRefusedForGood) {
       << client.failure_message();
 }
 
+// --- Record sizes: max_fragment_length and the input buffer.
+
+TEST_F(TlsTransportTest, MaxFragmentLengthTakesTheRfc6066SizesOnly) {
+  for (const std::size_t bytes : {std::size_t{512}, std::size_t{1024}, std::size_t{2048},
+                                  std::size_t{4096}, std::size_t{0}}) {
+    EXPECT_EQ(config_.set_max_fragment_length(bytes), Status::kOk) << bytes;
+    EXPECT_EQ(config_.max_fragment_length(), bytes);
+  }
+  for (const std::size_t bytes : {std::size_t{1}, std::size_t{511}, std::size_t{513},
+                                  std::size_t{3000}, std::size_t{8192}, std::size_t{16384}}) {
+    EXPECT_EQ(config_.set_max_fragment_length(bytes), Status::kInvalidArgument) << bytes;
+    EXPECT_EQ(config_.max_fragment_length(), 0U) << "a refused size changes nothing";
+  }
+  // mbedTLS negotiates the extension in TLS 1.2 only.
+  config_.set_versions(TlsVersion::kTls13, TlsVersion::kTls13);
+  EXPECT_EQ(config_.set_max_fragment_length(512), Status::kInvalidArgument);
+  config_.set_versions(TlsVersion::kTls12, TlsVersion::kTls13);
+  ASSERT_EQ(config_.set_max_fragment_length(512), Status::kOk);
+  config_.set_versions(TlsVersion::kTls13, TlsVersion::kTls13);
+  EXPECT_EQ(config_.max_fragment_length(), 0U) << "a TLS 1.3 minimum ends the request";
+}
+
+// The server takes the extension (mbedTLS's does, in TLS 1.2) and holds its records to it;
+// the client offers TLS 1.2 only while asking, though both sides speak TLS 1.3, where
+// mbedTLS's client fails the handshake on a server that honours it.
+TEST_F(TlsTransportTest, MaxFragmentLengthIsNegotiatedAndTheServerKeepsToIt) {
+  trust(pki().ca);
+  ASSERT_EQ(config_.set_max_fragment_length(1024), Status::kOk);
+  ServerConfig server_config(pki().localhost, TlsVersion::kTls12, TlsVersion::kTls13);
+  MemoryPipe pipe;
+  Server server(server_config, pipe.server());
+  TlsTransport client;
+  ASSERT_EQ(client.start(pipe.client(), config_, "localhost", nullptr), Status::kOk);
+  ASSERT_EQ(run_handshake(client, server, pipe).client, Status::kOk) << client.failure_message();
+  EXPECT_STREQ(client.version(), "TLSv1.2");
+  EXPECT_EQ(mbedtls_ssl_get_max_out_record_payload(server.ssl()), 1024);
+  const std::string down = pattern(10000, 3);
+  const ExchangeRun run = exchange(client, server, "GET", down);
+  EXPECT_EQ(run.error, "");
+  EXPECT_EQ(run.at_client, down);
+}
+
+// Regression: a record longer than the input buffer failed as a bare mbedTLS error ("Bad
+// input parameters to function", kProtocol), which the Client reported as a failed receive
+// and could not tell from a broken connection; it is now kBufferTooSmall (a terminal failure:
+// the server sends the same records again) with words naming the record, the buffer and
+// whether max_fragment_length was asked for.
+TEST_P(TlsTransportVersionTest, ARecordBeyondTheInputBufferIsRefusedNamingTheBuffer) {
+  const std::size_t asked = GetParam() == TlsVersion::kTls12 ? 1024 : 0;
+  ASSERT_EQ(config_.set_max_fragment_length(asked), Status::kOk);
+  MemoryPipe pipe;
+  Server server(server_config_, pipe.server());
+  TlsTransport client;
+  ASSERT_EQ(client.start(pipe.client(), config_, "localhost", nullptr), Status::kOk);
+  ASSERT_EQ(run_handshake(client, server, pipe).client, Status::kOk) << client.failure_message();
+  ASSERT_EQ(exchange(client, server, "", "x").error, "");  // And a TLS 1.3 ticket.
+  // A header announcing 256 bytes more than the buffer takes (TLS allows 2^14 + 256), beside
+  // the server's TLS: the client reads no further than the header.
+  const std::size_t length = kTlsInputBufferBytes + 256;
+  const std::uint8_t header[] = {23, 3, 3, static_cast<std::uint8_t>(length >> 8),
+                                 static_cast<std::uint8_t>(length & 0xFF)};
+  std::size_t sent = 0;
+  ASSERT_EQ(pipe.server().send(ConstBytes{header, sizeof header}, &sent), Status::kOk);
+  ASSERT_EQ(sent, sizeof header);
+  std::string got;
+  EXPECT_EQ(client_read(client, &got), Status::kBufferTooSmall) << client.failure_message();
+  const std::string why = asked == 0
+                              ? "max_fragment_length was not asked for"
+                              : "the server ignored max_fragment_length " + std::to_string(asked);
+  EXPECT_EQ(std::string(client.failure_message()),
+            "the server sent a TLS record of " + std::to_string(length) +
+                " bytes, more than the TLS input buffer takes (" +
+                std::to_string(kTlsInputBufferBytes) + " bytes: STEPBACK_TLS_IN_CONTENT_LEN); " +
+                why);
+}
+
 // --- How the peer's end reads.
 
 // The server ends its first flight partway through: the client's handshake fails at once.

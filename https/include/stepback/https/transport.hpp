@@ -24,6 +24,9 @@ class Transport {
   virtual IoInterest wants() const = 0;
   // Closes the connection; safe to call twice.
   virtual void close() = 0;
+  // Why the last send or recv failed, in words, when the transport has more to say than its
+  // Status (TLS: the record that did not fit its input buffer); "" otherwise.
+  virtual const char* failure_message() const { return ""; }
 
  protected:
   Transport() = default;

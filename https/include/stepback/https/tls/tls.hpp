@@ -21,6 +21,35 @@ namespace stepback::https {
 class TrustStore;
 struct PublicKeyPin;
 
+// The plaintext bytes of the largest TLS record this build can receive: mbedTLS's input
+// buffer (MBEDTLS_SSL_IN_CONTENT_LEN, set by the CMake option STEPBACK_TLS_IN_CONTENT_LEN).
+// A full TLS record is 16384 bytes; a smaller buffer needs servers that honour
+// max_fragment_length (TlsClientConfig::set_max_fragment_length).
+inline constexpr std::size_t kTlsInputBufferBytes = MBEDTLS_SSL_IN_CONTENT_LEN;
+
+namespace detail {
+constexpr std::size_t largest_max_fragment(std::size_t in, std::size_t out) {
+  const std::size_t room = in < out ? in : out;
+  std::size_t n = 4096;
+  while (n > room && n > 512) n /= 2;
+  return n <= room ? n : 0;
+}
+}  // namespace detail
+
+// The largest max_fragment_length this build can ask for (TlsClientConfig::
+// set_max_fragment_length): the largest of 4096, 2048, 1024 and 512 bytes that both record
+// buffers take (mbedTLS holds the peer to it in both directions).
+inline constexpr std::size_t kTlsLargestMaxFragment =
+    detail::largest_max_fragment(MBEDTLS_SSL_IN_CONTENT_LEN, MBEDTLS_SSL_OUT_CONTENT_LEN);
+
+// Whether this is the small-RAM build (CMake option STEPBACK_SMALL_RAM, the `small-ram`
+// preset): mbedTLS trades handshake CPU for RAM, and programs may size their buffers by it.
+#if defined(STEPBACK_SMALL_RAM) && STEPBACK_SMALL_RAM
+inline constexpr bool kSmallRamBuild = true;
+#else
+inline constexpr bool kSmallRamBuild = false;
+#endif
+
 // Protocol versions a configuration may negotiate.
 enum class TlsVersion : std::uint8_t { kTls12, kTls13 };
 
@@ -61,8 +90,20 @@ class TlsClientConfig {
   void set_public_key_pins(const PublicKeyPin* pins, std::size_t count);
   const PublicKeyPin* public_key_pins() const { return pins_; }
   std::size_t public_key_pin_count() const { return pin_count_; }
-  // Limits the negotiated versions (both inclusive).
+  // Limits the negotiated versions (both inclusive; TLS 1.2 to 1.3 unless set, before or
+  // after init()). A TLS 1.3 minimum ends a max_fragment_length request (see below).
   void set_versions(TlsVersion min, TlsVersion max);
+  // Asks servers for records of at most `bytes` of plaintext (RFC 6066 max_fragment_length:
+  // 512, 1024, 2048 or 4096), for a TLS input buffer below a full record; 0 (the default)
+  // asks nothing. mbedTLS 3.6 negotiates it in TLS 1.2 only, and fails a TLS 1.3 handshake
+  // whose server honours it (OpenSSL's does), so while it is asked for, TLS 1.2 is the highest
+  // version offered. A server may still ignore it: a record larger than the input buffer
+  // (kTlsInputBufferBytes) then fails the exchange, not retried, with a message that names
+  // the buffer. kInvalidArgument for another size, for one above kTlsInputBufferBytes or the
+  // output buffer, or under a TLS 1.3 minimum; nothing changes then.
+  [[nodiscard]] Status set_max_fragment_length(std::size_t bytes);
+  // The max_fragment_length asked for, in bytes; 0 when none is.
+  std::size_t max_fragment_length() const { return max_fragment_; }
   // The wall clock (Millis since the Unix epoch) certificate validity is checked against, so
   // that a device whose clock the app corrects verifies with the corrected time; nullptr (the
   // default) for the C library's time(). Ignored when mbedTLS comes from an installed package.
@@ -78,6 +119,9 @@ class TlsClientConfig {
   mbedtls_ssl_config* config() { return &conf_; }
 
  private:
+  // Hands mbedTLS the versions asked for, capped at TLS 1.2 while max_fragment_length is on.
+  void apply_versions();
+
   // Zeroed here, then set up by their mbedtls_*_init() in the constructor.
   mbedtls_ssl_config conf_{};
   mbedtls_x509_crt ca_{};
@@ -88,7 +132,10 @@ class TlsClientConfig {
   std::size_t pin_count_ = 0;
   const int* suites_ = nullptr;
   Millis (*wall_now_)() = nullptr;
+  std::size_t max_fragment_ = 0;
   int anchors_ = 0;
+  TlsVersion min_version_ = TlsVersion::kTls12;
+  TlsVersion max_version_ = TlsVersion::kTls13;  // As asked; TLS 1.2 while max_fragment_ > 0.
   bool ready_ = false;
 };
 
@@ -136,8 +183,9 @@ class TlsTransport final : public Transport {
   bool pin_mismatch() const { return pin_mismatch_; }
   // The negotiated version, e.g. "TLSv1.3", or "" before the handshake.
   const char* version() const;
-  // Why the last failure happened, in words (e.g. the certificate checks that failed).
-  const char* failure_message() const { return message_; }
+  // Why the last failure happened, in words (e.g. the certificate checks that failed, or a
+  // record larger than the input buffer).
+  const char* failure_message() const override { return message_; }
 
   [[nodiscard]] Status send(ConstBytes data, std::size_t* sent) override;
   // kClosed at the end of the stream between two records, whether or not close_notify came
@@ -155,6 +203,9 @@ class TlsTransport final : public Transport {
   Status from_mbedtls(int ret);
   // Follows the record framing of the bytes received (header: type, version, 2-byte length).
   void track_records(const unsigned char* data, std::size_t size);
+  // Whether the record mbedTLS is reading is longer than its input buffer takes; then
+  // message_ says so, naming the buffer and max_fragment_length.
+  bool record_beyond_buffer();
 
   mbedtls_ssl_context ssl_{};
   Transport* lower_ = nullptr;
@@ -171,6 +222,9 @@ class TlsTransport final : public Transport {
   std::uint8_t record_header_seen_ = 0;
   std::uint16_t record_length_ = 0;
   std::size_t record_body_left_ = 0;
+  // The length of the latest record whose header came whole: the one mbedTLS is reading,
+  // since it asks the lower transport for no byte beyond the record it needs.
+  std::uint16_t last_record_length_ = 0;
   bool cut_inside_record_ = false;  // The stream ended inside a record.
   bool started_ = false;
   bool resumed_ = false;
