@@ -195,7 +195,7 @@ int run_download_command(const DownloadCommand& command) {
     }
     std::fprintf(stderr, "%s%s\n", prefix,
                  started == https::Status::kBufferTooSmall
-                     ? "the request head does not fit its 8 KiB buffer"
+                     ? request_head_too_large()
                      : "invalid request: check the headers (-H) and the URL");
     return kExitUsage;
   }
