@@ -16,6 +16,7 @@ packages=(
   openssl nginx                            # tests/integration: s_server, certificates, nginx
   iproute2 iptables libnetfilter-queue-dev pkg-config  # bench/netbench: namespaces, NFQUEUE delay
   nftables                                 # tests/integration/happy_eyeballs_test: a black-holed family in a namespace
+  tmux                                     # tests/tools/get_demo_test.py get_meter_tmux: the meter in a real terminal
   curl file procps                         # bench/https_bench.sh: the reference client, file, pgrep
   protobuf-compiler python3-protobuf       # nanopb generator (freshness check of https/proto)
   clang libclang-rt-14-dev                 # asan-ubsan preset: the suite built with clang, sanitizers

@@ -159,6 +159,7 @@ int run_demo(int argc, char** argv) {
   options.buffers = client_buffers();
   options.body = https::ResponseSink{&keep_body, &restart_body, &body};
   options.events = reporter.sink();
+  options.progress = reporter.progress_policy();
   options.wall_now = &platform::wall_now;
   https::Client client(connector, context, options);
   reporter.attach(&client);

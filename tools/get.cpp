@@ -459,6 +459,7 @@ int run_get(int argc, char** argv) {
   options.buffers = client_buffers();
   options.body = body_sink(&output);
   options.events = reporter.sink();
+  options.progress = reporter.progress_policy();
   options.wall_now = &platform::wall_now;
   options.max_time = o.max_time;
   // Redirects for every request get makes: the plain one, the download, the operation's.

@@ -136,6 +136,8 @@ class OperationReporter {
 
   void client(const https::ClientEvent& e) {
     using Kind = https::ClientEvent::Kind;
+    // An operation's answers are a few KiB of JSON: no meter for them.
+    if (e.kind == Kind::kProgress) return;
     if (e.kind == Kind::kDone) {
       // The operation's own done event and closing lines say how it ended (the request's
       // outcome included); the Reporter only ends its line.

@@ -94,15 +94,12 @@ void Reporter::human(const https::ClientEvent& event) {
       line_.appendf("attempt %u: ", event.attempt);
       line_open_ = true;
       line_has_status_ = false;
+      line_base_ = 0;
+      meter_from_ = client_ != nullptr ? client_->delivered() : 0;
       break;
     case Kind::kResponse:
       line_.appendf("%u", static_cast<unsigned>(event.status));
       line_has_status_ = true;
-      if (countdown_ && client_ != nullptr && event.status / 100 == 2) {
-        metering_ = true;
-        meter_start_ = event.at;
-        meter_from_ = client_->delivered();
-      }
       if (!event.reason.empty()) {
         line_.append(" ");
         append_printable(&line_, event.reason);
@@ -143,11 +140,55 @@ void Reporter::human(const https::ClientEvent& event) {
                    static_cast<unsigned long long>(event.offset),
                    event.validator.empty() ? "" : " of the same representation (If-Range)");
       break;
+    case Kind::kProgress:
+      progress(event);
+      break;
     case Kind::kDone:
       end_line();
       if (event.outcome != Outcome::kSuccess) stopped(event);
       break;
   }
+}
+
+ProgressPolicy Reporter::progress_policy() const {
+  return ProgressPolicy{1, countdown_ ? Millis(250) : Millis::seconds(5)};
+}
+
+void Reporter::progress(const https::ClientEvent& event) {
+  // "12.3 MB (from 4.0 MB) of 50.0 MB (24%), 8.1 MB/s, 5 s left"; "sent 1.2 MB of ...".
+  LineBuffer m;
+  if (event.sending) m.append("sent ");
+  m.appendf("%.1f MB", static_cast<double>(event.bytes) / 1e6);
+  if (!event.sending && meter_from_ > 0 && meter_from_ <= event.bytes) {
+    m.appendf(" (from %.1f MB)", static_cast<double>(meter_from_) / 1e6);
+  }
+  if (event.total && *event.total > 0) {
+    const std::uint64_t total = *event.total;
+    const std::uint64_t have = event.bytes < total ? event.bytes : total;
+    m.appendf(" of %.1f MB (%u%%)", static_cast<double>(total) / 1e6,
+              static_cast<unsigned>(have * 100 / total));
+  }
+  m.appendf(", %.1f MB/s", static_cast<double>(event.rate) / 1e6);
+  if (event.total && *event.total > event.bytes && event.rate > 0) {
+    m.appendf(", %llu s left", static_cast<unsigned long long>(
+                                   (*event.total - event.bytes + event.rate - 1) / event.rate));
+  }
+  if (countdown_) {
+    // One line, redrawn in place: the attempt's words, then the meter.
+    metering_ = true;
+    std::fprintf(err_, "\r%s%s%s\x1b[K", line_.c_str(), line_has_status_ ? ", " : "", m.c_str());
+    std::fflush(err_);
+    return;
+  }
+  // Plain lines: the attempt's words so far first, so that the order reads true.
+  if (line_open_ && line_.size() > line_base_) {
+    std::fprintf(err_, "%s\n", line_.c_str());
+    line_.clear();
+    line_.appendf("attempt %u: ", event.attempt);
+    line_has_status_ = false;
+    line_base_ = line_.size();
+  }
+  std::fprintf(err_, "%s%s\n", prefix_, m.c_str());
 }
 
 void Reporter::stopped(const https::ClientEvent& event) {
@@ -170,8 +211,8 @@ void Reporter::stopped(const https::ClientEvent& event) {
 
 void Reporter::trace(const https::ClientEvent& event) {
   using Kind = https::ClientEvent::Kind;
-  static constexpr const char* kNames[] = {"attempt", "response",  "error",    "wait",
-                                           "resume",  "integrity", "redirect", "done"};
+  static constexpr const char* kNames[] = {"attempt",   "response", "error",    "wait", "resume",
+                                           "integrity", "redirect", "progress", "done"};
   static_assert(std::size(kNames) == static_cast<std::size_t>(Kind::kDone) + 1);
   LineBuffer j;
   j.appendf("{\"event\":\"%s\",\"t_ms\":%llu", kNames[static_cast<int>(event.kind)],
@@ -204,6 +245,12 @@ void Reporter::trace(const https::ClientEvent& event) {
       j.appendf(",\"offset\":%llu,\"validator\":", static_cast<unsigned long long>(event.offset));
       append_json_string(&j, event.validator);
       break;
+    case Kind::kProgress:
+      j.appendf(",\"sending\":%s,\"bytes\":%llu", event.sending ? "true" : "false",
+                static_cast<unsigned long long>(event.bytes));
+      if (event.total) j.appendf(",\"total\":%llu", static_cast<unsigned long long>(*event.total));
+      j.appendf(",\"rate\":%llu", static_cast<unsigned long long>(event.rate));
+      break;
     case Kind::kDone: {
       j.appendf(",\"outcome\":\"%s\",\"attempts\":%u", to_string(event.outcome), event.attempt);
       if (event.status != 0) j.appendf(",\"status\":%u", static_cast<unsigned>(event.status));
@@ -227,7 +274,9 @@ void Reporter::trace(const https::ClientEvent& event) {
 
 void Reporter::end_line() {
   if (!line_open_) return;
-  if (waiting_ || metering_) {
+  if (line_base_ > 0 && line_.size() == line_base_) {
+    // Printed already up to here (plain progress lines came after it): nothing new to say.
+  } else if (waiting_ || metering_) {
     // Replaces the countdown with the plain line.
     std::fprintf(err_, "\r%s\x1b[K\n", line_.c_str());
   } else {
@@ -241,28 +290,7 @@ void Reporter::end_line() {
 void Reporter::tick(Millis now) {
   if (!wants_ticks() || now - last_draw_ < kTick) return;
   last_draw_ = now;
-  if (waiting_) {
-    draw_countdown(now);
-  } else {
-    draw_meter(now);
-  }
-}
-
-void Reporter::draw_meter(Millis now) {
-  // "attempt 2: 206 Partial Content, 12.3 MB (from 4.0 MB), 8.1 MB/s, 3 s left".
-  const std::uint64_t have = client_->delivered();
-  const double seconds = static_cast<double>((now - meter_start_).count()) / 1000.0;
-  const double rate = seconds > 0 ? static_cast<double>(have - meter_from_) / seconds : 0.0;
-  LineBuffer m;
-  m.appendf(", %.1f MB", static_cast<double>(have) / 1e6);
-  if (meter_from_ > 0) m.appendf(" (from %.1f MB)", static_cast<double>(meter_from_) / 1e6);
-  m.appendf(", %.1f MB/s", rate / 1e6);
-  const std::optional<std::uint64_t> total = client_->expected_size();
-  if (total && *total > have && rate > 0) {
-    m.appendf(", %.0f s left", static_cast<double>(*total - have) / rate);
-  }
-  std::fprintf(err_, "\r%s%s\x1b[K", line_.c_str(), m.c_str());
-  std::fflush(err_);
+  draw_countdown(now);
 }
 
 void Reporter::draw_countdown(Millis now) {

@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "stepback/core/millis.hpp"
+#include "stepback/core/progress.hpp"
 #include "stepback/core/retry_machine.hpp"
 #include "stepback/https/client.hpp"
 
@@ -35,8 +36,9 @@ class LineBuffer {
   void append(std::string_view s);
   // Appends printf-style text, cut to the room left.
   void appendf(const char* format, ...) __attribute__((format(printf, 2, 3)));
-  // The text, NUL-terminated.
+  // The text, NUL-terminated, and its length.
   const char* c_str() const { return text_; }
+  std::size_t size() const { return size_; }
 
  private:
   char text_[2048] = {};
@@ -58,8 +60,11 @@ class Reporter {
   void attach(const https::Client* client) { client_ = client; }
   // The --max-time the closing message names when that limit ended the request.
   void set_time_limit(std::optional<Millis> max_time) { time_limit_ = max_time; }
+  // How often the Client's kProgress events should come: four times a second for the meter
+  // on a terminal, every 5 s for plain lines and --trace.
+  ProgressPolicy progress_policy() const;
   // Whether the main loop should call tick() every 100 ms (a countdown is on screen).
-  bool wants_ticks() const { return countdown_ && (waiting_ || metering_); }
+  bool wants_ticks() const { return countdown_ && waiting_; }
   // Redraws the countdown if 100 ms have passed since the last drawing.
   void tick(Millis now);
 
@@ -71,7 +76,8 @@ class Reporter {
   void trace(const https::ClientEvent& event);
   void end_line();
   void draw_countdown(Millis now);
-  void draw_meter(Millis now);
+  // The meter (terminal) or a plain progress line, from a kProgress event.
+  void progress(const https::ClientEvent& event);
 
   std::FILE* err_;
   bool trace_;
@@ -84,10 +90,12 @@ class Reporter {
   LineBuffer line_;                        // The current attempt's line, without its newline.
   bool line_open_ = false;                 // line_ is started and not yet ended with a newline.
   bool line_has_status_ = false;           // line_ already shows this attempt's status.
-  bool metering_ = false;         // A body is arriving and its meter is on screen (terminal).
-  Millis meter_start_{};          // When this attempt's body began.
-  std::uint64_t meter_from_ = 0;  // Bytes the sink had when it began (a resumed offset).
-  bool waiting_ = false;          // A countdown is on screen (terminal mode only).
+  bool metering_ = false;                  // A meter is on screen, after line_ (terminal).
+  std::uint64_t meter_from_ = 0;  // Bytes the sink had when the response began (a resumed offset).
+  // Plain mode: line_ was printed up to its status when a progress line came, and holds only
+  // "attempt N: " again; end_line() prints it only if more came after (line_base_ bytes).
+  std::size_t line_base_ = 0;
+  bool waiting_ = false;  // A countdown is on screen (terminal mode only).
   Millis wait_end_{};
   Millis last_draw_{};
 };

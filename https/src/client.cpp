@@ -120,7 +120,7 @@ Client::~Client() { close_connection(); }
 
 Status Client::start(const RequestSpec& spec) {
   const Url& url = spec.head.url;
-  if (options_.wall_now == nullptr) return Status::kInvalidArgument;
+  if (options_.wall_now == nullptr || !valid(options_.progress)) return Status::kInvalidArgument;
   if (url.host.empty() || url.host.size() >= sizeof host_z_) return Status::kInvalidArgument;
   if (spec.body.size > 0 && spec.body.read == nullptr) return Status::kInvalidArgument;
   // A kept connection serves the next request to its origin; one in the middle of an
@@ -298,6 +298,8 @@ Client::Step Client::begin_attempt(Millis now) {
 void Client::reset_exchange(Millis now) {
   sent_ = 0;
   chunk_size_ = chunk_sent_ = send_granted_ = 0;
+  meter_.start(now, 0, options_.progress);
+  meter_receiving_ = false;
   error_body_size_ = 0;
   skip_ = 0;
   body_use_ = BodyUse::kUndecided;
@@ -398,6 +400,7 @@ Client::Step Client::on_send(Millis now) {
       if (sent_ >= head_size_) chunk_sent_ += n;
       sent_ += n;
       if (n > 0) io_deadline_ = now + options_.timeouts.read;
+      if (sent_ > head_size_) report_progress(now, /*sending=*/true, sent_ - head_size_);
       continue;
     }
     if (s == Status::kWouldBlock) {
@@ -1061,8 +1064,24 @@ bool Client::deliver_body(void* self, ConstBytes data) {
   if (c->integrity_.has_expectation()) c->integrity_.update(data);
   const ResponseSink& sink = c->options_.body;
   const std::uint64_t offset = c->delivered_;
+  if (!c->meter_receiving_) {
+    c->meter_.start(c->now_, offset, c->options_.progress);
+    c->meter_receiving_ = true;
+  }
   c->delivered_ += data.size;
-  return sink.write == nullptr || sink.write(sink.context, offset, data);
+  if (sink.write != nullptr && !sink.write(sink.context, offset, data)) return false;
+  c->report_progress(c->now_, /*sending=*/false, c->delivered_);
+  return true;
+}
+
+void Client::report_progress(Millis now, bool sending, std::uint64_t bytes) {
+  if (options_.events.on_event == nullptr || !meter_.due(now, bytes)) return;
+  ClientEvent e = event(ClientEvent::Kind::kProgress, now);
+  e.sending = sending;
+  e.bytes = bytes;
+  e.total = sending ? std::optional<std::uint64_t>(spec_.body.size) : total_;
+  e.rate = meter_.report(now, bytes);
+  emit(e);
 }
 
 }  // namespace stepback::https

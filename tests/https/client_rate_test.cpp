@@ -1,7 +1,8 @@
 // The Client's receive and send limits (ClientOptions::receive_limit, send_limit) against
 // scripted connections on a fake clock: timed waits of a quantum each, receives no larger
 // than the bucket, the same bytes offered again after a send would block, and a limit that
-// never trips the throughput floor.
+// never trips the throughput floor. And the kProgress events that follow a paced body
+// (ClientOptions::progress): spaced by bytes and time, with the rate it really moves at.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -48,6 +49,13 @@ struct Harness {
     options.wall_now = [] { return Millis(1'700'000'000'000); };
     options.receive_limit = receive_limit;
     options.send_limit = send_limit;
+    options.progress = progress;
+    options.events = EventSink{[](void* self, const ClientEvent& e) {
+                                 if (e.kind == ClientEvent::Kind::kProgress) {
+                                   static_cast<Harness*>(self)->progress_events.push_back(e);
+                                 }
+                               },
+                               this};
     client = std::make_unique<Client>(connector, context, options);
     ASSERT_EQ(client->start(spec), Status::kOk);
     began = now;
@@ -84,6 +92,8 @@ struct Harness {
   StringSink body;
   RateLimiter* receive_limit = nullptr;
   RateLimiter* send_limit = nullptr;
+  ProgressPolicy progress;
+  std::vector<ClientEvent> progress_events;
   Millis io_tick{0};
   Millis now{1000};
   Millis began{};
@@ -220,6 +230,124 @@ TEST(ClientRateLimit, AServerBelowHalfTheRateStillFailsTheFloor) {
   EXPECT_NE(std::string(h.client->result().message).find("below the speed limit of 5000 B/s"),
             std::string::npos)
       << h.client->result().message;
+}
+
+// A body paced to 100 kB/s reports its progress by the default policy: each report at least
+// 64 KiB and 250 ms after the last, about every 64 KiB (the bytes come slower than that), the
+// count rising to the body's end, the length known, the rate within a few percent of the pace.
+TEST(ClientProgress, ReportsComeAtLeastTheirBytesAndIntervalApartWithTheRealRate) {
+  constexpr std::uint64_t kRate = 100000;
+  RateLimiter limit(kRate, default_burst(kRate));
+  Harness h;
+  h.receive_limit = &limit;
+  const std::string body = bytes_of(1000000);
+  h.connector.add().recv_data("HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(body.size()) +
+                              "\r\n\r\n" + body);
+  h.start();
+  ASSERT_EQ(h.run().kind, ClientNext::Kind::kDone);
+  ASSERT_EQ(h.body.bytes, body);
+  // 1,000,000 bytes / 65,536: 15 reports (one more would need the 16th 64 KiB).
+  ASSERT_GE(h.progress_events.size(), 14U);
+  ASSERT_LE(h.progress_events.size(), 15U);
+  for (std::size_t i = 0; i < h.progress_events.size(); ++i) {
+    const ClientEvent& e = h.progress_events[i];
+    EXPECT_FALSE(e.sending);
+    EXPECT_EQ(e.attempt, 1U);
+    ASSERT_TRUE(e.total.has_value());
+    EXPECT_EQ(*e.total, body.size());
+    EXPECT_LE(e.bytes, body.size());
+    if (i == 0) continue;
+    const ClientEvent& before = h.progress_events[i - 1];
+    EXPECT_GE(e.bytes - before.bytes, 65536U) << i;
+    EXPECT_GE((e.at - before.at).count(), 250U) << i;
+    // The bytes set the pace here: far less than two steps of them between reports.
+    EXPECT_LT(e.bytes - before.bytes, 65536U + 2 * 4 * sizeof h.io) << i;
+    EXPECT_GE(e.rate, kRate * 95 / 100) << i;
+    EXPECT_LE(e.rate, kRate * 105 / 100) << i;
+  }
+}
+
+// bytes = 1 paces reports by time alone: at a fast pace, one each interval (no more often),
+// whatever moved between.
+TEST(ClientProgress, AnIntervalAlonePacesTheReports) {
+  constexpr std::uint64_t kRate = 1000000;
+  RateLimiter limit(kRate, default_burst(kRate));
+  Harness h;
+  h.receive_limit = &limit;
+  h.progress = ProgressPolicy{1, Millis(500)};
+  const std::string body = bytes_of(3000000);  // Three seconds at the rate.
+  h.connector.add().recv_data("HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(body.size()) +
+                              "\r\n\r\n" + body);
+  h.start();
+  ASSERT_EQ(h.run().kind, ClientNext::Kind::kDone);
+  ASSERT_EQ(h.body.bytes, body);
+  ASSERT_GE(h.progress_events.size(), 5U);
+  ASSERT_LE(h.progress_events.size(), 6U);
+  for (std::size_t i = 1; i < h.progress_events.size(); ++i) {
+    const std::uint64_t gap = (h.progress_events[i].at - h.progress_events[i - 1].at).count();
+    EXPECT_GE(gap, 500U) << i;
+    EXPECT_LT(gap, 600U) << i;  // The step after the interval passed, a quantum at most.
+  }
+}
+
+// The request body's progress: `sending`, the bytes of the body (not of the head) sent, of
+// its length.
+TEST(ClientProgress, ARequestBodyReportsTheBytesSent) {
+  constexpr std::uint64_t kRate = 100000;
+  RateLimiter limit(kRate, default_burst(kRate));
+  Harness h("PUT");
+  h.send_limit = &limit;
+  const std::string payload = bytes_of(300000);
+  const ConstBytes payload_bytes{reinterpret_cast<const std::uint8_t*>(payload.data()),
+                                 payload.size()};
+  h.spec.body = BodySource::of(&payload_bytes);
+  testing::ScriptedTransport& t = h.connector.add();
+  t.send_accept(1000000);
+  t.recv_data("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+  h.start();
+  ASSERT_EQ(h.run().kind, ClientNext::Kind::kDone);
+  EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
+  ASSERT_GE(h.progress_events.size(), 3U);
+  std::uint64_t last = 0;
+  for (const ClientEvent& e : h.progress_events) {
+    EXPECT_TRUE(e.sending);
+    ASSERT_TRUE(e.total.has_value());
+    EXPECT_EQ(*e.total, payload.size());
+    EXPECT_GT(e.bytes, last);
+    EXPECT_LE(e.bytes, payload.size());
+    last = e.bytes;
+  }
+}
+
+// bytes = 1 and no interval: a report after every read that moved a byte.
+TEST(ClientProgress, ThePolicyCanAskForAReportPerRead) {
+  Harness h;
+  const std::string body = bytes_of(200000);
+  h.connector.add().recv_data("HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(body.size()) +
+                              "\r\n\r\n" + body);
+  h.progress = ProgressPolicy{1, Millis(0)};
+  h.start();
+  ASSERT_EQ(h.run().kind, ClientNext::Kind::kDone);
+  EXPECT_EQ(h.body.bytes, body);
+  // Every read is a report at this policy: 200,000 bytes in reads of at most 4096.
+  EXPECT_GE(h.progress_events.size(), 200000U / sizeof h.io);
+}
+
+// A policy of no bytes or of more than an hour is refused by start(), as a missing clock is.
+TEST(ClientProgress, AnInvalidPolicyIsRefused) {
+  for (const ProgressPolicy& p :
+       {ProgressPolicy{0, Millis(250)}, ProgressPolicy{1, Millis::seconds(3601)}}) {
+    Harness h;
+    h.progress = p;
+    ClientOptions options;
+    options.buffers = ClientBuffers{
+        MutableBytes{h.request, sizeof h.request}, MutableBytes{h.head, sizeof h.head},
+        MutableBytes{h.io, sizeof h.io}, MutableBytes{h.error_body, sizeof h.error_body}};
+    options.wall_now = [] { return Millis(1'700'000'000'000); };
+    options.progress = p;
+    Client client(h.connector, h.context, options);
+    EXPECT_EQ(client.start(h.spec), Status::kInvalidArgument);
+  }
 }
 
 }  // namespace

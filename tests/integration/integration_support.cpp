@@ -439,6 +439,9 @@ std::string RunResult::summary() const {
       case https::ClientEvent::Kind::kResume:
         s << " [resume at " << e.offset << " if-range " << e.validator << "]";
         break;
+      case https::ClientEvent::Kind::kProgress:
+        s << " [progress " << e.bytes << "]";
+        break;
       case https::ClientEvent::Kind::kDone:
         s << " [done " << to_string(e.outcome) << "]";
         break;
@@ -468,6 +471,7 @@ void record_event(void* context, const https::ClientEvent& e) {
   copy.outcome = e.outcome;
   copy.offset = e.offset;
   copy.verified = e.verified;
+  copy.bytes = e.bytes;
   copy.validator = std::string(e.validator);
   c->run->events.push_back(copy);
   if (c->setup->on_event) c->setup->on_event(copy);

@@ -237,6 +237,7 @@ struct Event {
   std::uint64_t offset = 0;  // kResume.
   std::string validator;     // kResume.
   bool verified = false;     // kIntegrity.
+  std::uint64_t bytes = 0;   // kProgress.
 };
 
 // What to run.

@@ -12,6 +12,8 @@ import hashlib
 import json
 import os
 import re
+import shlex
+import shutil
 import socket
 import stat
 import subprocess
@@ -721,8 +723,93 @@ def case_get_meter():
     code = p.wait(timeout=20)
     os.close(master)
     check(code == 0, f"exit {code}: {seen!r}")
-    check(re.search(rb"attempt 1: 200 [^\r\n]*, [0-9.]+ MB, [0-9.]+ MB/s, [0-9]+ s left", seen) is not None,
+    check(re.search(rb"\rattempt 1: 200 OK, [0-9.]+ MB of 3.0 MB \([0-9]+%\), [0-9.]+ MB/s, [0-9]+ s left\x1b\[K", seen) is not None,
           f"no meter on the terminal: {seen[-400:]!r}")
+
+
+def slow_body_server(body, pieces, pause):
+    """A one-connection server that sends `body` in `pieces` pieces, `pause` seconds apart;
+    returns its port."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(1)
+    step = -(-len(body) // pieces)
+
+    def serve():
+        conn, _ = sock.accept()
+        with conn:
+            conn.settimeout(30)
+            data = b""
+            while b"\r\n\r\n" not in data:
+                data += conn.recv(4096)
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n" % len(body))
+            for i in range(0, len(body), step):
+                conn.sendall(body[i:i + step])
+                time.sleep(pause)
+        sock.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    return sock.getsockname()[1]
+
+
+def case_get_meter_tmux():
+    # The meter in a real terminal (tmux): one line, redrawn in place, with bytes, percent,
+    # rate and time left; the line left at the end is the attempt's plain one.
+    tmux = shutil.which("tmux")
+    check(tmux is not None, "tmux is missing (scripts/setup.sh installs it)")
+    port = slow_body_server(b"t" * 4_000_000, 40, 0.05)  # About 2 s.
+    server = f"stepback-meter-{os.getpid()}"
+    tmp = tempfile.mkdtemp()
+    done = os.path.join(tmp, "done")
+    command = (f"{shlex.quote(BINARY)} get http://127.0.0.1:{port}/ -o /dev/null; "
+               f"echo exit=$? > {shlex.quote(done)}; sleep 60")
+    subprocess.run([tmux, "-L", server, "new-session", "-d", "-x", "160", "-y", "12", command],
+                   check=True, timeout=10)
+    screens = []
+    try:
+        end = time.monotonic() + 30
+        while time.monotonic() < end and not os.path.exists(done):
+            p = subprocess.run([tmux, "-L", server, "capture-pane", "-p"], capture_output=True,
+                               text=True, timeout=10)
+            screens.append(p.stdout)
+            time.sleep(0.1)
+        time.sleep(0.2)
+        final = subprocess.run([tmux, "-L", server, "capture-pane", "-p"], capture_output=True,
+                               text=True, timeout=10).stdout
+    finally:
+        subprocess.run([tmux, "-L", server, "kill-server"], capture_output=True, timeout=10)
+    check(os.path.exists(done), f"the command did not end: {screens[-1:]!r}")
+    with open(done) as f:
+        check(f.read().strip() == "exit=0", f"exit: {open(done).read()!r}")
+    meter = re.compile(r"^attempt 1: 200 OK, ([0-9.]+) MB of 4\.0 MB \(([0-9]+)%\), [0-9.]+ MB/s"
+                       r"(, [0-9]+ s left)?$")
+    seen = []
+    for screen in screens:
+        lines = [l for l in screen.splitlines() if l.strip()]
+        # In place: never a second attempt line on the screen.
+        check(sum(l.startswith("attempt 1:") for l in lines) <= 1, f"more than one line: {screen!r}")
+        for l in lines:
+            m = meter.match(l)
+            if m:
+                seen.append(int(m.group(2)))
+    check(len(set(seen)) >= 2, f"the meter was not seen moving: {seen} in {screens[-5:]!r}")
+    check(seen == sorted(seen) and all(0 <= p <= 100 for p in seen), f"percentages: {seen}")
+    lines = [l for l in final.splitlines() if l.strip()]
+    check(lines == ["attempt 1: 200 OK"], f"the final screen: {final!r}")
+    shutil.rmtree(tmp)
+
+
+def case_get_progress_lines():
+    # Not a terminal: plain progress lines every 5 s, each after the attempt's words so far.
+    port = slow_body_server(b"p" * 1_200_000, 60, 0.1)  # About 6 s.
+    code, out, err, _ = run("get", f"http://127.0.0.1:{port}/", "-o", os.devnull, timeout=40)
+    check(code == 0, f"exit {code}: {err!r}")
+    lines = err.splitlines()
+    check(len(lines) >= 2 and lines[0] == "attempt 1: 200 OK", f"stderr: {err!r}")
+    progress = re.compile(r"^stepback get: [0-9.]+ MB of 1\.2 MB \([0-9]+%\), [0-9.]+ MB/s"
+                          r"(, [0-9]+ s left)?$")
+    check(all(progress.match(l) for l in lines[1:]), f"stderr: {err!r}")
+    check("\r" not in err and "\x1b" not in err, f"terminal codes on a pipe: {err!r}")
 
 
 def case_get_control_bytes():

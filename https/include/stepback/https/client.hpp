@@ -10,6 +10,7 @@
 #include <optional>
 #include <string_view>
 
+#include "stepback/core/progress.hpp"
 #include "stepback/core/rate_limit.hpp"
 #include "stepback/core/retry_machine.hpp"
 #include "stepback/core/timeouts.hpp"
@@ -65,6 +66,7 @@ struct ClientEvent {
     kResume,
     kIntegrity,
     kRedirect,  // A redirect is followed: `status`, and `url`, where the next request goes.
+    kProgress,  // Body bytes moved (ClientOptions::progress paces these): bytes, total, rate.
     kDone
   };
   Kind kind = Kind::kAttempt;
@@ -82,6 +84,14 @@ struct ClientEvent {
   std::string_view url;                           // kRedirect: the new URL.
   bool verified = false;  // kIntegrity: whether the stated digests matched; message
                           // names algorithm, expected and got.
+  // kProgress: `sending` false: the response body's bytes the sink holds (a resumed offset
+  // included) and the representation's length when known; true: the request body's bytes
+  // sent this attempt, of its length. `rate`: bytes a second over the last few reports.
+  // Retries so far: attempt - 1.
+  bool sending = false;
+  std::uint64_t bytes = 0;
+  std::optional<std::uint64_t> total;
+  std::uint64_t rate = 0;
 };
 
 // Receives events; called synchronously from step().
@@ -215,6 +225,11 @@ struct ClientOptions {
   // own transfer as too slow.
   RateLimiter* receive_limit = nullptr;
   RateLimiter* send_limit = nullptr;
+  // How often kProgress events come while body bytes move (by default, 64 KiB and 250 ms
+  // apart, both). They come from step(), after the bytes, so none arrive while the loop
+  // waits; kDone, not a last kProgress, says the body is complete. An invalid policy (see
+  // valid()): start() answers kInvalidArgument.
+  ProgressPolicy progress;
 };
 
 // One request with retries. Not copyable; everything it is given must outlive it.
@@ -364,6 +379,8 @@ class Client {
   std::uint64_t body_left() const;
   // The wait for `limit` to hold a quantum (of at most `want` bytes) again, in `phase`.
   Step wait_for_tokens(Millis now, const RateLimiter& limit, std::uint64_t want, Phase phase) const;
+  // A kProgress event of `bytes` (sent of the request body, or the sink's), if one is due.
+  void report_progress(Millis now, bool sending, std::uint64_t bytes);
   // Why the response is too slow to wait on at `now` (its head late, its body below the
   // floor), or nullptr.
   const char* too_slow(Millis now);
@@ -394,6 +411,8 @@ class Client {
   // Bytes the send limit granted to a send that would block: TLS must be offered the same
   // bytes again, so the grant holds until they have gone.
   std::size_t send_granted_ = 0;
+  ProgressMeter meter_;           // Paces kProgress: the request body's, then the response's.
+  bool meter_receiving_ = false;  // meter_ follows the response body (from its first byte).
   std::size_t error_body_size_ = 0;
   std::uint64_t delivered_ = 0;  // Representation bytes the sink has.
   std::uint64_t refetched_ = 0;
