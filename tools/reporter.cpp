@@ -39,6 +39,23 @@ void append_printable(LineBuffer* out, std::string_view s) {
   }
 }
 
+void append_meter(LineBuffer* out, bool sending, std::uint64_t bytes, std::uint64_t from,
+                  std::optional<std::uint64_t> total, std::uint64_t rate) {
+  if (sending) out->append("sent ");
+  out->appendf("%.1f MB", static_cast<double>(bytes) / 1e6);
+  if (from > 0 && from <= bytes) out->appendf(" (from %.1f MB)", static_cast<double>(from) / 1e6);
+  if (total && *total > 0) {
+    const std::uint64_t have = bytes < *total ? bytes : *total;
+    out->appendf(" of %.1f MB (%u%%)", static_cast<double>(*total) / 1e6,
+                 static_cast<unsigned>(have * 100 / *total));
+  }
+  out->appendf(", %.1f MB/s", static_cast<double>(rate) / 1e6);
+  if (total && *total > bytes && rate > 0) {
+    out->appendf(", %llu s left",
+                 static_cast<unsigned long long>((*total - bytes + rate - 1) / rate));
+  }
+}
+
 const char* wait_note(WaitReason reason) {
   switch (reason) {
     case WaitReason::kBackoff:
@@ -155,24 +172,9 @@ ProgressPolicy Reporter::progress_policy() const {
 }
 
 void Reporter::progress(const https::ClientEvent& event) {
-  // "12.3 MB (from 4.0 MB) of 50.0 MB (24%), 8.1 MB/s, 5 s left"; "sent 1.2 MB of ...".
   LineBuffer m;
-  if (event.sending) m.append("sent ");
-  m.appendf("%.1f MB", static_cast<double>(event.bytes) / 1e6);
-  if (!event.sending && meter_from_ > 0 && meter_from_ <= event.bytes) {
-    m.appendf(" (from %.1f MB)", static_cast<double>(meter_from_) / 1e6);
-  }
-  if (event.total && *event.total > 0) {
-    const std::uint64_t total = *event.total;
-    const std::uint64_t have = event.bytes < total ? event.bytes : total;
-    m.appendf(" of %.1f MB (%u%%)", static_cast<double>(total) / 1e6,
-              static_cast<unsigned>(have * 100 / total));
-  }
-  m.appendf(", %.1f MB/s", static_cast<double>(event.rate) / 1e6);
-  if (event.total && *event.total > event.bytes && event.rate > 0) {
-    m.appendf(", %llu s left", static_cast<unsigned long long>(
-                                   (*event.total - event.bytes + event.rate - 1) / event.rate));
-  }
+  append_meter(&m, event.sending, event.bytes, event.sending ? 0 : meter_from_, event.total,
+               event.rate);
   if (countdown_) {
     // One line, redrawn in place: the attempt's words, then the meter.
     metering_ = true;

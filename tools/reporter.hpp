@@ -104,6 +104,10 @@ class Reporter {
 void append_json_string(LineBuffer* out, std::string_view s);
 // Appends `s` (at most kMaxFieldBytes) with every byte outside printable ASCII shown as '?'.
 void append_printable(LineBuffer* out, std::string_view s);
+// The meter's words: "12.3 MB (from 4.0 MB) of 50.0 MB (24%), 8.1 MB/s, 5 s left", with
+// "sent " before when `sending`; `from` 0 and `total` empty leave their parts out.
+void append_meter(LineBuffer* out, bool sending, std::uint64_t bytes, std::uint64_t from,
+                  std::optional<std::uint64_t> total, std::uint64_t rate);
 // " (Retry-After)" and the like: why a wait lasts as long as it does, for progress lines.
 const char* wait_note(WaitReason reason);
 

@@ -397,6 +397,7 @@ int run_upload(int argc, char** argv) {
   options.session_uri = https::MutableBytes{g_session_uri, sizeof g_session_uri};
   options.metadata = body_sink(&output);
   options.events = reporter.sink();
+  options.progress = reporter.progress_policy();
   options.wall_now = &platform::wall_now;
   options.max_rate = o.retry.limit_rate;
   transfer::Upload upload(connector, context, options);

@@ -126,6 +126,20 @@ void UploadReporter::human(const transfer::UploadEvent& e) {
       }
       break;
     }
+    case Kind::kProgress: {
+      LineBuffer m;
+      append_meter(&m, /*sending=*/true, e.offset, 0,
+                   e.size > 0 ? std::optional<std::uint64_t>(e.size) : std::nullopt, e.rate);
+      if (terminal_ && open_) {
+        // The exchange's line, redrawn in place with the meter after it.
+        metering_ = true;
+        std::fprintf(err_, "\r%s%s\x1b[K", line_.c_str(), m.c_str());
+        std::fflush(err_);
+      } else if (!terminal_) {
+        std::fprintf(err_, "%s%s\n", prefix_, m.c_str());
+      }
+      break;
+    }
     case Kind::kWait:
       if (!open_) {
         // The wait a restored upload sits out before its first exchange.
@@ -233,7 +247,7 @@ void UploadReporter::interrupted(Millis now) {
 void UploadReporter::trace(const transfer::UploadEvent& e) {
   using Kind = transfer::UploadEvent::Kind;
   static constexpr const char* kNames[] = {"session",   "chunk", "query",   "response", "error",
-                                           "committed", "wait",  "expired", "done"};
+                                           "committed", "wait",  "expired", "progress", "done"};
   static_assert(std::size(kNames) == static_cast<std::size_t>(Kind::kDone) + 1);
   LineBuffer j;
   j.appendf("{\"event\":\"%s\",\"t_ms\":%llu", kNames[static_cast<int>(e.kind)],
@@ -259,6 +273,11 @@ void UploadReporter::trace(const transfer::UploadEvent& e) {
     case Kind::kCommitted:
       j.appendf(",\"offset\":%llu,\"size\":%llu", static_cast<unsigned long long>(e.offset),
                 static_cast<unsigned long long>(size_));
+      break;
+    case Kind::kProgress:
+      j.appendf(",\"offset\":%llu,\"size\":%llu,\"rate\":%llu",
+                static_cast<unsigned long long>(e.offset), static_cast<unsigned long long>(e.size),
+                static_cast<unsigned long long>(e.rate));
       break;
     case Kind::kWait:
       j.appendf(",\"ms\":%llu,\"reason\":\"%s\",\"retry\":%u",
@@ -292,13 +311,14 @@ void UploadReporter::trace(const transfer::UploadEvent& e) {
 
 void UploadReporter::end_line() {
   if (!open_) return;
-  if (waiting_) {
+  if (waiting_ || metering_) {
     std::fprintf(err_, "\r%s\x1b[K\n", line_.c_str());
   } else {
     std::fprintf(err_, "%s\n", line_.c_str());
   }
   open_ = false;
   waiting_ = false;
+  metering_ = false;
 }
 
 void UploadReporter::draw_countdown(Millis now) {

@@ -37,6 +37,11 @@ class UploadReporter {
   void restored(const transfer::TransferState& state, Millis wait);
   // Waits begun so far (the state is saved before each).
   std::uint32_t waits() const { return waits_; }
+  // How often the upload's kProgress events should come: four times a second for the meter
+  // on a terminal, every 5 s for plain lines and --trace.
+  ProgressPolicy progress_policy() const {
+    return ProgressPolicy{1, terminal_ ? Millis(250) : Millis::seconds(5)};
+  }
   // Whether the main loop should call tick() every kTick (a countdown is on screen).
   bool wants_ticks() const { return terminal_ && waiting_; }
   // Redraws the countdown if kTick has passed since the last drawing.
@@ -65,6 +70,7 @@ class UploadReporter {
   bool open_ = false;
   bool has_status_ = false;
   bool waiting_ = false;
+  bool metering_ = false;  // A meter is drawn after line_ (terminal).
   Millis wait_end_{};
   Millis last_draw_{};
   char shown_session_[256] = {};

@@ -11,6 +11,7 @@ for, and the CPU (user + sys) per MiB limited and unlimited.
 
 import json
 import os
+import re
 import random
 import resource
 import shutil
@@ -212,8 +213,9 @@ def case_get_sigint():
 
 
 def case_upload_limit():
-    # 1 MiB at 256 KiB/s: at least about 4 s, byte-exact.
-    data = body_of(MIB, 3)
+    # 1.5 MiB at 256 KiB/s: at least about 6 s, byte-exact; stderr is no terminal, so a plain
+    # progress line comes every 5 s (the bytes sent, of the size, the rate).
+    data = body_of(MIB * 3 // 2, 3)
     with tempfile.TemporaryDirectory() as tmp:
         server = UploadServer(os.path.join(tmp, "server"))
         try:
@@ -225,8 +227,13 @@ def case_upload_limit():
             code, _, err, seconds, _ = run(*args)
             check(code == 0, f"{args} exited {code}: {err}")
             check(server.object("o") == data, "the stored object differs")
-            check(seconds >= 0.95 * 4, f"1 MiB at --limit-rate 256K took only {seconds:.2f} s")
-            print(f"1 MiB up at --limit-rate 256K: {seconds:.2f} s")
+            check(seconds >= 0.95 * 6, f"1.5 MiB at --limit-rate 256K took only {seconds:.2f} s")
+            lines = re.findall(r"^stepback upload: sent ([0-9.]+) MB of 1\.6 MB \(([0-9]+)%\), "
+                               r"([0-9.]+) MB/s(, [0-9]+ s left)?$", err, re.M)
+            check(len(lines) >= 1, f"no progress line: {err!r}")
+            for _, _, rate, _ in lines:
+                check(0.2 <= float(rate) <= 0.3, f"a rate far from 256 KiB/s: {err!r}")
+            print(f"1.5 MiB up at --limit-rate 256K: {seconds:.2f} s")
         finally:
             server.stop()
 

@@ -87,6 +87,8 @@ const char* kind_name(transfer::UploadEvent::Kind kind) {
       return "wait";
     case Kind::kExpired:
       return "expired";
+    case Kind::kProgress:
+      return "progress";
     case Kind::kDone:
       return "done";
   }

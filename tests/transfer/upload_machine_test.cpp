@@ -101,6 +101,8 @@ struct Seen {
   std::uint16_t status = 0;
   std::uint32_t retry = 0;
   std::uint64_t wait = 0;
+  std::uint64_t rate = 0;
+  Millis at{};
   std::string message;
 };
 
@@ -112,6 +114,8 @@ void record(void* context, const UploadEvent& e) {
   s.status = e.status;
   s.retry = e.retry;
   s.wait = e.wait.count();
+  s.rate = e.rate;
+  s.at = e.at;
   s.message = e.message;
   static_cast<std::vector<Seen>*>(context)->push_back(s);
 }
@@ -145,8 +149,12 @@ struct Harness {
     options.events = UploadEventSink{record, &events};
     options.wall_now = [] { return Millis(1'700'000'000'000); };
     options.max_rate = max_rate;
+    options.progress = progress;
     upload = std::make_unique<Upload>(connector, context, options);
-    EXPECT_EQ(upload->start(spec), Status::kOk);
+    started = upload->start(spec);
+    if (expect_started) {
+      EXPECT_EQ(started, Status::kOk);
+    }
     return upload->step(now);
   }
   // Steps until done, jumping the clock to each wait's end; at most `limit` steps.
@@ -201,6 +209,9 @@ struct Harness {
   Millis now{1000};
   bool connector_silent_ = true;
   std::uint64_t max_rate = 0;
+  ProgressPolicy progress;
+  bool expect_started = true;
+  Status started = Status::kOk;
   int steps = 0;
   std::unique_ptr<Upload> upload;
 };
@@ -1079,6 +1090,47 @@ TEST(Upload, CancelEndsAPausedUpload) {
   EXPECT_EQ(h.upload->result().outcome, Outcome::kCancelled);
   h.upload->resume(h.now);  // Nothing to go on with.
   EXPECT_EQ(h.upload->step(h.now).kind, UploadNext::Kind::kDone);
+}
+
+// Progress across the session: the offset of the body sent (the chunk's start plus what of it
+// went), rising over both chunks to the end, 64 KiB and 250 ms apart at least, of the body's
+// size, at the rate the sends are paced to.
+TEST(Upload, ProgressFollowsTheBodyAcrossChunksAtThePacedRate) {
+  const std::uint64_t size = kChunk + 200 * 1024;
+  Harness h(size);
+  h.max_rate = 256 * 1024;
+  h.connector.add().recv_data(session_created());
+  h.connector.add(600 * 1024).recv_data(resume_incomplete(kChunk));
+  h.connector.add(600 * 1024).recv_data(finished());
+  ASSERT_EQ(h.run().kind, UploadNext::Kind::kDone);
+  EXPECT_EQ(h.upload->result().outcome, Outcome::kSuccess) << h.upload->result().message;
+  std::vector<Seen> progress;
+  for (const Seen& e : h.events) {
+    if (e.kind == UploadEvent::Kind::kProgress) progress.push_back(e);
+  }
+  // About (size / 64 KiB) reports; some beyond the first chunk.
+  ASSERT_GE(progress.size(), size / 65536 - 2);
+  EXPECT_GT(progress.back().offset, kChunk);
+  for (std::size_t i = 0; i < progress.size(); ++i) {
+    EXPECT_EQ(progress[i].size, size);
+    EXPECT_LE(progress[i].offset, size);
+    if (i == 0) continue;
+    EXPECT_GE(progress[i].offset - progress[i - 1].offset, 65536U) << i;
+    EXPECT_GE((progress[i].at - progress[i - 1].at).count(), 250U) << i;
+    // The rate of the body's bytes: the limit paces heads too, so a little under it.
+    EXPECT_GE(progress[i].rate, h.max_rate * 90 / 100) << i;
+    EXPECT_LE(progress[i].rate, h.max_rate * 105 / 100) << i;
+  }
+}
+
+// A progress policy of no bytes is refused by start(), as a missing clock is.
+TEST(Upload, AnInvalidProgressPolicyIsRefused) {
+  Harness h;
+  h.progress = ProgressPolicy{0, Millis(250)};
+  h.expect_started = false;
+  (void)h.start();
+  EXPECT_EQ(h.started, Status::kInvalidArgument);
+  EXPECT_EQ(h.connector.opened(), 0U);
 }
 
 }  // namespace

@@ -60,6 +60,9 @@ Upload::Upload(https::Connector& connector, const RetryContext& context,
                 o.events = https::EventSink{&Upload::on_client_event, this};
                 o.wall_now = options.wall_now;
                 if (options.max_rate > 0) o.send_limit = &rate_;
+                // Every send reports to the upload, whose own meter spaces its events
+                // across exchanges (a chunk's exchange is often shorter than the interval).
+                o.progress = ProgressPolicy{1, Millis(0)};
                 return o;
               }()),
       machine_(session_context_) {
@@ -77,7 +80,9 @@ Status Upload::start(const UploadSpec& spec) {
     phase_ = Phase::kDone;
     return status;
   };
-  if (options_.wall_now == nullptr) return refuse(Status::kInvalidArgument);
+  if (options_.wall_now == nullptr || !valid(options_.progress)) {
+    return refuse(Status::kInvalidArgument);
+  }
   if (spec.chunk_size == 0 || spec.chunk_size % kChunkGranularity != 0) {
     return refuse(Status::kInvalidArgument);
   }
@@ -109,6 +114,7 @@ Status Upload::start(const UploadSpec& spec) {
   fresh_machine();
   rate_ = RateLimiter(options_.max_rate, default_burst(options_.max_rate));
   paused_wait_end_ = Millis(0);
+  meter_started_ = false;
   phase_ = Phase::kIdle;
   if (!spec.session.empty()) {
     if (spec.session.size() > options_.session_uri.size) return refuse(Status::kBufferTooSmall);
@@ -327,6 +333,12 @@ Upload::Step Upload::begin_exchange(Millis now) {
       begun.kind = UploadEvent::Kind::kChunk;
       begun.offset = chunk_begin_;
       begun.size = chunk_end_ - chunk_begin_;
+      // The rate counts from the first chunk's first byte (a restored upload's from where
+      // its server stood), across the exchanges after it.
+      if (!meter_started_) {
+        meter_.start(now, chunk_begin_, options_.progress);
+        meter_started_ = true;
+      }
     }
     if (final) {
       end = write_u64(end, size);
@@ -759,6 +771,15 @@ void Upload::on_client_event(void* self, const https::ClientEvent& event) {
     UploadEvent e = u->event(UploadEvent::Kind::kResponse, event.at);
     e.status = event.status;
     e.reason = event.reason;
+    u->emit(e);
+  } else if (event.kind == https::ClientEvent::Kind::kProgress && event.sending &&
+             u->exchange_ == Exchange::kChunk) {
+    const std::uint64_t offset = u->chunk_begin_ + event.bytes;
+    if (!u->meter_.due(event.at, offset)) return;
+    UploadEvent e = u->event(UploadEvent::Kind::kProgress, event.at);
+    e.offset = offset;
+    e.size = u->spec_.size_final ? u->spec_.body.size : 0;
+    e.rate = u->meter_.report(event.at, offset);
     u->emit(e);
   } else if (event.kind == https::ClientEvent::Kind::kError) {
     UploadEvent e = u->event(UploadEvent::Kind::kError, event.at);

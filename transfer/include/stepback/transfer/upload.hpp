@@ -23,6 +23,7 @@
 #include "stepback/core/attempt.hpp"
 #include "stepback/core/millis.hpp"
 #include "stepback/core/policy.hpp"
+#include "stepback/core/progress.hpp"
 #include "stepback/core/rate_limit.hpp"
 #include "stepback/core/retry_machine.hpp"
 #include "stepback/core/timeouts.hpp"
@@ -120,6 +121,8 @@ struct UploadEvent {
     kCommitted,  // The server holds `offset` bytes (from a 308, or all of them at the end).
     kWait,       // A backoff wait of `wait` begins, for `wait_reason`.
     kExpired,    // The session expired (404/410); `offset`: what it held.
+    kProgress,   // Body bytes sent: `offset` (of the body, sent, not yet all committed),
+                 // `size` (the body's, when final; else 0), `rate` (bytes a second lately).
     kDone,       // The upload ended with `outcome`.
   };
   Kind kind = Kind::kSession;
@@ -136,6 +139,7 @@ struct UploadEvent {
   Millis wait{};                     // kWait: its length.
   WaitReason wait_reason = WaitReason::kBackoff;  // kWait: why that long.
   Outcome outcome = Outcome::kSuccess;            // kDone.
+  std::uint64_t rate = 0;                         // kProgress.
 };
 
 // Receives events; called synchronously from step().
@@ -178,6 +182,9 @@ struct UploadOptions {
   // (default_burst()), empty at the start, paces the sends: step() answers kWaitUntil while
   // it is empty.
   std::uint64_t max_rate = 0;
+  // How often kProgress events come while a chunk goes out: 64 KiB and 250 ms apart (both)
+  // by default, across the session's exchanges; see ProgressPolicy.
+  ProgressPolicy progress;
 };
 
 // One resumable upload. Not copyable; everything it is given must outlive it.
@@ -309,7 +316,9 @@ class Upload {
   static void on_client_event(void* self, const https::ClientEvent& event);
 
   const RetryContext& context_;
-  RateLimiter rate_;  // options.max_rate: the Client's send_limit.
+  RateLimiter rate_;     // options.max_rate: the Client's send_limit.
+  ProgressMeter meter_;  // Paces kProgress over the body's offset, across exchanges.
+  bool meter_started_ = false;
   // The session's machine's policy: the caller's, except right after a restore, when the
   // backoff and retry limit go on from the restored retry count until the next progress.
   Policy session_policy_;
