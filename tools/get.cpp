@@ -57,6 +57,7 @@ struct GetOptions {
   std::optional<Millis> max_time;
   const char* bearer = nullptr;       // --oauth2-bearer TOKEN
   const char* token_file = nullptr;   // --token-file FILE, read again before every attempt
+  const char* url_file = nullptr;     // --url-file FILE: the URL, read again when it expires
   const char* dns_servers = nullptr;  // --dns-servers LIST (c-ares CSV); null: resolv.conf
   https::RequestSpec::Idempotency idempotency = https::RequestSpec::Idempotency::kByMethod;
   std::string_view method;                   // Empty: GET, or POST with --data.
@@ -134,6 +135,7 @@ std::optional<GetOptions> parse_get_args(int argc, char** argv, std::string* err
                  }),
       text_flag("--oauth2-bearer", &o.bearer),
       text_flag("--token-file", &o.token_file),
+      text_flag("--url-file", &o.url_file),
       text_flag("--dns-servers", &o.dns_servers),
       value_flag("-X", {},
                  [&o](std::string_view value, std::string* message) {
@@ -182,8 +184,12 @@ std::optional<GetOptions> parse_get_args(int argc, char** argv, std::string* err
   };
   const Parsed parsed = parse_flags(argc, argv, flags, url, error);
   if (parsed == Parsed::kOk) {
-    if (o.url.empty()) {
+    if (o.url.empty() && o.url_file == nullptr) {
       *error = "a URL is required (stepback get https://host/path)";
+      return std::nullopt;
+    }
+    if (!o.url.empty() && o.url_file != nullptr) {
+      *error = "give the URL or --url-file, not both";
       return std::nullopt;
     }
     if (o.bearer != nullptr && o.token_file != nullptr) {
@@ -198,7 +204,8 @@ std::optional<GetOptions> parse_get_args(int argc, char** argv, std::string* err
 void print_get_usage(std::FILE* out) {
   std::fprintf(
       out,
-      "usage: stepback get URL [--cacert FILE | --capath DIR] [--pin sha256/BASE64]...\n"
+      "usage: stepback get URL|--url-file FILE [--cacert FILE | --capath DIR]\n"
+      "                        [--pin sha256/BASE64]...\n"
       "                        [--tls-max-fragment BYTES] [--profile desktop|mobile]\n"
       "                        [--max-retries N] [--max-backoff SECONDS] [--deadline SECONDS]\n"
       "                        [--max-time SECONDS] [--idempotency auto|strict|yes|no]\n"
@@ -235,6 +242,10 @@ void print_get_usage(std::FILE* out) {
       "                       (whitespace trimmed), so a job that rewrites FILE keeps a long\n"
       "                       run authorized; an expired token (401 invalid_token) gets one\n"
       "                       fresh read and an immediate attempt. Tokens are never printed\n"
+      "  --url-file FILE      the URL is FILE's first line, read again when a pre-signed URL\n"
+      "                       expires mid-transfer (Cloud Storage, S3): the body goes on from\n"
+      "                       where it stopped with the new URL, pinned to the same object;\n"
+      "                       with -o, a state file of an earlier URL is taken up\n"
       "  --dns-servers LIST   ask these DNS servers (192.0.2.53, [2001:db8::53]:53, comma-\n"
       "                       separated) instead of the nameservers of /etc/resolv.conf\n"
       "  --jitter NAME        the backoff strategy; seed is the documented formula itself,\n"
@@ -365,6 +376,42 @@ std::size_t token_authorization(void* context, bool /*refresh*/, https::MutableB
   return size;
 }
 
+// --url-file: the file is read again when a pre-signed URL expires; the URL is its first line,
+// surrounding whitespace trimmed, at most 8 KiB. `current` is the URL in use.
+struct UrlFile {
+  const char* path = nullptr;
+  char current[8 * 1024] = {};
+  std::size_t size = 0;
+};
+
+// Reads `file`'s URL into file->current; false when it cannot be read or is empty.
+bool read_url_file(UrlFile* file) {
+  static char text[8 * 1024 + 1];
+  std::FILE* in = std::fopen(file->path, "rb");
+  if (in == nullptr) return false;
+  const std::size_t n = std::fread(text, 1, sizeof text, in);
+  std::fclose(in);
+  std::string_view url(text, n < sizeof file->current ? n : 0);
+  const std::size_t eol = url.find_first_of("\r\n");
+  if (eol != std::string_view::npos) url = url.substr(0, eol);
+  url = trim(url);
+  if (url.empty()) return false;
+  std::memcpy(file->current, url.data(), url.size());
+  file->size = url.size();
+  return true;
+}
+
+// https::UrlRefresh for --url-file: the file's URL when it changed since it was last read; 0
+// (none: the expiry answer ends the request) when it is the same, unreadable or too long.
+std::size_t fresh_url_from_file(void* context, https::MutableBytes out) {
+  auto* file = static_cast<UrlFile*>(context);
+  const std::string before(file->current, file->size);
+  if (!read_url_file(file)) return 0;
+  if (std::string_view(file->current, file->size) == before || file->size > out.size) return 0;
+  std::memcpy(out.data, file->current, file->size);
+  return file->size;
+}
+
 }  // namespace
 
 int run_get(int argc, char** argv) {
@@ -374,10 +421,23 @@ int run_get(int argc, char** argv) {
     std::fprintf(stderr, "%s%s\n", kPrefix, error.c_str());
     return kExitUsage;
   }
-  const GetOptions& o = *parsed;
+  GetOptions o = *parsed;
   if (o.help) {
     print_get_usage(stdout);
     return kExitOk;
+  }
+  static UrlFile url_file;
+  if (o.url_file != nullptr) {
+    url_file.path = o.url_file;
+    if (!read_url_file(&url_file)) {
+      std::fprintf(stderr, "%scannot read a URL from --url-file '%s' (its first line)\n", kPrefix,
+                   o.url_file);
+      return kExitUsage;
+    }
+    // The request's URL views into a copy that stays: url_file.current changes on refresh.
+    static char first_url[sizeof url_file.current];
+    std::memcpy(first_url, url_file.current, url_file.size);
+    o.url = std::string_view(first_url, url_file.size);
   }
   https::Url url;
   if (https::parse_url(o.url, &url) != https::Status::kOk) {
@@ -473,6 +533,9 @@ int run_get(int argc, char** argv) {
     options.receive_limit = &receive_limit;
     options.send_limit = &send_limit;
   }
+  if (o.url_file != nullptr) {
+    options.url_refresh = https::UrlRefresh{&fresh_url_from_file, &url_file};
+  }
   TokenSource tokens{o.bearer, o.token_file};
   if (o.bearer != nullptr || o.token_file != nullptr) {
     options.credentials = https::Credentials{&token_authorization, &tokens};
@@ -510,6 +573,7 @@ int run_get(int argc, char** argv) {
     command.client = options;
     command.request = spec;
     command.url_text = o.url;
+    command.url_may_change = o.url_file != nullptr;
     command.checkpoint = o.retry.profile->checkpoint;
     command.max_rate = o.retry.limit_rate;
     command.output = o.output;

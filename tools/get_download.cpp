@@ -122,7 +122,7 @@ int run_download_command(const DownloadCommand& command) {
         break;
       case StateFile::Load::kLoaded: {
         if (restored.kind != transfer::TransferKind::kDownload ||
-            restored.url() != command.url_text) {
+            (!command.url_may_change && restored.url() != command.url_text)) {
           std::fprintf(stderr,
                        "%sthe state file '%s' is %s; remove it (and '%s') or pick another\n",
                        prefix, state_path.c_str(),
@@ -180,6 +180,7 @@ int run_download_command(const DownloadCommand& command) {
   transfer::DownloadSpec spec;
   spec.url = command.request.head.url;
   spec.url_text = command.url_text;
+  spec.url_may_change = command.url_may_change;
   spec.headers = command.request.head.headers;
   spec.header_count = command.request.head.header_count;
   spec.user_agent = command.request.head.user_agent;
@@ -242,8 +243,18 @@ int run_download_command(const DownloadCommand& command) {
     state_file.remove();
     return code;
   }
-  if (worth_keeping(code) && checkpointing.stored_delivered > 0) {
-    if (!command.trace) {
+  // A pre-signed URL that expired with no fresh one in --url-file: the bytes are good.
+  const bool expired = download.client().url_expired();
+  if ((worth_keeping(code) || expired) && checkpointing.stored_delivered > 0) {
+    if (expired && !command.trace) {
+      std::fprintf(stderr,
+                   "%sthe URL expired and no fresh one came; kept '%s' (%llu bytes "
+                   "checkpointed) and '%s': run the same command again with a fresh URL to go "
+                   "on\n",
+                   prefix, part.c_str(),
+                   static_cast<unsigned long long>(checkpointing.stored_delivered),
+                   state_path.c_str());
+    } else if (!command.trace) {
       std::fprintf(stderr,
                    "%s%skept '%s' (%llu bytes checkpointed) and '%s': run the same command "
                    "again to go on\n",

@@ -24,6 +24,7 @@ struct DownloadCommand {
   https::ClientOptions client;  // The body sink is set by the command.
   https::RequestSpec request;   // A GET: URL, headers, User-Agent, Host.
   std::string_view url_text;    // The URL as given (kept in the checkpoint).
+  bool url_may_change = false;  // --url-file: a state file of another URL is taken up.
   CheckpointPolicy checkpoint;
   std::uint64_t max_rate = 0;    // --limit-rate, bytes a second; 0: none.
   const char* output = nullptr;  // -o FILE; null: stdout.

@@ -157,6 +157,12 @@ void Reporter::human(const https::ClientEvent& event) {
                    static_cast<unsigned long long>(event.offset),
                    event.validator.empty() ? "" : " of the same representation (If-Range)");
       break;
+    case Kind::kUrlRefresh:
+      // The URL is not shown: a pre-signed one carries its signature.
+      line_.appendf(", the URL expired; going on from byte %llu with a fresh one",
+                    static_cast<unsigned long long>(event.offset));
+      end_line();
+      break;
     case Kind::kProgress:
       progress(event);
       break;
@@ -213,8 +219,9 @@ void Reporter::stopped(const https::ClientEvent& event) {
 
 void Reporter::trace(const https::ClientEvent& event) {
   using Kind = https::ClientEvent::Kind;
-  static constexpr const char* kNames[] = {"attempt",   "response", "error",    "wait", "resume",
-                                           "integrity", "redirect", "progress", "done"};
+  static constexpr const char* kNames[] = {"attempt",  "response",  "error",    "wait",
+                                           "resume",   "integrity", "redirect", "url_refresh",
+                                           "progress", "done"};
   static_assert(std::size(kNames) == static_cast<std::size_t>(Kind::kDone) + 1);
   LineBuffer j;
   j.appendf("{\"event\":\"%s\",\"t_ms\":%llu", kNames[static_cast<int>(event.kind)],
@@ -246,6 +253,10 @@ void Reporter::trace(const https::ClientEvent& event) {
     case Kind::kResume:
       j.appendf(",\"offset\":%llu,\"validator\":", static_cast<unsigned long long>(event.offset));
       append_json_string(&j, event.validator);
+      break;
+    case Kind::kUrlRefresh:
+      j.appendf(",\"status\":%u,\"offset\":%llu", static_cast<unsigned>(event.status),
+                static_cast<unsigned long long>(event.offset));
       break;
     case Kind::kProgress:
       j.appendf(",\"sending\":%s,\"bytes\":%llu", event.sending ? "true" : "false",

@@ -8,6 +8,7 @@
 #include "stepback/https/failure.hpp"
 #include "stepback/https/http/http_date.hpp"
 #include "stepback/https/http/redirect.hpp"
+#include "stepback/https/http/url_expiry.hpp"
 #include "stepback/https/integrity/crc32c.hpp"
 #include "stepback/https/http/retry_info.hpp"
 
@@ -152,6 +153,8 @@ Status Client::start(const RequestSpec& spec) {
   sink_failed_ = false;
   location_size_ = 0;
   redirects_ = 0;
+  url_refreshes_ = 0;
+  url_expired_ = false;
   redirecting_ = false;
   visited_[0] = url_id(url);
   started_ = false;
@@ -533,6 +536,19 @@ Client::Step Client::end_response(Millis now, bool reusable) {
   }
   if (sink_failed_) return refuse_splice(now);
   if (is_followed_redirect()) return follow_redirect(now);
+  if (is_expired_url()) return refresh_url(now);
+  if (body_use_ == BodyUse::kCapture && delivered_ == 0 &&
+      options_.url_refresh.fresh_url != nullptr &&
+      (parser_.status() == 400 || parser_.status() == 403)) {
+    // Read in case it was an expiry; it was not, and the body is the caller's as before.
+    const ResponseSink& sink = options_.body;
+    const ConstBytes kept{options_.buffers.error_body.data, error_body_size_};
+    if (kept.size > 0 && sink.write != nullptr && !sink.write(sink.context, 0, kept)) {
+      return stop(now, Outcome::kTerminalFailure, Status::kError,
+                  "the response sink refused the error body");
+    }
+    delivered_ = kept.size;
+  }
   if (refetch_) {
     return fail_attempt(now, Status::kReset,
                         "the server's range did not continue the body; fetching it whole again");
@@ -723,6 +739,67 @@ Client::Step Client::follow_redirect(Millis now) {
   emit(e);
   // The machine still waits for this attempt's report: it answers kSend again, and the
   // redirect is neither a retry nor a failure.
+  redirecting_ = true;
+  return go(Phase::kWaiting);
+}
+
+bool Client::is_expired_url() const {
+  return options_.url_refresh.fresh_url != nullptr && body_use_ == BodyUse::kCapture &&
+         presigned_url_expired(
+             parser_.status(),
+             std::string_view(reinterpret_cast<const char*>(options_.buffers.error_body.data),
+                              error_body_size_));
+}
+
+Client::Step Client::refresh_url(Millis now) {
+  // Without a fresh URL (none left, or none given) the expiry answer is the final response.
+  url_expired_ = true;  // Until a fresh URL goes out.
+  if (url_refreshes_ >= options_.max_url_refreshes) return report(now, response_result());
+  // Written into the receive scratch (free between responses; the URL in use may view into
+  // redirect_url), then kept in redirect_url.
+  const MutableBytes scratch = options_.buffers.io;
+  const std::size_t size = options_.url_refresh.fresh_url(options_.url_refresh.context, scratch);
+  if (size == 0 || size > scratch.size) return report(now, response_result());
+  if (size > options_.redirect_url.size) {
+    return stop(now, Outcome::kTerminalFailure, Status::kBufferTooSmall,
+                "the fresh URL does not fit the redirect-URL buffer (ClientOptions::redirect_url)");
+  }
+  Url next;
+  if (parse_url(std::string_view(reinterpret_cast<const char*>(scratch.data), size), &next) !=
+      Status::kOk) {
+    return stop(now, Outcome::kTerminalFailure, Status::kInvalidArgument,
+                "the fresh URL for the expired one is not an http(s) URL");
+  }
+  if (spec_.head.url.tls && !next.tls) {
+    return stop(now, Outcome::kTerminalFailure, Status::kInvalidArgument,
+                "refused a fresh URL from https to http");
+  }
+  if (next.host.size() >= sizeof host_z_) {
+    return stop(now, Outcome::kTerminalFailure, Status::kInvalidArgument,
+                "the fresh URL's host name is too long");
+  }
+  const bool same = same_origin(spec_.head.url, next);
+  std::memcpy(options_.redirect_url.data, scratch.data, size);
+  location_size_ = size;
+  const std::string_view text(reinterpret_cast<const char*>(options_.redirect_url.data), size);
+  (void)parse_url(text, &next);  // The same text, now where it stays.
+  if (!same) {
+    close_connection();
+    spec_.head.omit_credentials = true;
+    spec_.head.host = {};
+  }
+  spec_.head.url = next;
+  std::memcpy(host_z_, next.host.data(), next.host.size());
+  host_z_[next.host.size()] = '\0';
+  ++url_refreshes_;
+  url_expired_ = false;
+  ClientEvent e = event(ClientEvent::Kind::kUrlRefresh, now);
+  e.status = parser_.status();
+  e.url = text;
+  e.offset = delivered_;
+  emit(e);
+  // As after a redirect: the machine still waits for this attempt's report, and the next
+  // attempt goes at once, neither a retry nor a failure.
   redirecting_ = true;
   return go(Phase::kWaiting);
 }
@@ -924,6 +1001,11 @@ void Client::decide_body(Millis now) {
     body_use_ = BodyUse::kDiscard;
     validator_size_ = 0;
     refetch_ = restart_sink();
+    return;
+  }
+  // Perhaps a pre-signed URL's expiry answer: read to be checked (is_expired_url()).
+  if (options_.url_refresh.fresh_url != nullptr && resumable_ && (status == 400 || status == 403)) {
+    body_use_ = BodyUse::kCapture;
     return;
   }
   // Another final status: its body is the caller's, unless part of a representation is

@@ -59,6 +59,7 @@ struct Harness {
     options.credentials = credentials;
     options.max_redirects = max_redirects;
     options.redirect_url = MutableBytes{redirect_url, sizeof redirect_url};
+    options.url_refresh = url_refresh;
     client = std::make_unique<Client>(connector, context, options);
     EXPECT_EQ(resume ? client->start(spec, *resume) : client->start(spec), Status::kOk);
     return client->step(now);
@@ -95,6 +96,7 @@ struct Harness {
   std::uint8_t redirect_url[256];
   std::uint64_t body_limit = 1 << 20;
   Credentials credentials;
+  UrlRefresh url_refresh;
   std::vector<ClientEvent> events;
   std::vector<std::uint64_t> waits;
   std::vector<ClientNext> nexts;  // Every answer of step() that run() followed.
@@ -1464,6 +1466,115 @@ TEST(ClientRetryAfter, WithoutADateTheWallClockIsUsed) {
   Harness::wall = saved;
   EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
   EXPECT_EQ(h.waits, (std::vector<std::uint64_t>{30000}));
+}
+
+// Pre-signed URLs that expire (ClientOptions::url_refresh): fresh URLs handed out in turn.
+struct FreshUrls {
+  std::vector<std::string> urls;
+  std::size_t asked = 0;
+  static std::size_t next(void* self, MutableBytes out) {
+    auto* f = static_cast<FreshUrls*>(self);
+    const std::size_t i = f->asked++;
+    if (i >= f->urls.size() || f->urls[i].size() > out.size) return 0;
+    std::memcpy(out.data, f->urls[i].data(), f->urls[i].size());
+    return f->urls[i].size();
+  }
+};
+
+constexpr const char* kS3Expired =
+    "HTTP/1.1 403 Forbidden\r\nContent-Type: application/xml\r\nContent-Length: 85\r\n\r\n"
+    "<Error><Code>AccessDenied</Code><Message>Request has expired</Message></Error>\n\n\n\n\n\n\n";
+
+// Cut after "hel", the next attempt meets the expiry answer; the fresh URL goes on at once
+// from byte 3 (Range and If-Range on the ETag), as neither a retry nor a failure.
+TEST(ClientUrlRefresh, AnExpiredUrlIsReplacedAndTheBodyGoesOnFromItsOffset) {
+  Harness h("https://bucket.test/o?sig=1");
+  FreshUrls fresh{{"https://bucket.test/o?sig=2"}};
+  h.url_refresh = UrlRefresh{&FreshUrls::next, &fresh};
+  h.connector.add()
+      .recv_data("HTTP/1.1 200 OK\r\nETag: \"e1\"\r\nContent-Length: 5\r\n\r\nhel")
+      .recv_closed();
+  h.connector.add()
+      .recv_data(kS3Expired)
+      .recv_would_block()
+      .recv_data(
+          "HTTP/1.1 206 Partial Content\r\nETag: \"e1\"\r\nContent-Range: bytes 3-4/5\r\n"
+          "Content-Length: 2\r\n\r\nlo");
+  ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
+  EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess) << h.client->result().message;
+  EXPECT_EQ(h.body.bytes, "hello");
+  EXPECT_EQ(fresh.asked, 1U);
+  EXPECT_EQ(h.client->url_refreshes(), 1U);
+  EXPECT_FALSE(h.client->url_expired());
+  EXPECT_EQ(h.client->result().attempts, 2U);  // The cut's retry; the refresh is no attempt.
+  const std::string sent = h.connector.connection(1).sent();
+  const std::size_t second = sent.find("GET /o?sig=2 HTTP/1.1\r\n");
+  ASSERT_NE(second, std::string::npos) << sent;
+  EXPECT_NE(sent.find("Range: bytes=3-\r\n", second), std::string::npos) << sent;
+  EXPECT_NE(sent.find("If-Range: \"e1\"\r\n", second), std::string::npos) << sent;
+  ASSERT_EQ(count_of(h.events, ClientEvent::Kind::kUrlRefresh), 1);
+  for (const ClientEvent& e : h.events) {
+    if (e.kind != ClientEvent::Kind::kUrlRefresh) continue;
+    EXPECT_EQ(e.status, 403);
+    EXPECT_EQ(e.offset, 3U);
+    EXPECT_EQ(e.url, "https://bucket.test/o?sig=2");
+  }
+}
+
+// Fresh URLs that expire at once: at most max_url_refreshes (3) are taken, then the expiry
+// answer is the final response and url_expired() says why.
+TEST(ClientUrlRefresh, RefreshesAreBounded) {
+  Harness h("https://bucket.test/o?sig=1");
+  FreshUrls fresh{{"https://bucket.test/o?sig=2", "https://bucket.test/o?sig=3",
+                   "https://bucket.test/o?sig=4", "https://bucket.test/o?sig=5"}};
+  h.url_refresh = UrlRefresh{&FreshUrls::next, &fresh};
+  ScriptedTransport& t = h.connector.add();
+  for (int i = 0; i < 4; ++i) t.recv_data(kS3Expired).recv_would_block();
+  ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
+  EXPECT_EQ(h.client->result().outcome, Outcome::kTerminalStatus);
+  EXPECT_EQ(h.client->result().status, 403);
+  EXPECT_EQ(h.client->url_refreshes(), 3U);
+  EXPECT_EQ(fresh.asked, 3U);
+  EXPECT_TRUE(h.client->url_expired());
+  EXPECT_EQ(h.body.bytes, "");  // Expiry answers are read to be checked, not delivered.
+}
+
+// A fresh URL may not leave https for http.
+TEST(ClientUrlRefresh, AFreshUrlFromHttpsToHttpIsRefused) {
+  Harness h("https://bucket.test/o?sig=1");
+  FreshUrls fresh{{"http://bucket.test/o?sig=2"}};
+  h.url_refresh = UrlRefresh{&FreshUrls::next, &fresh};
+  h.connector.add().recv_data(kS3Expired);
+  ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
+  EXPECT_EQ(h.client->result().outcome, Outcome::kTerminalFailure);
+  EXPECT_STREQ(h.client->result().message, "refused a fresh URL from https to http");
+  EXPECT_EQ(h.connector.opened(), 1U);
+}
+
+// A 403 for another reason is the final response, its body the caller's as without
+// url_refresh (read first, to be checked); the app is not asked.
+TEST(ClientUrlRefresh, AnotherRefusalIsTheFinalResponseWithItsBody) {
+  Harness h("https://bucket.test/o?sig=1");
+  FreshUrls fresh{{"https://bucket.test/o?sig=2"}};
+  h.url_refresh = UrlRefresh{&FreshUrls::next, &fresh};
+  h.connector.add().recv_data(
+      "HTTP/1.1 403 Forbidden\r\nContent-Length: 55\r\n\r\n"
+      "<Error><Code>SignatureDoesNotMatch</Code></Error>\n\n\n\n\n\n");
+  ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
+  EXPECT_EQ(h.client->result().outcome, Outcome::kTerminalStatus);
+  EXPECT_EQ(fresh.asked, 0U);
+  EXPECT_FALSE(h.client->url_expired());
+  EXPECT_EQ(h.body.bytes, "<Error><Code>SignatureDoesNotMatch</Code></Error>\n\n\n\n\n\n");
+}
+
+// Without url_refresh an expiry answer is an ordinary final 403.
+TEST(ClientUrlRefresh, WithoutARefreshAnExpiryIsAnOrdinaryFinalResponse) {
+  Harness h("https://bucket.test/o?sig=1");
+  h.connector.add().recv_data(kS3Expired);
+  ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
+  EXPECT_EQ(h.client->result().status, 403);
+  EXPECT_FALSE(h.client->url_expired());
+  EXPECT_EQ(h.body.bytes.rfind("<Error><Code>AccessDenied</Code>", 0), 0U);
 }
 
 }  // namespace

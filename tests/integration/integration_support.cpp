@@ -439,6 +439,9 @@ std::string RunResult::summary() const {
       case https::ClientEvent::Kind::kResume:
         s << " [resume at " << e.offset << " if-range " << e.validator << "]";
         break;
+      case https::ClientEvent::Kind::kUrlRefresh:
+        s << " [url refresh " << e.status << " at " << e.offset << "]";
+        break;
       case https::ClientEvent::Kind::kProgress:
         s << " [progress " << e.bytes << "]";
         break;

@@ -35,7 +35,7 @@ https::Status Download::start(const DownloadSpec& spec) {
     message_ = "the record is not a download's";
     return https::Status::kInvalidArgument;
   }
-  if (r.url() != spec.url_text) {
+  if (!spec.url_may_change && r.url() != spec.url_text) {
     message_ = "the record belongs to another URL";
     return https::Status::kInvalidArgument;
   }
@@ -45,7 +45,7 @@ https::Status Download::start(const DownloadSpec& spec) {
   resume.validator_is_etag = r.validator_is_etag;
   // The generation pins the object the bytes came from; it is asked of the URL they came
   // from, not of a redirector in front of it.
-  if (r.final_url() == r.url()) resume.generation = r.generation();
+  if (r.final_url() == r.url() || spec.url_may_change) resume.generation = r.generation();
   if (r.total_size > 0) resume.total = r.total_size;
   resume.integrity = r.integrity;
   resume.integrity.size = r.delivered;
@@ -121,7 +121,7 @@ https::Status Download::resume(Millis now) {
   resume.validator = std::string_view(resume_validator_, validator.size());
   resume.validator_is_etag = client_.validator_is_etag();
   // The generation is the object's behind the redirects, not the redirector's (see start()).
-  if (client_.redirected_url().empty()) {
+  if (client_.redirects() == 0) {
     const std::string_view generation = client_.generation();
     std::memcpy(resume_generation_, generation.data(), generation.size());
     resume.generation = std::string_view(resume_generation_, generation.size());

@@ -65,8 +65,10 @@ struct ClientEvent {
     kWait,
     kResume,
     kIntegrity,
-    kRedirect,  // A redirect is followed: `status`, and `url`, where the next request goes.
-    kProgress,  // Body bytes moved (ClientOptions::progress paces these): bytes, total, rate.
+    kRedirect,    // A redirect is followed: `status`, and `url`, where the next request goes.
+    kUrlRefresh,  // An expired pre-signed URL was replaced: `status` (the expiry answer's),
+                  // `url` (the fresh one), `offset` (where the body goes on).
+    kProgress,    // Body bytes moved (ClientOptions::progress paces these): bytes, total, rate.
     kDone
   };
   Kind kind = Kind::kAttempt;
@@ -182,6 +184,14 @@ struct BodyResume {
   IntegrityState integrity;            // The check over the first `offset` bytes.
 };
 
+// Gives a fresh URL for an expired pre-signed one: writes it as text into `out` and returns
+// its length; 0 when there is none (the request then ends with the expiry answer). Called
+// from step(); it must not block (an app that fetches URLs has one ready, or ends here).
+struct UrlRefresh {
+  std::size_t (*fresh_url)(void* context, MutableBytes out) = nullptr;
+  void* context = nullptr;
+};
+
 // Everything a Client is configured with, besides its connector and retry context.
 struct ClientOptions {
   Timeouts timeouts;
@@ -225,6 +235,19 @@ struct ClientOptions {
   // own transfer as too slow.
   RateLimiter* receive_limit = nullptr;
   RateLimiter* send_limit = nullptr;
+  // Pre-signed URLs that expire mid-transfer (Cloud Storage V4 signed URLs, S3 pre-signed
+  // URLs): a GET whose response is the provider's expiry answer (presigned_url_expired(),
+  // https/http/url_expiry.hpp) asks `url_refresh` for a fresh URL and goes on at once from the
+  // bytes the sink holds: Range and If-Range on the object's strong ETag or Last-Modified, its
+  // Cloud Storage generation and its length, so that another object is never spliced on (it
+  // is fetched whole, the sink restarted, as after any change). Neither a retry nor a
+  // failure; at most max_url_refreshes a request (then the expiry answer ends it). The fresh
+  // URL is kept in redirect_url (so that buffer must hold it) and must not go from https to
+  // http. With url_refresh set, a 400 or 403 body is read into buffers.error_body to be
+  // checked; when it is not an expiry and the sink has nothing yet, what of it fit goes to
+  // the sink as before.
+  UrlRefresh url_refresh;
+  std::uint8_t max_url_refreshes = 3;
   // How often kProgress events come while body bytes move (by default, 64 KiB and 250 ms
   // apart, both). They come from step(), after the bytes, so none arrive while the loop
   // waits; kDone, not a last kProgress, says the body is complete. An invalid policy (see
@@ -288,6 +311,12 @@ class Client {
   }
   // Redirects followed by the request.
   std::uint32_t redirects() const { return redirects_; }
+  // Expired URLs the request replaced (ClientOptions::url_refresh).
+  std::uint32_t url_refreshes() const { return url_refreshes_; }
+  // Whether the final response was a pre-signed URL's expiry answer that no fresh URL
+  // followed (url_refresh gave none, or max_url_refreshes were used): what the sink holds is
+  // still good for a later request with a fresh URL.
+  bool url_expired() const { return url_expired_; }
   // The first field named `name` (case-insensitive) of the last response head received, a
   // view into the caller's response-head buffer valid until the next start(); nullopt when
   // there is none (e.g. Location of a resumable-upload session, Range of a 308).
@@ -352,6 +381,11 @@ class Client {
   Step end_response(Millis now, bool reusable);
   // Follows the redirect the last response is, or ends the request on it.
   Step follow_redirect(Millis now);
+  // Whether the response is a pre-signed URL's expiry answer that url_refresh may answer.
+  bool is_expired_url() const;
+  // Asks url_refresh for a fresh URL and goes on with it; or, without one, the expiry answer
+  // ends the request.
+  Step refresh_url(Millis now);
   bool is_followed_redirect() const;
   Step fail_attempt(Millis now, Status status, const char* message);
   Step send_stopped(Millis now, Status status, const char* message);
@@ -461,6 +495,8 @@ class Client {
   std::uint32_t redirects_ = 0;
   // CRC-32C of every URL of the redirect chain, to see a loop (at most 255 + 1 of them).
   std::uint32_t visited_[16] = {};
+  std::uint32_t url_refreshes_ = 0;
+  bool url_expired_ = false;
   bool redirecting_ = false;  // The next attempt follows a redirect: not counted.
   char redirect_message_[256] = {};
 };

@@ -44,6 +44,10 @@ struct DownloadSpec {
   // sink holds; null: from byte 0. Its retry wait under way is waited out first (the earlier
   // of the time that was left and its wall-clock end, see remaining_wait()).
   const TransferState* resume = nullptr;
+  // A pre-signed URL the app replaces when it expires (ClientOptions::url_refresh): the
+  // record may name another URL than url_text, since each signing differs; the bytes are
+  // still pinned to the object by its validator, generation and length.
+  bool url_may_change = false;
 };
 
 // Receives a due checkpoint, synchronously from step(): make the sink's first
