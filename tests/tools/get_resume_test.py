@@ -19,7 +19,7 @@ import sys
 import tempfile
 import time
 
-from cli_support import check, trace_events
+from cli_support import check, free_port, nginx_conf, start_nginx, trace_events
 
 BINARY = sys.argv[1]
 NGINX = sys.argv[2]
@@ -30,23 +30,9 @@ INTERVAL_S = 2  # The desktop profile's checkpoint interval (every 1 MiB and at 
 # Every run takes the desktop profile's pace, whatever profile the build chose (mobile: 5 s).
 PROFILE = ["--profile", "desktop"]
 
-CONF = """daemon off;
-master_process off;
-worker_processes 1;
-pid {dir}/nginx.pid;
-error_log {dir}/error.log info;
-events {{ worker_connections 64; }}
-http {{
-  log_format sb '$uri $status $body_bytes_sent "$http_range" "$http_if_range" '
-                '"$http_authorization"';
-  access_log {dir}/access.log sb;
-  client_body_temp_path {dir}/client_body;
-  proxy_temp_path {dir}/proxy;
-  fastcgi_temp_path {dir}/fastcgi;
-  uwsgi_temp_path {dir}/uwsgi;
-  scgi_temp_path {dir}/scgi;
-  default_type application/octet-stream;
-  server {{
+# What nginx logs of each request, and its servers (str.format: dir, port, port2, rate, md5).
+LOG_FORMAT = '$uri $status $body_bytes_sent "$http_range" "$http_if_range" "$http_authorization"'
+SERVERS = """  server {{
     listen 127.0.0.1:{port};
     root {dir}/www;
     location /slow/ {{ alias {dir}/www/; limit_rate {rate}; }}
@@ -65,18 +51,7 @@ http {{
   server {{
     listen 127.0.0.1:{port2};
     root {dir}/www;
-  }}
-}}
-"""
-
-
-def free_port():
-    import socket
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+  }}"""
 
 
 class Nginx:
@@ -90,19 +65,12 @@ class Nginx:
         self.write("big.bin", self.big)
         self.write("small.bin", self.small)
         self.port, self.port2 = free_port(), free_port()
-        conf = os.path.join(tmp, "nginx.conf")
-        with open(conf, "w") as f:
-            f.write(CONF.format(dir=tmp, port=self.port, port2=self.port2, rate=RATE,
-                                md5=base64.b64encode(hashlib.md5(self.big).digest()).decode()))
-        self.proc = subprocess.Popen([NGINX, "-c", conf, "-p", tmp], stderr=subprocess.DEVNULL)
-        # Ready when it answers (bounded: 10 s).
-        for _ in range(200):
-            if subprocess.run([BINARY, "get", self.url("/small.bin"), "--max-retries", "0"],
-                              capture_output=True).returncode == 0:
-                return
-            time.sleep(0.05)
-        self.stop()
-        sys.exit("FAIL: nginx did not come up")
+        servers = SERVERS.format(dir=tmp, port=self.port, port2=self.port2, rate=RATE,
+                                 md5=base64.b64encode(hashlib.md5(self.big).digest()).decode())
+        self.proc = start_nginx(
+            NGINX, tmp, nginx_conf(tmp, LOG_FORMAT, servers),
+            lambda: subprocess.run([BINARY, "get", self.url("/small.bin"), "--max-retries", "0"],
+                                   capture_output=True).returncode == 0)
 
     def write(self, name, data):
         with open(os.path.join(self.dir, "www", name), "wb") as f:

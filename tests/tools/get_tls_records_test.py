@@ -15,46 +15,21 @@ import sys
 import tempfile
 import time
 
-from cli_support import check
+from cli_support import check, free_port, nginx_conf, start_nginx
 
 BINARY = sys.argv[1]
 NGINX = sys.argv[2]
 IN_CONTENT_LEN = int(sys.argv[3])
 SIZE = 300 * 1024 + 5
 
-CONF = """daemon off;
-master_process off;
-worker_processes 1;
-pid {dir}/nginx.pid;
-error_log {dir}/error.log info;
-events {{ worker_connections 64; }}
-http {{
-  log_format sb '$uri $status $body_bytes_sent $ssl_protocol';
-  access_log {dir}/access.log sb;
-  client_body_temp_path {dir}/client_body;
-  proxy_temp_path {dir}/proxy;
-  fastcgi_temp_path {dir}/fastcgi;
-  uwsgi_temp_path {dir}/uwsgi;
-  scgi_temp_path {dir}/scgi;
-  default_type application/octet-stream;
-  server {{
+LOG_FORMAT = "$uri $status $body_bytes_sent $ssl_protocol"
+SERVERS = """  server {{
     listen 127.0.0.1:{port} ssl;
     ssl_certificate {dir}/cert.pem;
     ssl_certificate_key {dir}/key.pem;
     ssl_protocols TLSv1.2 TLSv1.3;
     root {dir}/www;
-  }}
-}}
-"""
-
-
-def free_port():
-    import socket
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+  }}"""
 
 
 class Nginx:
@@ -72,18 +47,11 @@ class Nginx:
                         "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1"],
                        check=True, capture_output=True)
         self.port = free_port()
-        conf = os.path.join(tmp, "nginx.conf")
-        with open(conf, "w") as f:
-            f.write(CONF.format(dir=tmp, port=self.port))
-        self.proc = subprocess.Popen([NGINX, "-c", conf, "-p", tmp], stderr=subprocess.DEVNULL)
-        # Ready when it answers (bounded: 10 s): a 404 (exit 4).
-        for _ in range(200):
-            if subprocess.run([BINARY, "get", self.url("/probe"), "--cacert", self.cert,
-                               "--max-retries", "0"], capture_output=True).returncode == 4:
-                return
-            time.sleep(0.05)
-        self.stop()
-        sys.exit("FAIL: nginx did not come up")
+        # Ready when it answers: a 404 (exit 4).
+        self.proc = start_nginx(
+            NGINX, tmp, nginx_conf(tmp, LOG_FORMAT, SERVERS.format(dir=tmp, port=self.port)),
+            lambda: subprocess.run([BINARY, "get", self.url("/probe"), "--cacert", self.cert,
+                                    "--max-retries", "0"], capture_output=True).returncode == 4)
 
     @property
     def cert(self):

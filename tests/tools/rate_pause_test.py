@@ -21,41 +21,16 @@ import sys
 import tempfile
 import time
 
-from cli_support import check
+from cli_support import check, free_port, nginx_conf, start_nginx
 
 BINARY, NGINX, UPLOAD_SERVER = sys.argv[1], sys.argv[2], sys.argv[3]
 MIB = 1024 * 1024
 
-CONF = """daemon off;
-master_process off;
-worker_processes 1;
-pid {dir}/nginx.pid;
-error_log {dir}/error.log info;
-events {{ worker_connections 64; }}
-http {{
-  log_format sb '$uri $status $body_bytes_sent "$http_range" "$http_if_range"';
-  access_log {dir}/access.log sb;
-  client_body_temp_path {dir}/client_body;
-  proxy_temp_path {dir}/proxy;
-  fastcgi_temp_path {dir}/fastcgi;
-  uwsgi_temp_path {dir}/uwsgi;
-  scgi_temp_path {dir}/scgi;
-  default_type application/octet-stream;
-  server {{
+LOG_FORMAT = '$uri $status $body_bytes_sent "$http_range" "$http_if_range"'
+SERVERS = """  server {{
     listen 127.0.0.1:{port};
     root {dir}/www;
-  }}
-}}
-"""
-
-
-def free_port():
-    import socket
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+  }}"""
 
 
 class Nginx:
@@ -70,17 +45,10 @@ class Nginx:
         with open(os.path.join(tmp, "www", "ping"), "wb") as f:
             f.write(b"pong\n")
         self.port = free_port()
-        conf = os.path.join(tmp, "nginx.conf")
-        with open(conf, "w") as f:
-            f.write(CONF.format(dir=tmp, port=self.port))
-        self.proc = subprocess.Popen([NGINX, "-c", conf, "-p", tmp], stderr=subprocess.DEVNULL)
-        for _ in range(200):  # Ready when it answers (bounded: 10 s).
-            if subprocess.run([BINARY, "get", self.url("/ping"), "--max-retries", "0"],
-                              capture_output=True).returncode == 0:
-                return
-            time.sleep(0.05)
-        self.stop()
-        sys.exit("FAIL: nginx did not come up")
+        self.proc = start_nginx(
+            NGINX, tmp, nginx_conf(tmp, LOG_FORMAT, SERVERS.format(dir=tmp, port=self.port)),
+            lambda: subprocess.run([BINARY, "get", self.url("/ping"), "--max-retries", "0"],
+                                   capture_output=True).returncode == 0)
 
     def url(self, path):
         return f"http://127.0.0.1:{self.port}{path}"
