@@ -684,49 +684,6 @@ def case_get_token_file():
         check(token not in err, f"{args}: the token was printed: {err!r}")
 
 
-def case_get_meter():
-    # On a terminal, a body that takes a while shows a live meter: bytes, rate, time left.
-    body = b"m" * 3_000_000
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(1)
-    port = sock.getsockname()[1]
-
-    def serve():
-        conn, _ = sock.accept()
-        with conn:
-            conn.settimeout(5)
-            data = b""
-            while b"\r\n\r\n" not in data:
-                data += conn.recv(4096)
-            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n" % len(body))
-            for i in range(0, len(body), 100_000):  # About 1 s in all.
-                conn.sendall(body[i:i + 100_000])
-                time.sleep(0.033)
-
-    threading.Thread(target=serve, daemon=True).start()
-    import pty
-    master, slave = pty.openpty()
-    p = subprocess.Popen([BINARY, "get", f"http://127.0.0.1:{port}/", "-o", os.devnull],
-                         stderr=slave, stdout=subprocess.DEVNULL)
-    os.close(slave)
-    seen = b""
-    end = time.monotonic() + 20
-    while time.monotonic() < end:
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
-        seen += chunk
-    code = p.wait(timeout=20)
-    os.close(master)
-    check(code == 0, f"exit {code}: {seen!r}")
-    check(re.search(rb"\rattempt 1: 200 OK, [0-9.]+ MB of 3.0 MB \([0-9]+%\), [0-9.]+ MB/s, [0-9]+ s left\x1b\[K", seen) is not None,
-          f"no meter on the terminal: {seen[-400:]!r}")
-
-
 def slow_body_server(body, pieces, pause):
     """A one-connection server that sends `body` in `pieces` pieces, `pause` seconds apart;
     returns its port."""
@@ -750,6 +707,31 @@ def slow_body_server(body, pieces, pause):
 
     threading.Thread(target=serve, daemon=True).start()
     return sock.getsockname()[1]
+
+
+def case_get_meter():
+    # On a terminal, a body that takes a while shows a live meter: bytes, rate, time left.
+    port = slow_body_server(b"m" * 3_000_000, 30, 0.033)  # About 1 s in all.
+    import pty
+    master, slave = pty.openpty()
+    p = subprocess.Popen([BINARY, "get", f"http://127.0.0.1:{port}/", "-o", os.devnull],
+                         stderr=slave, stdout=subprocess.DEVNULL)
+    os.close(slave)
+    seen = b""
+    end = time.monotonic() + 20
+    while time.monotonic() < end:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        seen += chunk
+    code = p.wait(timeout=20)
+    os.close(master)
+    check(code == 0, f"exit {code}: {seen!r}")
+    check(re.search(rb"\rattempt 1: 200 OK, [0-9.]+ MB of 3.0 MB \([0-9]+%\), [0-9.]+ MB/s, [0-9]+ s left\x1b\[K", seen) is not None,
+          f"no meter on the terminal: {seen[-400:]!r}")
 
 
 def case_get_meter_tmux():
