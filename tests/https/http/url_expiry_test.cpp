@@ -31,8 +31,9 @@ TEST(PresignedUrlExpired, TheProvidersAnswersAreRecognised) {
 TEST(PresignedUrlExpired, OtherRefusalsAreNot) {
   // A bad signature, no permission: a fresh URL would not help (or is not the app's to give).
   EXPECT_FALSE(presigned_url_expired(
-      403, "<Error><Code>SignatureDoesNotMatch</Code><Message>The request signature we "
-           "calculated does not match</Message></Error>"));
+      403,
+      "<Error><Code>SignatureDoesNotMatch</Code><Message>The request signature we "
+      "calculated does not match</Message></Error>"));
   EXPECT_FALSE(presigned_url_expired(
       403, "<Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>"));
   EXPECT_FALSE(presigned_url_expired(400, "<Error><Code>InvalidArgument</Code></Error>"));

@@ -445,8 +445,7 @@ class Client {
   // Bytes the send limit granted to a send that would block: TLS must be offered the same
   // bytes again, so the grant holds until they have gone.
   std::size_t send_granted_ = 0;
-  ProgressMeter meter_;           // Paces kProgress: the request body's, then the response's.
-  bool meter_receiving_ = false;  // meter_ follows the response body (from its first byte).
+  ProgressMeter meter_;  // Paces kProgress: the request body's, then the response's.
   std::size_t error_body_size_ = 0;
   std::uint64_t delivered_ = 0;  // Representation bytes the sink has.
   std::uint64_t refetched_ = 0;
@@ -497,7 +496,8 @@ class Client {
   std::uint32_t visited_[16] = {};
   std::uint32_t url_refreshes_ = 0;
   bool url_expired_ = false;
-  bool redirecting_ = false;  // The next attempt follows a redirect: not counted.
+  bool meter_receiving_ = false;  // meter_ follows the response body (from its first byte).
+  bool redirecting_ = false;      // The next attempt follows a redirect: not counted.
   char redirect_message_[256] = {};
 };
 
