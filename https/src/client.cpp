@@ -537,9 +537,7 @@ Client::Step Client::end_response(Millis now, bool reusable) {
   if (sink_failed_) return refuse_splice(now);
   if (is_followed_redirect()) return follow_redirect(now);
   if (is_expired_url()) return refresh_url(now);
-  if (body_use_ == BodyUse::kCapture && delivered_ == 0 &&
-      options_.url_refresh.fresh_url != nullptr &&
-      (parser_.status() == 400 || parser_.status() == 403)) {
+  if (body_use_ == BodyUse::kCapture && delivered_ == 0 && may_be_expired_url()) {
     // Read in case it was an expiry; it was not, and the body is the caller's as before.
     const ResponseSink& sink = options_.body;
     const ConstBytes kept{options_.buffers.error_body.data, error_body_size_};
@@ -743,8 +741,14 @@ Client::Step Client::follow_redirect(Millis now) {
   return go(Phase::kWaiting);
 }
 
+bool Client::may_be_expired_url() const {
+  const std::uint16_t status = parser_.status();
+  return options_.url_refresh.fresh_url != nullptr && resumable_ &&
+         (status == 400 || status == 403);
+}
+
 bool Client::is_expired_url() const {
-  return options_.url_refresh.fresh_url != nullptr && body_use_ == BodyUse::kCapture &&
+  return may_be_expired_url() && body_use_ == BodyUse::kCapture &&
          presigned_url_expired(
              parser_.status(),
              std::string_view(reinterpret_cast<const char*>(options_.buffers.error_body.data),
@@ -1004,7 +1008,7 @@ void Client::decide_body(Millis now) {
     return;
   }
   // Perhaps a pre-signed URL's expiry answer: read to be checked (is_expired_url()).
-  if (options_.url_refresh.fresh_url != nullptr && resumable_ && (status == 400 || status == 403)) {
+  if (may_be_expired_url()) {
     body_use_ = BodyUse::kCapture;
     return;
   }

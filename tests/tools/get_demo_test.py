@@ -22,7 +22,7 @@ import tempfile
 import threading
 import time
 
-from cli_support import check, trace_events
+from cli_support import check, free_port, trace_events
 
 BINARY = sys.argv[1]
 
@@ -50,15 +50,6 @@ def run(*args, timeout=20):
     start = time.monotonic()
     p = subprocess.run([BINARY, *args], capture_output=True, text=True, timeout=timeout)
     return p.returncode, p.stdout, p.stderr, time.monotonic() - start
-
-
-def closed_port():
-    """A loopback port nothing listens on (bound, then released)."""
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def anchor_file(tmp):
@@ -181,7 +172,7 @@ def case_demo_retry_after():
 
 def case_get_refused():
     with tempfile.TemporaryDirectory() as tmp:
-        port = closed_port()
+        port = free_port()
         args = ["get", f"https://127.0.0.1:{port}/", "--cacert", anchor_file(tmp),
                 "--max-retries", "1", "--max-backoff", "1"]
         code, out, err, _ = run(*args)
@@ -285,7 +276,7 @@ def case_get_usage():
 
 
 def case_get_local_io():
-    port = closed_port()
+    port = free_port()
     code, _, err, _ = run("get", f"http://127.0.0.1:{port}/", "--data", "@/nonexistent/body")
     check(code == 7 and "cannot read --data file" in err, f"--data: {code} {err!r}")
     code, _, err, _ = run("get", f"http://127.0.0.1:{port}/", "-o", "/nonexistent/dir/out")

@@ -381,6 +381,9 @@ class Client {
   Step end_response(Millis now, bool reusable);
   // Follows the redirect the last response is, or ends the request on it.
   Step follow_redirect(Millis now);
+  // Whether the response's status may be a pre-signed URL's expiry answer that url_refresh
+  // could answer (its body, captured, says whether it is).
+  bool may_be_expired_url() const;
   // Whether the response is a pre-signed URL's expiry answer that url_refresh may answer.
   bool is_expired_url() const;
   // Asks url_refresh for a fresh URL and goes on with it; or, without one, the expiry answer
