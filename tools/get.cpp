@@ -55,6 +55,7 @@ struct GetOptions {
   std::size_t pin_count = 0;
   RetryFlags retry;  // --profile, --max-retries, --max-backoff, --deadline, --jitter, --idempotency
   std::optional<Millis> max_time;
+  std::uint64_t range_size = 0;       // --range-size BYTES: a download in pieces; 0: one request
   const char* bearer = nullptr;       // --oauth2-bearer TOKEN
   const char* token_file = nullptr;   // --token-file FILE, read again before every attempt
   const char* url_file = nullptr;     // --url-file FILE: the URL, read again when it expires
@@ -133,6 +134,13 @@ std::optional<GetOptions> parse_get_args(int argc, char** argv, std::string* err
                    o.max_time = parse_seconds(value);
                    return o.max_time && o.max_time->count() > 0;
                  }),
+      value_flag("--range-size", "expected a size above 0, such as 4K or 1M",
+                 [&o](std::string_view value, std::string*) {
+                   const std::optional<std::uint64_t> size = parse_rate(value);
+                   if (!size || *size == 0) return false;
+                   o.range_size = *size;
+                   return true;
+                 }),
       text_flag("--oauth2-bearer", &o.bearer),
       text_flag("--token-file", &o.token_file),
       text_flag("--url-file", &o.url_file),
@@ -210,7 +218,7 @@ void print_get_usage(std::FILE* out) {
       "                        [--max-retries N] [--max-backoff SECONDS] [--deadline SECONDS]\n"
       "                        [--max-time SECONDS] [--idempotency auto|strict|yes|no]\n"
       "                        [--speed-limit BYTES] [--speed-time SECONDS]\n"
-      "                        [--limit-rate RATE]\n"
+      "                        [--limit-rate RATE] [--range-size BYTES]\n"
       "                        [--jitter seed|full|equal|decorrelated|none]\n"
       "                        [--oauth2-bearer TOKEN | --token-file FILE]\n"
       "                        [--dns-servers IP[:PORT][,...]]\n"
@@ -266,6 +274,11 @@ void print_get_usage(std::FILE* out) {
       "                       there with Range and If-Range, and checks the whole file's\n"
       "                       digests; a changed object starts over\n"
       "  --state FILE         keep that checkpoint in FILE instead (with -o FILE)\n"
+      "  --range-size BYTES   fetch a GET as successive ranged requests of BYTES (4K, 1M;\n"
+      "                       1024-based) on one kept connection, pinned to the object by\n"
+      "                       If-Range and checked whole: no response is larger, for a\n"
+      "                       device with a small TLS buffer; a server that ignores ranges\n"
+      "                       sends the whole body at once\n"
       "  --max-redirs N       follow at most N redirects (301, 302, 303, 307, 308; default\n"
       "                       %u; 0: none). 303, and 301/302 after a POST, become a GET;\n"
       "                       credentials never go to another origin; https to http, a loop\n"
@@ -460,6 +473,10 @@ int run_get(int argc, char** argv) {
   const std::string_view method = !o.method.empty() ? o.method : (o.data ? "POST" : "GET");
   // A plain GET is a transfer::Download (get_download.cpp): it opens its own output.
   const bool download = method == "GET" && !o.data && !o.operation;
+  if (o.range_size > 0 && !download) {
+    std::fprintf(stderr, "%s--range-size is for a GET (a download), not this request\n", kPrefix);
+    return kExitUsage;
+  }
   BodyOutput output{stdout};
   // -o FILE, a regular file or a new one: the body goes to FILE.part, renamed over FILE on
   // success only, so a failed run neither leaves a partial FILE nor wipes an existing one.
@@ -576,6 +593,7 @@ int run_get(int argc, char** argv) {
     command.url_may_change = o.url_file != nullptr;
     command.checkpoint = o.retry.profile->checkpoint;
     command.max_rate = o.retry.limit_rate;
+    command.range_size = o.range_size;
     command.output = o.output;
     command.state = o.state;
     command.reporter = &reporter;

@@ -175,6 +175,7 @@ int run_download_command(const DownloadCommand& command) {
   options.client.body = body_sink(&output);
   options.checkpoint = command.checkpoint;
   options.max_rate = command.max_rate;
+  options.range_size = command.range_size;
   if (via_part) options.checkpoints = transfer::CheckpointSink{&save_checkpoint, &checkpointing};
   transfer::Download download(*command.connector, *command.context, options);
   transfer::DownloadSpec spec;

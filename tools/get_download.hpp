@@ -27,6 +27,7 @@ struct DownloadCommand {
   bool url_may_change = false;  // --url-file: a state file of another URL is taken up.
   CheckpointPolicy checkpoint;
   std::uint64_t max_rate = 0;    // --limit-rate, bytes a second; 0: none.
+  std::uint64_t range_size = 0;  // --range-size, bytes a piece; 0: one request.
   const char* output = nullptr;  // -o FILE; null: stdout.
   const char* state = nullptr;   // --state FILE; null: FILE.part.state with -o.
   Reporter* reporter = nullptr;

@@ -135,7 +135,8 @@ Status Client::start(const RequestSpec& spec) {
   host_z_[url.host.size()] = '\0';
   spec_ = spec;
   spec_.head.body_size = spec.body.size;
-  const Status written = write_head(0);
+  piece_end_ = UINT64_MAX;
+  const Status written = write_head(false, 0);
   if (written != Status::kOk) return written;
   idempotent_ = is_idempotent(spec);
   strict_ = spec.idempotency == RequestSpec::Idempotency::kStrict ||
@@ -166,7 +167,8 @@ Status Client::start(const RequestSpec& spec, const BodyResume& resume) {
   if (spec.head.method != "GET" || resume.validator.size() > sizeof validator_ ||
       resume.generation.size() > sizeof generation_ ||
       resume.generation.find_first_not_of("0123456789") != std::string_view::npos ||
-      resume.integrity.size != resume.offset || (resume.total && *resume.total < resume.offset)) {
+      resume.integrity.size != resume.offset || (resume.total && *resume.total < resume.offset) ||
+      resume.until <= resume.offset) {
     return Status::kInvalidArgument;
   }
   for (const char c : resume.validator) {
@@ -188,6 +190,26 @@ Status Client::start(const RequestSpec& spec, const BodyResume& resume) {
     std::memcpy(generation_, resume.generation.data(), resume.generation.size());
   }
   generation_size_ = resume.generation.size();
+  piece_end_ = resume.until;
+  return Status::kOk;
+}
+
+Status Client::continue_body(std::uint64_t until) {
+  if (phase_ != Phase::kDone || result_.outcome != Outcome::kSuccess || result_.status != 206 ||
+      !total_ || delivered_ >= *total_ || until <= delivered_) {
+    return Status::kInvalidArgument;
+  }
+  // spec_ is the request as the last piece ended it: at the URL redirects led to, with their
+  // rules on credentials applied.
+  machine_ = RetryMachine(context_, idempotent_ ? Idempotent::kYes : Idempotent::kNo);
+  result_ = ClientResult{};
+  last_attempt_ = AttemptResult{};
+  refresh_token_ = token_refreshed_ = false;
+  redirecting_ = false;
+  redirects_ = 0;
+  visited_[0] = url_id(spec_.head.url);
+  piece_end_ = until;
+  phase_ = Phase::kIdle;
   return Status::kOk;
 }
 
@@ -265,12 +287,15 @@ Client::Step Client::on_machine(Millis now) {
 Client::Step Client::begin_attempt(Millis now) {
   if (!redirecting_) ++result_.attempts;
   redirecting_ = false;
-  // A cut download goes on from where it stopped, pinned to the same representation.
-  const std::uint64_t from = resumable_ && validator_size_ > 0 ? delivered_ : 0;
-  if (write_head(from) != Status::kOk) {
+  // A cut download goes on from where it stopped, pinned to the same representation; a
+  // piece is asked for from there, or from byte 0 when nothing pins the bytes the sink has
+  // (then the whole representation is asked for: the sink starts over).
+  const bool pinned = resumable_ && validator_size_ > 0;
+  const std::uint64_t from = pinned ? delivered_ : 0;
+  const bool piece = resumable_ && piece_end_ != UINT64_MAX && (pinned || delivered_ == 0);
+  if (write_head(from > 0 || piece, from) != Status::kOk) {
     // The Range lines do not fit the request buffer: fetch it whole (the sink restarts).
-    (void)write_head(0);
-    range_from_ = 0;
+    (void)write_head(false, 0);
   }
   token_refreshed_ = refresh_token_;
   if (add_authorization(refresh_token_) != Status::kOk) {
@@ -563,10 +588,12 @@ Client::Step Client::end_response(Millis now, bool reusable) {
       return stop(now, Outcome::kTerminalFailure, Status::kIntegrity, integrity_message_);
     }
   }
-  // A part (206) that ends before the representation does is still a cut body.
+  // A part (206) that ends before the representation does is still a cut body, unless the
+  // request asked for a piece and the part came whole (a server may send less than asked).
   const std::uint16_t status = parser_.status();
+  const bool piece_done = status == 206 && piece_end_ != UINT64_MAX && delivered_ == part_end_;
   if (resumable_ && body_use_ == BodyUse::kDeliver && total_ && delivered_ < *total_ &&
-      (status == 200 || status == 206)) {
+      (status == 200 || status == 206) && !piece_done) {
     return fail_attempt(now, Status::kReset, "the response ended before the whole body arrived");
   }
   return report(now, response_result());
@@ -730,7 +757,8 @@ Client::Step Client::follow_redirect(Millis now) {
   if (idempotent_ != was_idempotent) {
     machine_ = RetryMachine(context_, idempotent_ ? Idempotent::kYes : Idempotent::kNo);
   }
-  if (write_head(0) != Status::kOk) return refuse("the redirected request does not fit its buffer");
+  if (write_head(false, 0) != Status::kOk)
+    return refuse("the redirected request does not fit its buffer");
   ClientEvent e = event(ClientEvent::Kind::kRedirect, now);
   e.status = status;
   e.url = text;
@@ -813,10 +841,11 @@ Client::Step Client::refuse_splice(Millis now) {
               "the body had to start over and the sink cannot restart; nothing was spliced");
 }
 
-Status Client::write_head(std::uint64_t range_from) {
+Status Client::write_head(bool ranged, std::uint64_t range_from) {
   range_from_ = 0;
+  ranged_ = false;
   const Status s = write_request_head(spec_.head, options_.buffers.request, &head_size_);
-  if (s != Status::kOk || range_from == 0) return s;
+  if (s != Status::kOk || !ranged) return s;
   MutableBytes out = options_.buffers.request;
   // Cloud Storage: pins the resumed read to the generation the first part came from, so it
   // can never continue another version of the object (unless the URL already names one).
@@ -836,17 +865,28 @@ Status Client::write_head(std::uint64_t range_from) {
     std::memcpy(out.data + end, param, len);
     head_size_ += len;
   }
-  // Inserts Range and If-Range before the blank line that ends the head.
+  // Inserts Range (and If-Range, when something pins the bytes) before the blank line that
+  // ends the head.
   std::size_t at = head_size_ - 2;
-  char number[24];
-  std::snprintf(number, sizeof number, "%llu", static_cast<unsigned long long>(range_from));
-  const bool fits = append(out, &at, "Range: bytes=") && append(out, &at, number) &&
-                    append(out, &at, "-\r\nIf-Range: ") &&
-                    append(out, &at, std::string_view(validator_, validator_size_)) &&
-                    append(out, &at, "\r\n\r\n");
+  char range[48];
+  if (piece_end_ == UINT64_MAX) {
+    std::snprintf(range, sizeof range, "%llu-", static_cast<unsigned long long>(range_from));
+  } else {
+    std::snprintf(range, sizeof range, "%llu-%llu", static_cast<unsigned long long>(range_from),
+                  static_cast<unsigned long long>(piece_end_ - 1));
+  }
+  bool fits =
+      append(out, &at, "Range: bytes=") && append(out, &at, range) && append(out, &at, "\r\n");
+  if (validator_size_ > 0) {
+    fits = fits && append(out, &at, "If-Range: ") &&
+           append(out, &at, std::string_view(validator_, validator_size_)) &&
+           append(out, &at, "\r\n");
+  }
+  fits = fits && append(out, &at, "\r\n");
   if (!fits) return Status::kBufferTooSmall;
   head_size_ = at;
   range_from_ = range_from;
+  ranged_ = true;
   return Status::kOk;
 }
 
@@ -921,6 +961,30 @@ bool Client::restart_sink() {
   return true;
 }
 
+void Client::remember_validator() {
+  const std::optional<std::string_view> etag = parser_.header("etag");
+  const std::optional<std::string_view> modified = parser_.header("last-modified");
+  validator_size_ = 0;
+  std::string_view v;  // A weak ETag pins nothing; Last-Modified only when there is no ETag.
+  if (etag) {
+    if (http1_text::sub(*etag, 0, 2) != "W/") v = *etag;
+  } else if (modified) {
+    v = *modified;
+  }
+  if (!v.empty() && v.size() <= sizeof validator_) {
+    std::memcpy(validator_, v.data(), v.size());
+    validator_size_ = v.size();
+    validator_is_etag_ = etag.has_value();
+  }
+  generation_size_ = 0;
+  const std::optional<std::string_view> generation = parser_.header("x-goog-generation");
+  if (generation && !generation->empty() && generation->size() <= sizeof generation_ &&
+      generation->find_first_not_of("0123456789") == std::string_view::npos) {
+    std::memcpy(generation_, generation->data(), generation->size());
+    generation_size_ = generation->size();
+  }
+}
+
 void Client::decide_body(Millis now) {
   if (body_use_ != BodyUse::kUndecided) return;
   const std::uint16_t status = parser_.status();
@@ -944,9 +1008,7 @@ void Client::decide_body(Millis now) {
     return;
   }
   body_use_ = BodyUse::kDeliver;
-  const std::optional<std::string_view> etag = parser_.header("etag");
-  const std::optional<std::string_view> modified = parser_.header("last-modified");
-  if (status == 206 && range_from_ > 0) {
+  if (status == 206 && ranged_) {
     std::uint64_t first = 0;
     std::uint64_t last = 0;
     std::optional<std::uint64_t> total;
@@ -954,18 +1016,25 @@ void Client::decide_body(Millis now) {
     if (range && detail::parse_content_range(*range, &first, &last, &total) &&
         first == delivered_ && (!total_ || !total || *total == *total_)) {
       if (total) total_ = total;
+      part_end_ = last + 1;
+      // The first piece of a ranged download: nothing pins the representation yet.
+      if (delivered_ == 0 && validator_size_ == 0) remember_validator();
       take_digests(/*whole_body=*/false);
       return;  // The missing bytes, in place.
     }
-    // Another range or another length: never splice; start the body over.
+    // Another range or another length: never splice; start the body over, whole.
     body_use_ = BodyUse::kDiscard;
     validator_size_ = 0;
+    piece_end_ = UINT64_MAX;
     refetch_ = restart_sink();
     return;
   }
   if (status / 100 == 2) {
-    // A whole representation. If it is provably the one the sink has part of, the part is
-    // skipped; otherwise the sink starts over.
+    // A whole representation (a server that ignores ranges sends it in one, pieces or not).
+    // If it is provably the one the sink has part of, the part is skipped; otherwise the sink
+    // starts over.
+    piece_end_ = UINT64_MAX;
+    const std::optional<std::string_view> etag = parser_.header("etag");
     const bool same = delivered_ > 0 && validator_is_etag_ && etag &&
                       *etag == std::string_view(validator_, validator_size_);
     if (same) {
@@ -977,33 +1046,16 @@ void Client::decide_body(Millis now) {
       integrity_.clear();  // Another representation: its own digests.
     }
     take_digests(/*whole_body=*/true);
-    // Remembers what pins a resume to this representation: a strong ETag, else Last-Modified.
-    validator_size_ = 0;
-    std::string_view v;  // A weak ETag pins nothing; Last-Modified only when there is no ETag.
-    if (etag) {
-      if (http1_text::sub(*etag, 0, 2) != "W/") v = *etag;
-    } else if (modified) {
-      v = *modified;
-    }
-    if (!v.empty() && v.size() <= sizeof validator_) {
-      std::memcpy(validator_, v.data(), v.size());
-      validator_size_ = v.size();
-      validator_is_etag_ = etag.has_value();
-    }
+    remember_validator();
     total_ = parser_.chunked() ? std::nullopt : parser_.content_length();
-    generation_size_ = 0;
-    const std::optional<std::string_view> generation = parser_.header("x-goog-generation");
-    if (generation && !generation->empty() && generation->size() <= sizeof generation_ &&
-        generation->find_first_not_of("0123456789") == std::string_view::npos) {
-      std::memcpy(generation_, generation->data(), generation->size());
-      generation_size_ = generation->size();
-    }
     return;
   }
-  if (status == 416 && range_from_ > 0) {
-    // The range no longer fits the object: it changed. Start over.
+  if (status == 416 && ranged_) {
+    // The range no longer fits the object (it changed, or a piece was asked of an empty
+    // one): start over, whole.
     body_use_ = BodyUse::kDiscard;
     validator_size_ = 0;
+    piece_end_ = UINT64_MAX;
     refetch_ = restart_sink();
     return;
   }

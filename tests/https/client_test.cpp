@@ -909,6 +909,129 @@ TEST(ClientResume, ResumeFromAnotherClientOfAChangedObjectStartsOver) {
   EXPECT_EQ(h.body.restarts, 1U);
 }
 
+// A ranged download's pieces (BodyResume::until, continue_body): each request asks for its
+// piece, even from byte 0, and a 206 that delivers it whole ends the request as a finished
+// piece; the next continues on the kept connection, pinned by If-Range to the first piece's
+// ETag, and the integrity check covers the whole representation once the last is in.
+TEST(ClientPieces, EachPieceIsAFinished206AndTheNextContinuesOnTheKeptConnection) {
+  Harness h;
+  BodyResume first;
+  first.until = 4;
+  h.resume = first;
+  const std::string hash = goog_crc32c("0123456789");
+  ScriptedTransport& c = h.connector.add();
+  c.recv_data("HTTP/1.1 206 Partial Content\r\nETag: \"v1\"\r\n" + hash +
+              "Content-Range: bytes 0-3/10\r\nContent-Length: 4\r\n\r\n0123")
+      .recv_would_block(IoInterest::kRead)
+      .recv_data("HTTP/1.1 206 Partial Content\r\nETag: \"v1\"\r\n" + hash +
+                 "Content-Range: bytes 4-7/10\r\nContent-Length: 4\r\n\r\n4567")
+      .recv_would_block(IoInterest::kRead)
+      .recv_data("HTTP/1.1 206 Partial Content\r\nETag: \"v1\"\r\n" + hash +
+                 "Content-Range: bytes 8-9/10\r\nContent-Length: 2\r\n\r\n89");
+  ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
+  EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
+  EXPECT_EQ(h.client->result().status, 206);
+  EXPECT_EQ(h.client->delivered(), 4U);
+  EXPECT_EQ(h.client->expected_size(), std::optional<std::uint64_t>(10));
+  EXPECT_EQ(h.client->validator(), "\"v1\"");
+  EXPECT_EQ(h.client->continue_body(100), Status::kOk);  // Past the end: the rest.
+  ASSERT_EQ(h.run(h.client->step(h.now)).kind, ClientNext::Kind::kDone);
+  // A server may send less than asked: a whole part is still a finished piece.
+  EXPECT_EQ(h.client->result().status, 206);
+  EXPECT_EQ(h.client->delivered(), 8U);
+  EXPECT_EQ(h.client->continue_body(12), Status::kOk);
+  ASSERT_EQ(h.run(h.client->step(h.now)).kind, ClientNext::Kind::kDone);
+  EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
+  EXPECT_EQ(h.body.bytes, "0123456789");
+  EXPECT_EQ(h.body.restarts, 0U);
+  EXPECT_EQ(h.connector.opened(), 1U);
+  // The last piece completed the representation: no piece follows it.
+  EXPECT_EQ(h.client->continue_body(20), Status::kInvalidArgument);
+  const std::string sent = c.sent();
+  EXPECT_NE(sent.find("\r\nRange: bytes=0-3\r\n\r\n"), std::string::npos) << sent;
+  EXPECT_NE(sent.find("\r\nRange: bytes=4-99\r\nIf-Range: \"v1\"\r\n\r\n"), std::string::npos)
+      << sent;
+  EXPECT_NE(sent.find("\r\nRange: bytes=8-11\r\nIf-Range: \"v1\"\r\n\r\n"), std::string::npos)
+      << sent;
+  bool verified = false;
+  for (const ClientEvent& e : h.events) {
+    if (e.kind == ClientEvent::Kind::kIntegrity) verified = e.verified;
+  }
+  EXPECT_TRUE(verified) << "the CRC-32C of the whole object, checked after the last piece";
+}
+
+// A piece cut in the middle is retried from where it stopped, up to the same end.
+TEST(ClientPieces, ACutPieceResumesUpToTheSameEnd) {
+  Harness h;
+  BodyResume first;
+  first.until = 6;
+  h.resume = first;
+  h.connector.add()
+      .recv_data(
+          "HTTP/1.1 206 Partial Content\r\nETag: \"v1\"\r\nContent-Range: bytes 0-5/10\r\n"
+          "Content-Length: 6\r\n\r\n012")
+      .recv_reset();
+  h.connector.add().recv_data(
+      "HTTP/1.1 206 Partial Content\r\nETag: \"v1\"\r\nContent-Range: bytes 3-5/10\r\n"
+      "Content-Length: 3\r\n\r\n345");
+  ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
+  EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
+  EXPECT_EQ(h.client->result().status, 206);
+  EXPECT_EQ(h.body.bytes, "012345");
+  const std::string second = h.connector.connection(1).sent();
+  EXPECT_NE(second.find("\r\nRange: bytes=3-5\r\nIf-Range: \"v1\"\r\n\r\n"), std::string::npos)
+      << second;
+}
+
+// A server that ignores ranges answers a piece with the whole representation: it is taken
+// whole, and the request is complete (no piece follows).
+TEST(ClientPieces, AServerThatIgnoresRangesSendsTheWholeBodyInOne) {
+  Harness h;
+  BodyResume first;
+  first.until = 4;
+  h.resume = first;
+  h.connector.add().recv_data(std::string(kHead10) + "0123456789");
+  ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
+  EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
+  EXPECT_EQ(h.client->result().status, 200);
+  EXPECT_EQ(h.body.bytes, "0123456789");
+  EXPECT_EQ(h.client->continue_body(8), Status::kInvalidArgument);
+}
+
+// A piece asked of an empty object is not satisfiable (416): the object is fetched whole.
+TEST(ClientPieces, APieceOfAnEmptyObjectFetchesItWhole) {
+  Harness h;
+  BodyResume first;
+  first.until = 4;
+  h.resume = first;
+  h.connector.add().recv_data(
+      "HTTP/1.1 416 Range Not Satisfiable\r\nContent-Range: bytes */0\r\n"
+      "Content-Length: 0\r\n\r\n");
+  h.connector.add().recv_data("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+  ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
+  EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
+  EXPECT_EQ(h.client->result().status, 200);
+  EXPECT_EQ(h.body.bytes, "");
+  EXPECT_EQ(h.connector.connection(1).sent().find("Range:"), std::string::npos);
+}
+
+// A piece whose range does not start where the sink stands is never spliced: the body is
+// fetched whole.
+TEST(ClientPieces, APartAtAnotherOffsetIsFetchedWhole) {
+  Harness h;
+  BodyResume first;
+  first.until = 4;
+  h.resume = first;
+  h.connector.add().recv_data(
+      "HTTP/1.1 206 Partial Content\r\nETag: \"v1\"\r\nContent-Range: bytes 2-5/10\r\n"
+      "Content-Length: 4\r\n\r\n2345");
+  h.connector.add().recv_data(std::string(kHead10) + "0123456789");
+  ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
+  EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
+  EXPECT_EQ(h.body.bytes, "0123456789");
+  EXPECT_EQ(h.connector.connection(1).sent().find("Range:"), std::string::npos);
+}
+
 TEST(ClientResume, ResumeThatCannotBeTrueIsRefused) {
   Harness h;
   ClientOptions options;
@@ -925,6 +1048,9 @@ TEST(ClientResume, ResumeThatCannotBeTrueIsRefused) {
   r.generation = "12a";
   EXPECT_EQ(client.start(h.spec, r), Status::kInvalidArgument);
   r.generation = "";
+  r.until = 5;  // A piece that ends where the sink already stands.
+  EXPECT_EQ(client.start(h.spec, r), Status::kInvalidArgument);
+  r.until = UINT64_MAX;
   RequestSpec post = h.spec;
   post.head.method = "POST";
   EXPECT_EQ(client.start(post, r), Status::kInvalidArgument);

@@ -31,7 +31,8 @@ INTERVAL_S = 2  # The desktop profile's checkpoint interval (every 1 MiB and at 
 PROFILE = ["--profile", "desktop"]
 
 # What nginx logs of each request, and its servers (str.format: dir, port, port2, rate, md5).
-LOG_FORMAT = '$uri $status $body_bytes_sent "$http_range" "$http_if_range" "$http_authorization"'
+LOG_FORMAT = ('$uri $status $body_bytes_sent "$http_range" "$http_if_range" "$http_authorization"'
+              ' $connection')
 SERVERS = """  server {{
     listen 127.0.0.1:{port};
     root {dir}/www;
@@ -41,6 +42,7 @@ SERVERS = """  server {{
       limit_rate {rate};
       add_header x-goog-hash "md5={md5}";
     }}
+    location /fast/ {{ alias {dir}/www/; add_header x-goog-hash "md5={md5}"; }}
     location = /latest {{ return 302 /hashed/big.bin; }}
     location = /chain1 {{ return 301 chain2; }}
     location = /chain2 {{ return 307 /slow/small.bin; }}
@@ -258,6 +260,65 @@ def case_redirects():
             nginx.stop()
 
 
+def case_range_size():
+    # --range-size: the object comes in pieces, each a 206 of its range, on one connection,
+    # pinned by If-Range after the first, and nginx's MD5 of the whole object checks it.
+    with tempfile.TemporaryDirectory() as tmp:
+        nginx = Nginx(tmp)
+        try:
+            out = os.path.join(tmp, "big.out")
+            args = [nginx.url("/fast/big.bin"), "-o", out, "--range-size", "1M", "--trace"]
+            code, _, err = get(*args)
+            check(code == 0, f"{args}: exit {code}: {err}")
+            with open(out, "rb") as f:
+                check(f.read() == nginx.big, "the file in pieces differs from the object")
+            pieces = [r for r in nginx.log() if r[0] == "/fast/big.bin"]
+            mib = 1024 * 1024
+            check(len(pieces) == SIZE // mib, f"{len(pieces)} requests for {SIZE // mib} pieces")
+            for i, r in enumerate(pieces):
+                want = f'"bytes={i * mib}-{(i + 1) * mib - 1}"'
+                check(r[1] == "206" and r[2] == str(mib) and r[3].startswith(want),
+                      f"piece {i}: {r}, expected 206 of {want}")
+                if_range = r[3].split('" "')[1]
+                check((i == 0) == (if_range == "-"), f"piece {i}: If-Range '{if_range}'")
+            connections = {r[3].rsplit(" ", 1)[1] for r in pieces}
+            check(len(connections) == 1, f"the pieces took {len(connections)} connections")
+            events = trace_events(err, args)
+            attempts = [e for e in events if e["event"] == "attempt"]
+            verified = [e for e in events if e["event"] == "integrity"]
+            check(len(attempts) == 1, f"the pieces showed as {len(attempts)} attempts")
+            check(verified and verified[-1]["verified"] and "md5" in verified[-1]["message"],
+                  f"no verified MD5 over the whole object: {verified}")
+
+            # Ctrl-C in the middle of a paced download in pieces; the next run goes on from
+            # the checkpoint with a piece that starts there.
+            os.remove(out)
+            args = [nginx.url("/hashed/big.bin"), "-o", out, "--range-size", "512K"]
+            p = start_and_stop(args, 1.5, signal.SIGINT)
+            check(p.returncode == 130, f"Ctrl-C: exit {p.returncode}: {p.stderr_text}")
+            kept = os.path.getsize(out + ".part")
+            check(0 < kept < SIZE, f"Ctrl-C left {kept} bytes")
+            before = len(nginx.log())
+            code, _, err = get(*args, "--trace")
+            check(code == 0, f"after Ctrl-C: exit {code}: {err}")
+            with open(out, "rb") as f:
+                check(f.read() == nginx.big, "the file resumed in pieces differs")
+            first = nginx.log()[before]
+            want = f'"bytes={kept}-{kept + 512 * 1024 - 1}"'
+            check(first[1] == "206" and first[3].startswith(want),
+                  f"the resumed run began with {first}, expected a 206 of {want}")
+            verified = [e for e in trace_events(err, args) if e["event"] == "integrity"]
+            check(verified and verified[-1]["verified"], f"not verified whole: {verified}")
+
+            # Only a download comes in pieces; a size of 0 is no size.
+            code, _, err = get(nginx.url("/small.bin"), "-X", "POST", "--range-size", "4K")
+            check(code == 2 and "--range-size" in err, f"POST: exit {code}: {err}")
+            code, _, err = get(nginx.url("/small.bin"), "--range-size", "0")
+            check(code == 2 and "--range-size" in err, f"0: exit {code}: {err}")
+        finally:
+            nginx.stop()
+
+
 def bench(n):
     # Kills at random points over the whole transfer; prints one line per run and a summary.
     rows = []
@@ -285,6 +346,7 @@ CASES = {
     "refused_state": case_refused_state,
     "sigint": case_sigint,
     "redirects": case_redirects,
+    "range_size": case_range_size,
 }
 
 if __name__ == "__main__":

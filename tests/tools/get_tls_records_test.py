@@ -148,6 +148,20 @@ def case_default():
     with_nginx(test)
 
 
+def case_range_pieces():
+    # Not asked for small records (TLS 1.3, full ones), but fetched in 2 KiB pieces: no
+    # response is larger than a piece and its head, so every record fits even the small-RAM
+    # build's 4 KiB buffer, and the file arrives whole from as many 206s.
+    def test(nginx, tmp):
+        code, err, body = get(nginx, tmp, "--tls-max-fragment", "0", "--range-size", "2K")
+        check(code == 0, f"--range-size 2K exited {code}: {err}")
+        check(body == nginx.big, "the file differs")
+        pieces = -(-SIZE // 2048)
+        check(logged_protocols(nginx, pieces) == ["TLSv1.3"] * pieces,
+              f"protocols: {nginx.protocols()}, want {pieces} requests over TLSv1.3")
+    with_nginx(test)
+
+
 def case_usage():
     p = subprocess.run([BINARY, "get", "https://127.0.0.1:1/", "--tls-max-fragment", "8192"],
                        capture_output=True, text=True, timeout=20)

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -60,6 +61,8 @@ struct Harness {
     options.checkpoint = checkpoint;
     options.checkpoints = CheckpointSink{heap_free ? &Harness::keep_last : &Harness::keep, this};
     options.max_rate = max_rate;
+    options.range_size = range_size;
+    options.client.events = https::EventSink{&Harness::record, this};
     download = std::make_unique<Download>(connector, context, options);
     EXPECT_EQ(download->start(spec), https::Status::kOk) << download->message();
     return download->step(now);
@@ -88,6 +91,10 @@ struct Harness {
     ++h->kept;
     return true;
   }
+  static void record(void* self, const https::ClientEvent& event) {
+    auto* h = static_cast<Harness*>(self);
+    if (!h->heap_free) h->events.push_back(event.kind);
+  }
   static bool keep(void* self, const TransferState& state) {
     auto* h = static_cast<Harness*>(self);
     // A record never counts bytes the sink does not hold.
@@ -114,6 +121,8 @@ struct Harness {
   Millis now{1000};
   Millis tick{10};
   std::uint64_t max_rate = 0;
+  std::uint64_t range_size = 0;
+  std::vector<https::ClientEvent::Kind> events;  // Unless heap_free.
   int steps = 0;
   std::unique_ptr<Download> download;
 };
@@ -255,6 +264,134 @@ TEST(Download, StepsAndCheckpointsMakeNoHeapCalls) {
   EXPECT_EQ(h.download->result().outcome, Outcome::kSuccess);
   EXPECT_EQ(h.body.bytes, body);
   EXPECT_GT(h.kept, 3);
+}
+
+// A 206 of bytes [from, to) of `body`.
+std::string piece(const std::string& body, std::size_t from, std::size_t to,
+                  const std::string& extra = "") {
+  return "HTTP/1.1 206 Partial Content\r\nETag: \"v1\"\r\n" + extra + "Content-Range: bytes " +
+         std::to_string(from) + "-" + std::to_string(to - 1) + "/" + std::to_string(body.size()) +
+         "\r\nContent-Length: " + std::to_string(to - from) + "\r\n\r\n" +
+         body.substr(from, to - from);
+}
+
+// DownloadOptions::range_size: the object comes as pieces of that size on one connection,
+// each asked for by its range (If-Range on the first piece's ETag), checkpoints follow the
+// bytes across them, the whole object's CRC-32C is checked at the end, and the app sees one
+// request: one attempt, one response, one done.
+TEST(Download, RangeSizeFetchesPiecesOnOneConnectionAndChecksTheWholeObject) {
+  const std::string body = body_of(10000);
+  const std::string hash = goog_crc32c(body);
+  Harness h;
+  h.range_size = 4096;
+  h.checkpoint.bytes = 4096;
+  h.checkpoint.interval = Millis(0);
+  h.connector.add()
+      .recv_data(piece(body, 0, 4096, hash))
+      .recv_would_block(https::IoInterest::kRead)
+      .recv_data(piece(body, 4096, 8192, hash))
+      .recv_would_block(https::IoInterest::kRead)
+      .recv_data(piece(body, 8192, 10000, hash));
+  ASSERT_EQ(h.run(h.start()).kind, DownloadNext::Kind::kDone);
+  EXPECT_EQ(h.download->result().outcome, Outcome::kSuccess);
+  EXPECT_EQ(h.body.bytes, body);
+  EXPECT_EQ(h.download->pieces(), 3U);
+  EXPECT_EQ(h.connector.opened(), 1U);
+  const std::string sent = h.connector.connection(0).sent();
+  EXPECT_NE(sent.find("Range: bytes=0-4095\r\n\r\n"), std::string::npos) << sent;
+  EXPECT_NE(sent.find("Range: bytes=4096-8191\r\nIf-Range: \"v1\"\r\n"), std::string::npos) << sent;
+  EXPECT_NE(sent.find("Range: bytes=8192-12287\r\nIf-Range: \"v1\"\r\n"), std::string::npos)
+      << sent;
+  const auto count = [&](https::ClientEvent::Kind kind) {
+    return std::count(h.events.begin(), h.events.end(), kind);
+  };
+  EXPECT_EQ(count(https::ClientEvent::Kind::kAttempt), 1);
+  EXPECT_EQ(count(https::ClientEvent::Kind::kResponse), 1);
+  EXPECT_EQ(count(https::ClientEvent::Kind::kDone), 1);
+  ASSERT_EQ(count(https::ClientEvent::Kind::kIntegrity), 1);
+  EXPECT_GE(h.saved.size(), 2U) << "checkpoints between the pieces";
+}
+
+// A piece cut in the middle is retried (the app sees that attempt), and a checkpoint taken
+// inside a piece lets another process go on in pieces from it.
+TEST(Download, ACutPieceIsRetriedAndARestartedDownloadGoesOnInPieces) {
+  const std::string body = body_of(10000);
+  Harness first;
+  first.range_size = 4096;
+  first.policy.max_retries = 1;
+  first.checkpoint.bytes = 1000;
+  first.checkpoint.interval = Millis(0);
+  // The second piece is cut after 1500 of its bytes, and its retry after 200 more.
+  const std::string second_piece = piece(body, 4096, 8192);
+  const std::string retried = piece(body, 5596, 8192);
+  first.connector.add()
+      .recv_data(piece(body, 0, 4096))
+      .recv_would_block(https::IoInterest::kRead)
+      .recv_data(second_piece.substr(0, second_piece.find("\r\n\r\n") + 4 + 1500))
+      .recv_reset();
+  first.connector.add()
+      .recv_data(retried.substr(0, retried.find("\r\n\r\n") + 4 + 200))
+      .recv_reset();
+  ASSERT_EQ(first.run(first.start()).kind, DownloadNext::Kind::kDone);
+  EXPECT_NE(first.download->result().outcome, Outcome::kSuccess);
+  EXPECT_EQ(
+      std::count(first.events.begin(), first.events.end(), https::ClientEvent::Kind::kAttempt), 2);
+  const std::string retry = first.connector.connection(1).sent();
+  EXPECT_NE(retry.find("Range: bytes=5596-8191\r\nIf-Range: \"v1\"\r\n"), std::string::npos)
+      << retry;
+  ASSERT_FALSE(first.saved.empty());
+  const TransferState kept = first.saved.back();
+  ASSERT_EQ(kept.delivered, 5796U);
+  const auto kept_bytes = static_cast<std::size_t>(kept.delivered);
+  Harness second;
+  second.range_size = 4096;
+  second.body.bytes = first.body.bytes.substr(0, kept_bytes);
+  second.spec.resume = &kept;
+  second.connector.add()
+      .recv_data(piece(body, kept_bytes, kept_bytes + 4096))
+      .recv_would_block(https::IoInterest::kRead)
+      .recv_data(piece(body, kept_bytes + 4096, 10000));
+  ASSERT_EQ(second.run(second.start()).kind, DownloadNext::Kind::kDone);
+  EXPECT_EQ(second.download->result().outcome, Outcome::kSuccess);
+  EXPECT_EQ(second.body.bytes, body);
+  EXPECT_EQ(second.download->pieces(), 2U);
+  const std::string sent = second.connector.connection(0).sent();
+  EXPECT_NE(sent.find("Range: bytes=" + std::to_string(kept_bytes) + "-" +
+                      std::to_string(kept_bytes + 4095) + "\r\nIf-Range: \"v1\""),
+            std::string::npos)
+      << sent;
+}
+
+// "Allocation-free" holds for a download in pieces.
+TEST(Download, PiecesMakeNoHeapCalls) {
+  if (!testing::heap_trap_available())
+    GTEST_SKIP() << "the heap trap needs glibc without sanitizers";
+  const std::string body = body_of(10000);
+  const std::string hash = goog_crc32c(body);
+  Harness h;
+  h.heap_free = true;
+  h.range_size = 4096;
+  h.checkpoint.bytes = 4096;
+  h.checkpoint.interval = Millis(0);
+  h.body.bytes.reserve(body.size() * 2);
+  h.connector.add()
+      .recv_data(piece(body, 0, 4096, hash))
+      .recv_would_block(https::IoInterest::kRead)
+      .recv_data(piece(body, 4096, 8192, hash))
+      .recv_would_block(https::IoInterest::kRead)
+      .recv_data(piece(body, 8192, 10000, hash));
+  long calls = 0;
+  const DownloadNext first = h.start();
+  {
+    testing::HeapTrap trap;
+    const DownloadNext next = h.run(first);
+    calls = trap.calls();
+    ASSERT_EQ(next.kind, DownloadNext::Kind::kDone);
+  }
+  EXPECT_EQ(calls, 0) << testing::HeapTrap::describe();
+  EXPECT_EQ(h.download->result().outcome, Outcome::kSuccess);
+  EXPECT_EQ(h.body.bytes, body);
+  EXPECT_EQ(h.download->pieces(), 3U);
 }
 
 TEST(Download, ARecordOfAnotherUrlOrKindIsRefused) {

@@ -29,7 +29,14 @@ https::Status Download::start(const DownloadSpec& spec) {
   rate_ = RateLimiter(options_.max_rate, default_burst(options_.max_rate));
   resume_wait_end_ = Millis{};
   checkpoints_ = stored_ = 0;
-  if (spec.resume == nullptr) return client_.start(request_);
+  pieces_ = 1;
+  continuing_ = false;
+  if (spec.resume == nullptr) {
+    if (options_.range_size == 0) return client_.start(request_);
+    https::BodyResume first;
+    first.until = piece_end(0);
+    return client_.start(request_, first);
+  }
   const TransferState& r = *spec.resume;
   if (r.kind != TransferKind::kDownload) {
     message_ = "the record is not a download's";
@@ -50,6 +57,7 @@ https::Status Download::start(const DownloadSpec& spec) {
   resume.integrity = r.integrity;
   resume.integrity.size = r.delivered;
   resume.integrity.crc32c = r.crc32c.value_or(0);
+  resume.until = piece_end(r.delivered);
   const https::Status s = client_.start(request_, resume);
   if (s != https::Status::kOk) {
     message_ = "the record cannot be taken up (its validator or integrity check is malformed)";
@@ -74,6 +82,13 @@ DownloadNext Download::step(Millis now) {
   }
   if (now < resume_wait_end_) return DownloadNext::wait_until(resume_wait_end_);
   DownloadNext next = client_.step(now);
+  // A finished piece: the next one goes at once, on the kept connection.
+  if (next.kind == DownloadNext::Kind::kDone && !done_ && more_pieces() &&
+      client_.continue_body(piece_end(client_.delivered())) == https::Status::kOk) {
+    ++pieces_;
+    continuing_ = true;
+    next = client_.step(now);
+  }
   if (next.kind == DownloadNext::Kind::kDone) {
     if (!done_) {
       done_ = true;
@@ -127,6 +142,7 @@ https::Status Download::resume(Millis now) {
     resume.generation = std::string_view(resume_generation_, generation.size());
   }
   resume.total = client_.expected_size();
+  resume.until = piece_end(resume.offset);
   resume.integrity = client_.integrity_state();
   if (resume.integrity.size != resume.offset) {
     // No digest ran over these bytes (none was announced): the count is all there is.
@@ -142,6 +158,18 @@ https::Status Download::resume(Millis now) {
   resume_wait_end_ = paused_wait_end_ > now ? paused_wait_end_ : Millis{};
   paused_wait_end_ = Millis{};
   return https::Status::kOk;
+}
+
+std::uint64_t Download::piece_end(std::uint64_t offset) const {
+  const std::uint64_t size = options_.range_size;
+  return size == 0 || offset > UINT64_MAX - size ? UINT64_MAX : offset + size;
+}
+
+bool Download::more_pieces() const {
+  const https::ClientResult& r = client_.result();
+  const std::optional<std::uint64_t> total = client_.expected_size();
+  return options_.range_size > 0 && r.outcome == Outcome::kSuccess && r.status == 206 && total &&
+         client_.delivered() < *total;
 }
 
 bool Download::due(Millis now) const {
@@ -212,6 +240,15 @@ void Download::on_client_event(void* self, const https::ClientEvent& event) {
       break;
     case https::ClientEvent::Kind::kAttempt:
       d->waiting_ = false;
+      // A piece's first attempt is not news; a retry of it is.
+      if (d->continuing_ && event.attempt == 1) return;
+      d->continuing_ = false;
+      break;
+    case https::ClientEvent::Kind::kResponse:
+      if (event.status == 206 && d->pieces_ > 1 && event.attempt == 1) return;
+      break;
+    case https::ClientEvent::Kind::kDone:
+      if (d->more_pieces()) return;  // The next piece follows at once.
       break;
     default:
       break;

@@ -182,6 +182,10 @@ struct BodyResume {
   std::string_view generation;         // x-goog-generation (digits); empty: none.
   std::optional<std::uint64_t> total;  // The representation's length, when it was known.
   IntegrityState integrity;            // The check over the first `offset` bytes.
+  // Asks only for the bytes before this one (`bytes=offset-(until-1)`), even from offset 0:
+  // a 206 that delivers its whole part ends the request with status 206 as a finished piece
+  // (a ranged download asks for the next with Client::continue_body). UINT64_MAX: the rest.
+  std::uint64_t until = UINT64_MAX;
 };
 
 // Gives a fresh URL for an expired pre-signed one: writes it as text into `out` and returns
@@ -283,6 +287,13 @@ class Client {
   // kInvalidArgument also for another method, a validator or generation that does not fit
   // or is malformed, or an integrity state that does not cover exactly `offset` bytes.
   [[nodiscard]] Status start(const RequestSpec& spec, const BodyResume& resume);
+  // After a request that ended with a finished piece (status 206, the representation not
+  // complete), asks for the next one, up to byte `until` (exclusive; UINT64_MAX: the rest), as
+  // a new request: the same URL (where redirects led), the kept connection, and the same
+  // validator, generation and integrity check, which covers the whole representation once
+  // the last piece is in; its retries and deadline start afresh, max_time still counts from
+  // the first request's first step. kInvalidArgument when there is no such piece to follow.
+  [[nodiscard]] Status continue_body(std::uint64_t until);
   // Advances the request at `now` (monotonic), doing bounded work; never blocks (with the
   // built-in connectors, names go through a non-blocking Resolver).
   [[nodiscard]] ClientNext step(Millis now);
@@ -397,7 +408,11 @@ class Client {
   // Ends the request because the sink cannot start the body over (kRestartRefused).
   Step refuse_splice(Millis now);
   AttemptResult response_result() const;
-  Status write_head(std::uint64_t range_from);
+  // The request head, with Range from `range_from` (and up to piece_end_) when `ranged`.
+  Status write_head(bool ranged, std::uint64_t range_from);
+  // Keeps what pins a resume to the representation of this response: its strong ETag, else
+  // its Last-Modified, and Cloud Storage's generation.
+  void remember_validator();
   Status add_authorization(bool refresh);
   bool token_rejected() const;
   void decide_body(Millis now);
@@ -452,7 +467,9 @@ class Client {
   std::size_t error_body_size_ = 0;
   std::uint64_t delivered_ = 0;  // Representation bytes the sink has.
   std::uint64_t refetched_ = 0;
-  std::uint64_t range_from_ = 0;        // The Range this attempt asked for (0: none).
+  std::uint64_t range_from_ = 0;          // Where this attempt's Range starts (ranged_).
+  std::uint64_t piece_end_ = UINT64_MAX;  // BodyResume::until of the request.
+  std::uint64_t part_end_ = 0;            // A 206's Content-Range end + 1.
   std::uint64_t skip_ = 0;              // Body bytes of this response to drop (already delivered).
   std::optional<std::uint64_t> total_;  // The representation's length, when known.
   Millis io_deadline_{};                // When the current attempt has been silent too long.
@@ -480,6 +497,7 @@ class Client {
   bool resumed_ = false;
   bool sink_failed_ = false;  // The sink refused a restart.
   bool refetch_ = false;      // This response's range was unusable; fetch the body whole.
+  bool ranged_ = false;       // This attempt's request has a Range field.
   // Sending stopped (failed, or stalled for the read timeout) after the request head had
   // left: the server may have answered early (413 before reading the body) and closed.
   // The answer already received is read; without one, the attempt fails with the send's

@@ -69,6 +69,14 @@ struct DownloadOptions {
   // an eighth of a second (default_burst()), empty at the start, paces the receives: step()
   // answers kWaitUntil while it is empty, and the unread bytes hold the server back.
   std::uint64_t max_rate = 0;
+  // Fetches the representation as successive ranged requests of this many bytes (the last
+  // may be shorter) on one kept-alive connection, each a finished 206 the next continues
+  // (https::Client::continue_body): the same sink, validator, generation and integrity check,
+  // so a device whose TLS input buffer holds a few KiB is never sent a larger response, and
+  // nothing is spliced. Each piece has its own retries; the events of the pieces after the
+  // first say only what went wrong (their first attempt, 206 and done are not passed on).
+  // A server that ignores ranges sends the whole body in one 200. 0: one request.
+  std::uint64_t range_size = 0;
 };
 
 // One download. Not copyable; everything it is given must outlive it.
@@ -120,6 +128,8 @@ class Download {
   std::uint64_t delivered() const { return client_.delivered(); }
   // Bytes delivered when the download started (from the resume record).
   std::uint64_t resumed_from() const { return resumed_from_; }
+  // Requests made for the pieces (DownloadOptions::range_size) so far; 1 without pieces.
+  std::uint32_t pieces() const { return pieces_; }
   // Checkpoints handed to the sink, and how many of those it stored.
   std::uint32_t checkpoints() const { return checkpoints_; }
   std::uint32_t checkpoints_stored() const { return stored_; }
@@ -130,6 +140,10 @@ class Download {
   // Hands the sink a checkpoint at `now`.
   void checkpoint(Millis now);
   bool due(Millis now) const;
+  // Where the next piece ends when a request starts at `offset` (UINT64_MAX: no pieces).
+  std::uint64_t piece_end(std::uint64_t offset) const;
+  // Whether the request just done was a piece with more to follow.
+  bool more_pieces() const;
   static void on_client_event(void* self, const https::ClientEvent& event);
 
   DownloadOptions options_;
@@ -158,6 +172,8 @@ class Download {
   char resume_generation_[kMaxStateGeneration] = {};
   std::uint32_t checkpoints_ = 0;
   std::uint32_t stored_ = 0;
+  std::uint32_t pieces_ = 0;
+  bool continuing_ = false;  // A piece after the first is on its first attempt.
   Millis now_{};
 };
 
