@@ -81,13 +81,15 @@ DownloadNext Download::step(Millis now) {
     resume_wait_end_ = now + resume_wait_end_;
   }
   if (now < resume_wait_end_) return DownloadNext::wait_until(resume_wait_end_);
-  DownloadNext next = client_.step(now);
-  // A finished piece: the next one goes at once, on the kept connection.
+  const DownloadNext next = client_.step(now);
+  // A finished piece: the next one goes on the loop's next turn (at once, on the kept
+  // connection), so that a step does one piece's work however fast they come.
   if (next.kind == DownloadNext::Kind::kDone && !done_ && more_pieces() &&
       client_.continue_body(piece_end(client_.delivered())) == https::Status::kOk) {
     ++pieces_;
     continuing_ = true;
-    next = client_.step(now);
+    if (due(now)) checkpoint(now);
+    return DownloadNext::wait_until(now);
   }
   if (next.kind == DownloadNext::Kind::kDone) {
     if (!done_) {
@@ -244,8 +246,12 @@ void Download::on_client_event(void* self, const https::ClientEvent& event) {
       if (d->continuing_ && event.attempt == 1) return;
       d->continuing_ = false;
       break;
+    case https::ClientEvent::Kind::kResume:
+      // A piece's Range and its 206 on its first attempt are the plan, not news.
+      if (d->continuing_ && event.attempt == 1) return;
+      break;
     case https::ClientEvent::Kind::kResponse:
-      if (event.status == 206 && d->pieces_ > 1 && event.attempt == 1) return;
+      if (d->continuing_ && event.attempt == 1 && event.status == 206) return;
       break;
     case https::ClientEvent::Kind::kDone:
       if (d->more_pieces()) return;  // The next piece follows at once.
