@@ -27,10 +27,12 @@
 namespace stepback::https {
 namespace {
 
-static_assert(sizeof(sockaddr_storage) <= sizeof(SocketAddress::bytes),
-              "SocketAddress cannot hold a sockaddr_storage");
-static_assert(alignof(sockaddr_storage) <= alignof(SocketAddress),
-              "SocketAddress is less aligned than sockaddr_storage");
+static_assert(sizeof(sockaddr_in6) <= sizeof(SocketAddress::bytes) &&
+                  sizeof(sockaddr_in) <= sizeof(SocketAddress::bytes),
+              "SocketAddress cannot hold a sockaddr_in6 or a sockaddr_in");
+static_assert(alignof(sockaddr_in6) <= alignof(SocketAddress) &&
+                  alignof(sockaddr_in) <= alignof(SocketAddress),
+              "SocketAddress is less aligned than sockaddr_in6 or sockaddr_in");
 
 const sockaddr* as_sockaddr(const SocketAddress& a) {
   return reinterpret_cast<const sockaddr*>(a.bytes);

@@ -11,8 +11,11 @@ namespace stepback::https {
 
 // One IPv4 or IPv6 socket address with its port, held in the OS's sockaddr layout.
 struct SocketAddress {
-  // The sockaddr_in or sockaddr_in6 bytes; 128 is the size of sockaddr_storage.
-  alignas(8) std::uint8_t bytes[128] = {};
+  // The sockaddr_in or sockaddr_in6 bytes: 28 is sockaddr_in6's size, the larger of the two
+  // on every platform served (a sockaddr_storage, 128 bytes, would hold only unused room, and
+  // the resolvers and the transport keep 8 to 16 addresses each).
+  static constexpr std::uint32_t kCapacity = 28;
+  alignas(4) std::uint8_t bytes[kCapacity] = {};
   // How many of `bytes` are in use; 0 for no address.
   std::uint32_t size = 0;
 };
