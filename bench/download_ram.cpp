@@ -3,6 +3,7 @@
 //
 //   download_ram URL CA_FILE [--max-fragment N] [--tls12] [--request-head N]
 //                [--response-head N] [--io N] [--error-body N] [--gets N] [--expect N]
+//                [--range-size N] (each GET as ranged requests of N bytes, Client::continue_body)
 //
 // Everything a device would hold for the download lives here as it would there: the TLS arena
 // (a static buffer of kArenaBytes, every mbedTLS allocation), a TlsClientConfig trusting the
@@ -88,6 +89,7 @@ struct Options {
   std::size_t error_body = 512;
   int gets = 1;
   std::optional<std::uint64_t> expect;  // Body bytes each GET must deliver.
+  std::size_t range_size = 0;           // Each GET in pieces of this size (0: one request).
 };
 
 // What the run measured, filled by the worker thread.
@@ -185,14 +187,25 @@ void download(Run* run) {
   thread_usage(&user_start, &system_start);
   for (int i = 0; i < o.gets; ++i) {
     body = Body{};
-    if (client.start(spec) != https::Status::kOk) {
+    // In pieces: the first asks for bytes [0, range_size), each finished 206 for the next.
+    https::BodyResume first;
+    if (o.range_size > 0) first.until = o.range_size;
+    if (client.start(spec, first) != https::Status::kOk) {
       run->failure = "start() refused the request (a buffer too small?)";
       return;
     }
-    for (https::ClientNext next = client.step(stepback::platform::monotonic_now());
-         next.kind != https::ClientNext::Kind::kDone;
-         next = client.step(stepback::platform::monotonic_now())) {
-      (void)https::poll_wait(next, stepback::platform::monotonic_now());
+    for (;;) {
+      for (https::ClientNext next = client.step(stepback::platform::monotonic_now());
+           next.kind != https::ClientNext::Kind::kDone;
+           next = client.step(stepback::platform::monotonic_now())) {
+        (void)https::poll_wait(next, stepback::platform::monotonic_now());
+      }
+      const std::optional<std::uint64_t> total = client.expected_size();
+      if (o.range_size == 0 || client.result().outcome != stepback::Outcome::kSuccess ||
+          client.result().status != 206 || !total || client.delivered() >= *total ||
+          client.continue_body(client.delivered() + o.range_size) != https::Status::kOk) {
+        break;
+      }
     }
     if (client.result().outcome != stepback::Outcome::kSuccess) {
       std::fprintf(stderr, "download_ram: GET %d: %s (%s)\n", i + 1, client.result().message,
@@ -260,6 +273,8 @@ bool parse_args(int argc, char** argv, Options* o) {
       o->gets = static_cast<int>(n);
     } else if (flag == "--expect") {
       o->expect = n;
+    } else if (flag == "--range-size") {
+      o->range_size = n;
     } else {
       return false;
     }
@@ -277,7 +292,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr,
                  "usage: download_ram URL CA_FILE [--max-fragment N] [--tls12] [--request-head N]\n"
                  "                    [--response-head N] [--io N] [--error-body N] [--gets N]\n"
-                 "                    [--expect BYTES]\n");
+                 "                    [--expect BYTES] [--range-size BYTES]\n");
     return 2;
   }
   std::memset(g_stack, kPaint, sizeof g_stack);

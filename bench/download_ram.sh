@@ -8,7 +8,8 @@
 #       ClientBuffers given to the Client, the stack's high-water mark (a painted stack), and
 #       the static data (.data + .bss) of mbedTLS and stepback from the link map; for a small
 #       object over TLS 1.3 (no max_fragment_length), a small and a large object with
-#       max_fragment_length 4096 (TLS 1.2), and the small build's refusal of full records.
+#       max_fragment_length 4096 (TLS 1.2), the large one over TLS 1.3 in --range-size pieces
+#       (no max_fragment_length), and the small build's refusal of full records.
 #   (b) CPU per MiB of a large object: PAIRS rounds, each running every configuration once
 #       (order rotating) on the large and on the small object, CPU of the measured thread
 #       (CLOCK_THREAD_CPUTIME_ID, user + system; the user and system parts from
@@ -52,6 +53,9 @@ pairs=7
 callgrind=1
 readonly CG_MIB=8
 readonly SMALL_BYTES=1024
+# --range-size pieces that keep each response (a 206 head of about 300 bytes and the piece)
+# within one record of the small builds' 4 KiB and 2 KiB input buffers.
+readonly PIECE=3584 PIECE2K=1536
 while (($#)); do
   case "$1" in
     --default-build) default_build="${2:?}"; shift ;;
@@ -176,11 +180,16 @@ echo "download_ram.sh: load average before: $(cut -d' ' -f1-3 /proc/loadavg)" >&
 lean="--request-head 1024 --response-head 1024 --io 1024 --error-body 0"
 declare -A config_build=([default]=default [default_tls12]=default [small_tls13]=small
   [small_mfl]=small [small_mfl_lean]=small [small2k_mfl_lean]=small2k [armhf_tls13]=armhf
-  [armhf_mfl]=armhf [armhf_mfl_lean]=armhf [armhf2k_mfl_lean]=armhf2k)
+  [armhf_mfl]=armhf [armhf_mfl_lean]=armhf [armhf2k_mfl_lean]=armhf2k
+  [small_pieces_lean]=small [armhf_pieces_lean]=armhf [small2k_pieces_lean]=small2k
+  [armhf2k_pieces_lean]=armhf2k)
 declare -A args=([default]="--io 16384" [default_tls12]="--io 16384 --tls12" [small_tls13]=""
   [small_mfl]="--max-fragment 4096" [small_mfl_lean]="--max-fragment 4096 $lean"
   [small2k_mfl_lean]="--max-fragment 2048 $lean" [armhf_tls13]="" [armhf_mfl]="--max-fragment 4096"
-  [armhf_mfl_lean]="--max-fragment 4096 $lean" [armhf2k_mfl_lean]="--max-fragment 2048 $lean")
+  [armhf_mfl_lean]="--max-fragment 4096 $lean" [armhf2k_mfl_lean]="--max-fragment 2048 $lean"
+  [small_pieces_lean]="--range-size $PIECE $lean" [armhf_pieces_lean]="--range-size $PIECE $lean"
+  [small2k_pieces_lean]="--range-size $PIECE2K $lean"
+  [armhf2k_pieces_lean]="--range-size $PIECE2K $lean")
 # The armhf builds run under qemu-user, with the cross toolchain's C library.
 declare -A emulator=([armhf]="qemu-arm -L /usr/arm-linux-gnueabihf"
                      [armhf2k]="qemu-arm -L /usr/arm-linux-gnueabihf")
@@ -251,10 +260,12 @@ ram_table() {
   ram_row "small-RAM, max_fragment_length 4096 (TLS 1.2), $SMALL_BYTES B object" "${t}_mfl" small
   ram_row "small-RAM, max_fragment_length 4096 (TLS 1.2), $mib MiB object" "${t}_mfl" large
   ram_row "small-RAM, max_fragment_length 4096 (TLS 1.2), lean buffers, $mib MiB object" "${t}_mfl_lean" large
+  ram_row "small-RAM, TLS 1.3 (no max_fragment_length) in $PIECE B pieces, lean buffers, $mib MiB object" "${t}_pieces_lean" large
   if ((records2k)); then
     local t2k="${t/small/small2k}"
     [[ "$t" != armhf ]] || t2k=armhf2k
     ram_row "2 KiB records (IN/OUT_CONTENT_LEN 2048), max_fragment_length 2048, lean buffers, $mib MiB object" "${t2k}_mfl_lean" large
+    ram_row "2 KiB records, TLS 1.3 (no max_fragment_length) in $PIECE2K B pieces, lean buffers, $mib MiB object" "${t2k}_pieces_lean" large
   fi
 }
 
