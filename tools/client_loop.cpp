@@ -86,6 +86,8 @@ int exit_code(const https::ClientResult& result, bool output_failed) {
     case Outcome::kNotIdempotent:
       // The last attempt either got an HTTP answer (error kOk) or failed in transport.
       return result.error == https::Status::kOk ? kExitHttpStatus : kExitTransport;
+    case Outcome::kOffline:
+      return kExitOffline;
     case Outcome::kCancelled:
       break;
   }
@@ -161,10 +163,12 @@ void run_steps(Stepper stepper, Reporter& reporter, LoopPeer* peer) {
         ::poll(count == 0 ? nullptr : fds, static_cast<nfds_t>(count), timeout) < 0 &&
         errno == EINTR;
     now = platform::monotonic_now();
-    if (peer != nullptr) peer->serve(now);
+    const bool changed = peer != nullptr && peer->serve(now);
     reporter.tick(now);
     const bool ready = client_polled && fds[0].revents != 0;
-    if (ready || interrupted || now >= next.at) next = stepper.step(stepper.context, now);
+    if (ready || changed || interrupted || now >= next.at) {
+      next = stepper.step(stepper.context, now);
+    }
   }
 }
 

@@ -31,6 +31,7 @@ enum ExitCode : int {
   kExitTimeLimit = 9,      // --max-time passed.
   kExitIntegrity = 10,     // The body's digest differs from the one the server stated.
   kExitRedirect = 14,      // A redirect was not followed: a loop, too many, https to http.
+  kExitOffline = 16,       // No network the transfer may use came within --offline-limit.
   kExitInterrupted = 130,  // SIGINT or SIGTERM ended a transfer (after a checkpoint).
 };
 
@@ -83,8 +84,9 @@ class LoopPeer {
  public:
   // Fills up to `room` entries of `fds` with what to poll; returns how many.
   virtual std::size_t poll_fds(pollfd* fds, std::size_t room) = 0;
-  // Does whatever can be done without blocking, at monotonic time `now`.
-  virtual void serve(Millis now) = 0;
+  // Does whatever can be done without blocking, at monotonic time `now`; true when what the
+  // stepper depends on changed (the network), so that it is stepped at once.
+  virtual bool serve(Millis now) = 0;
 
  protected:
   ~LoopPeer() = default;

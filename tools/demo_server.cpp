@@ -210,13 +210,14 @@ std::size_t DemoServer::poll_fds(pollfd* fds, std::size_t room) {
   return n;
 }
 
-void DemoServer::serve(Millis /*now*/) {
+bool DemoServer::serve(Millis /*now*/) {
   accept_all();
   // Every connection is driven until it would block; one that has nothing to do returns at
   // once, so there is no need to match poll results to slots.
   for (Connection& c : connections_slots_) {
     if (c.fd >= 0) drive(c);
   }
+  return false;
 }
 
 void DemoServer::accept_all() {

@@ -58,7 +58,7 @@ class DemoServer final : public LoopPeer {
   std::uint32_t connections() const { return connections_; }
 
   std::size_t poll_fds(pollfd* fds, std::size_t room) override;
-  void serve(Millis now) override;
+  bool serve(Millis now) override;
 
  private:
   enum class State : std::uint8_t { kHandshake, kRead, kWrite };

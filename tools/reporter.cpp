@@ -66,6 +66,8 @@ const char* wait_note(WaitReason reason) {
       return " (RetryInfo)";
     case WaitReason::kNetworkBack:
       return " (network back)";
+    case WaitReason::kOffline:
+      return " (offline)";
   }
   return "";
 }
@@ -130,6 +132,14 @@ void Reporter::human(const https::ClientEvent& event) {
       line_.appendf(" (%s)", to_string(event.failure));
       break;
     case Kind::kWait:
+      if (event.wait_reason == WaitReason::kOffline) {
+        // Not a retry: the request waits for a network it may use (Client::network_changed).
+        end_line();
+        std::fprintf(err_, "%swaiting up to %llu s for a network this transfer may use: %s\n",
+                     prefix_, static_cast<unsigned long long>(event.wait.count() / 1000),
+                     event.message);
+        break;
+      }
       line_.appendf(", retrying in %.2f s%s", static_cast<double>(event.wait.count()) / 1000.0,
                     wait_note(event.wait_reason));
       if (countdown_) {
@@ -241,6 +251,10 @@ void Reporter::trace(const https::ClientEvent& event) {
     case Kind::kWait:
       j.appendf(",\"ms\":%llu,\"reason\":\"%s\"",
                 static_cast<unsigned long long>(event.wait.count()), to_string(event.wait_reason));
+      if (event.wait_reason == WaitReason::kOffline) {
+        j.append(",\"message\":");
+        append_json_string(&j, event.message);
+      }
       break;
     case Kind::kIntegrity:
       j.appendf(",\"verified\":%s,\"message\":", event.verified ? "true" : "false");

@@ -88,6 +88,8 @@ const char* describe_stop(Outcome o) {
       return "the server asked for a wait beyond max_server_delay";
     case Outcome::kCancelled:
       return "the loop was cancelled";
+    case Outcome::kOffline:
+      return "no network the request may use came within the offline limit";
   }
   return "unknown";
 }

@@ -55,6 +55,7 @@ constexpr bool known(Outcome e) {
     case Outcome::kBudgetExhausted:
     case Outcome::kServerDelayTooLong:
     case Outcome::kCancelled:
+    case Outcome::kOffline:
       return true;
   }
   return false;
@@ -74,6 +75,7 @@ constexpr bool known(WaitReason e) {
     case WaitReason::kRetryAfter:
     case WaitReason::kRetryInfo:
     case WaitReason::kNetworkBack:
+    case WaitReason::kOffline:
       return true;
   }
   return false;
@@ -109,10 +111,11 @@ const char* to_string(Failure f) {
 }
 
 const char* to_string(Outcome o) {
-  static const char* const kNames[] = {
-      "success",          "retries_exhausted",     "deadline",
-      "terminal_status",  "terminal_failure",      "not_idempotent",
-      "budget_exhausted", "server_delay_too_long", "cancelled"};
+  static const char* const kNames[] = {"success",          "retries_exhausted",
+                                       "deadline",         "terminal_status",
+                                       "terminal_failure", "not_idempotent",
+                                       "budget_exhausted", "server_delay_too_long",
+                                       "cancelled",        "offline"};
   STEPBACK_NAMES_MATCH(Outcome, kNames);
   return name_of(o, kNames);
 }
@@ -124,7 +127,8 @@ const char* to_string(Verdict v) {
 }
 
 const char* to_string(WaitReason w) {
-  static const char* const kNames[] = {"backoff", "retry_after", "retry_info", "network_back"};
+  static const char* const kNames[] = {"backoff", "retry_after", "retry_info", "network_back",
+                                       "offline"};
   STEPBACK_NAMES_MATCH(WaitReason, kNames);
   return name_of(w, kNames);
 }

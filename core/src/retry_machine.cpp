@@ -31,7 +31,8 @@ Next RetryMachine::step(Millis now) {
     const std::uint64_t begun = wake_ - wait_;
     if (t < begun) {
       // The clock went back: keep the elapsed total, restart the wait from now.
-      const std::uint64_t elapsed = begun - start_;
+      // (A start moved past the wait's beginning by exclude() counts as no time elapsed.)
+      const std::uint64_t elapsed = begun > start_ ? begun - start_ : 0;
       start_ = t > elapsed ? t - elapsed : 0;
       wake_ = t + wait_;
     }
@@ -147,6 +148,12 @@ Millis RetryMachine::deadline() const {
 std::uint64_t RetryMachine::deadline_ms() const {
   const std::uint64_t total = context_->policy.total_deadline.count();
   return total == 0 ? ~std::uint64_t{0} : start_ + total;
+}
+
+void RetryMachine::exclude(Millis span) {
+  // The deadline is start_ + total_deadline: moving the start moves it.
+  const std::uint64_t ms = span.count();
+  start_ = start_ > UINT64_MAX - ms ? UINT64_MAX : start_ + ms;
 }
 
 }  // namespace stepback

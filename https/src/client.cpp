@@ -156,7 +156,9 @@ Status Client::start(const RequestSpec& spec) {
   redirects_ = 0;
   url_refreshes_ = 0;
   url_expired_ = false;
-  redirecting_ = false;
+  uncounted_ = false;
+  held_ = switch_pending_ = false;
+  time_offline_ = Millis{};
   visited_[0] = url_id(url);
   started_ = false;
   phase_ = Phase::kIdle;
@@ -205,7 +207,9 @@ Status Client::continue_body(std::uint64_t until) {
   result_ = ClientResult{};
   last_attempt_ = AttemptResult{};
   refresh_token_ = token_refreshed_ = false;
-  redirecting_ = false;
+  uncounted_ = false;
+  held_ = switch_pending_ = false;
+  time_offline_ = Millis{};
   redirects_ = 0;
   visited_[0] = url_id(spec_.head.url);
   piece_end_ = until;
@@ -229,22 +233,31 @@ ClientNext Client::step(Millis now) {
   // path through an attempt yields within a few turns.
   for (;;) {
     Step s;
-    switch (phase_) {
-      case Phase::kIdle:
-      case Phase::kWaiting:
-        s = on_machine(now);
-        break;
-      case Phase::kConnecting:
-        s = on_connect(now);
-        break;
-      case Phase::kSending:
-        s = on_send(now);
-        break;
-      case Phase::kReceiving:
-        s = on_receive(now);
-        break;
-      case Phase::kDone:
-        return ClientNext::done();
+    const bool under_way =
+        phase_ == Phase::kConnecting || phase_ == Phase::kSending || phase_ == Phase::kReceiving;
+    // What runs on a network that went away, or that the request may no longer use (a
+    // response longer than a metered network may carry), ends here.
+    if (under_way && (switch_pending_ || !network_usable())) {
+      switch_pending_ = false;
+      s = on_network_switch(now);
+    } else {
+      switch (phase_) {
+        case Phase::kIdle:
+        case Phase::kWaiting:
+          s = on_machine(now);
+          break;
+        case Phase::kConnecting:
+          s = on_connect(now);
+          break;
+        case Phase::kSending:
+          s = on_send(now);
+          break;
+        case Phase::kReceiving:
+          s = on_receive(now);
+          break;
+        case Phase::kDone:
+          return ClientNext::done();
+      }
     }
     phase_ = s.phase;
     if (s.yield) {
@@ -265,7 +278,15 @@ void Client::cancel() {
 }
 
 Client::Step Client::on_machine(Millis now) {
+  if (held_) {
+    // Time spent without a usable network is not the request's: the deadline moves with it.
+    machine_.exclude(now - held_mark_);
+    time_offline_ = time_offline_ + (now - held_mark_);
+    held_mark_ = now;
+  }
   const Next next = machine_.step(now);
+  if (next.kind != Next::Kind::kDone && !network_usable()) return hold(now);
+  held_ = false;
   switch (next.kind) {
     case Next::Kind::kSend:
       return begin_attempt(now);
@@ -285,8 +306,8 @@ Client::Step Client::on_machine(Millis now) {
 }
 
 Client::Step Client::begin_attempt(Millis now) {
-  if (!redirecting_) ++result_.attempts;
-  redirecting_ = false;
+  if (!uncounted_) ++result_.attempts;
+  uncounted_ = false;
   // A cut download goes on from where it stopped, pinned to the same representation; a
   // piece is asked for from there, or from byte 0 when nothing pins the bytes the sink has
   // (then the whole representation is asked for: the sink starts over).
@@ -356,6 +377,80 @@ void Client::network_available(Millis now) {
   machine_.network_available(now);
 }
 
+void Client::network_changed(Millis now, const NetworkInfo& network) {
+  network_ = network;
+  const bool under_way =
+      phase_ == Phase::kConnecting || phase_ == Phase::kSending || phase_ == Phase::kReceiving;
+  if (under_way) {
+    switch_pending_ = true;  // step() ends it: phases change there alone.
+    return;
+  }
+  // A connection kept from the old network would only fail on its first use.
+  if (connection_open_) close_connection();
+  connector_.network_changed();
+  if (phase_ != Phase::kDone && network_usable()) machine_.network_available(now);
+}
+
+bool Client::network_usable() const { return network_refusal()[0] == '\0'; }
+
+const char* Client::network_refusal() const {
+  const NetworkPolicy& policy = options_.network;
+  if (!network_.connected) return "there is no network";
+  if (network_.roaming && !policy.roaming) return "the network is roaming, which it may not use";
+  if (network_.metered) {
+    if (!policy.metered) return "the network is metered, which it may not use";
+    const std::uint64_t size = spec_.body.size > 0 ? spec_.body.size : total_.value_or(0);
+    if (size > policy.metered_up_to) {
+      return "the network is metered and the transfer is larger than it may move over one";
+    }
+  }
+  return "";
+}
+
+Client::Step Client::on_network_switch(Millis now) {
+  // Request bytes left on the old network: the server may have the request.
+  const bool may_have_reached = sent_ > 0;
+  close_connection();
+  connector_.network_changed();
+  if (may_have_reached && !idempotent_) {
+    return fail_attempt(now, Status::kReset,
+                        "the network changed while the request was on its way; it may have been "
+                        "processed, and it is not idempotent");
+  }
+  ClientEvent e = event(ClientEvent::Kind::kError, now);
+  e.failure = Failure::kReset;
+  e.message = network_usable() ? "the network changed: the attempt goes again on the new one"
+                               : "the network changed to one the request may not use";
+  emit(e);
+  // The machine still waits for this attempt's report: it answers kSend again, and the
+  // switch is neither a retry nor a failure (a GET goes on by Range).
+  uncounted_ = true;
+  return go(Phase::kWaiting);
+}
+
+Client::Step Client::hold(Millis now) {
+  if (!held_) {
+    held_ = true;
+    held_mark_ = now;
+    const Millis limit = options_.timeouts.offline;
+    hold_end_ = now + limit;  // Saturating.
+    ClientEvent e = event(ClientEvent::Kind::kWait, now);
+    e.wait = limit;
+    e.wait_reason = WaitReason::kOffline;
+    e.message = network_refusal();
+    emit(e);
+  }
+  if (now >= hold_end_) {
+    (void)std::snprintf(limit_message_, sizeof limit_message_,
+                        "no network the request may use came within %llu s (Timeouts::offline): "
+                        "%s",
+                        static_cast<unsigned long long>(options_.timeouts.offline.count() / 1000),
+                        network_refusal());
+    return stop(now, Outcome::kOffline, Status::kConnectFailed, limit_message_);
+  }
+  return yield(ClientNext::wait_until(hold_end_), Phase::kWaiting);
+}
+
 Client::Step Client::on_connect(Millis now) {
   if (open_pending_) {
     open_pending_ = false;
@@ -372,9 +467,9 @@ Client::Step Client::on_connect(Millis now) {
     // Nothing of the request has left yet: the retry deadline may end this attempt.
     if (now >= machine_.deadline()) {
       // Names the host: the wait may have been a lookup that never got an answer.
-      std::snprintf(deadline_message_, sizeof deadline_message_,
+      std::snprintf(limit_message_, sizeof limit_message_,
                     "the retry deadline passed while connecting to '%.200s'", host_z_);
-      return fail_attempt(now, Status::kConnectTimeout, deadline_message_);
+      return fail_attempt(now, Status::kConnectTimeout, limit_message_);
     }
     return wait_io(connector_.fd(), connector_.wants(),
                    min(connector_.deadline(), machine_.deadline()), Phase::kConnecting);
@@ -765,7 +860,7 @@ Client::Step Client::follow_redirect(Millis now) {
   emit(e);
   // The machine still waits for this attempt's report: it answers kSend again, and the
   // redirect is neither a retry nor a failure.
-  redirecting_ = true;
+  uncounted_ = true;
   return go(Phase::kWaiting);
 }
 
@@ -832,7 +927,7 @@ Client::Step Client::refresh_url(Millis now) {
   emit(e);
   // As after a redirect: the machine still waits for this attempt's report, and the next
   // attempt goes at once, neither a retry nor a failure.
-  redirecting_ = true;
+  uncounted_ = true;
   return go(Phase::kWaiting);
 }
 

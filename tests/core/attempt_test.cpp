@@ -80,6 +80,7 @@ TEST(Names, EveryEnumeratorHasAName) {
   EXPECT_STREQ(to_string(Outcome::kBudgetExhausted), "budget_exhausted");
   EXPECT_STREQ(to_string(Outcome::kServerDelayTooLong), "server_delay_too_long");
   EXPECT_STREQ(to_string(Outcome::kCancelled), "cancelled");
+  EXPECT_STREQ(to_string(Outcome::kOffline), "offline");
   EXPECT_STREQ(to_string(static_cast<Outcome>(200)), "unknown");
   EXPECT_STREQ(to_string(Failure::kTlsVerify), "tls_verify");
   EXPECT_STREQ(to_string(Failure::kTooLarge), "too_large");
@@ -95,13 +96,13 @@ TEST(Names, EveryEnumeratorHasAName) {
 TEST(Names, ValuesOutsideEachEnumerationAreUnknown) {
   EXPECT_STREQ(to_string(static_cast<Failure>(14)), "unknown");
   EXPECT_STREQ(to_string(static_cast<Verdict>(3)), "unknown");
-  EXPECT_STREQ(to_string(static_cast<WaitReason>(4)), "unknown");
-  EXPECT_STREQ(to_string(static_cast<Outcome>(9)), "unknown");
+  EXPECT_STREQ(to_string(static_cast<WaitReason>(5)), "unknown");
+  EXPECT_STREQ(to_string(static_cast<Outcome>(10)), "unknown");
   // The last named value of each, for contrast.
   EXPECT_STREQ(to_string(Failure::kLocal), "local");
   EXPECT_STREQ(to_string(Verdict::kTerminal), "terminal");
-  EXPECT_STREQ(to_string(WaitReason::kNetworkBack), "network_back");
-  EXPECT_STREQ(to_string(Outcome::kCancelled), "cancelled");
+  EXPECT_STREQ(to_string(WaitReason::kOffline), "offline");
+  EXPECT_STREQ(to_string(Outcome::kOffline), "offline");
 }
 
 }  // namespace

@@ -177,6 +177,20 @@ TEST_F(RetryMachineTest, DeadlineCountsTimeSpentInAttempts) {
   EXPECT_EQ(next.outcome, Outcome::kDeadline);
 }
 
+// Time excluded (a request waiting for a network it may use) moves the deadline with it.
+TEST_F(RetryMachineTest, ExcludedTimeMovesTheDeadline) {
+  policy_.jitter = Jitter::kNone;
+  policy_.total_deadline = Millis(5000);
+  RetryMachine& m = start();
+  ASSERT_EQ(m.step(clock_.now()).kind, Kind::kSend);
+  const Millis first = m.deadline();
+  clock_.advance(Millis(60000));  // An hour of it offline would do the same.
+  m.exclude(Millis(60000));
+  EXPECT_EQ(m.deadline(), first + Millis(60000));
+  const Next next = m.report(clock_.now(), AttemptResult::http(503));
+  EXPECT_EQ(next.kind, Kind::kWaitUntil) << "the deadline has not passed: the retry waits";
+}
+
 TEST_F(RetryMachineTest, ClockJumpingPastTheDeadlineDuringAWaitEndsIt) {
   policy_.jitter = Jitter::kNone;
   policy_.total_deadline = Millis(60000);

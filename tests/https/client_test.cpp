@@ -60,7 +60,9 @@ struct Harness {
     options.max_redirects = max_redirects;
     options.redirect_url = MutableBytes{redirect_url, sizeof redirect_url};
     options.url_refresh = url_refresh;
+    options.network = network;
     client = std::make_unique<Client>(connector, context, options);
+    if (network_info) client->network_changed(now, *network_info);
     EXPECT_EQ(resume ? client->start(spec, *resume) : client->start(spec), Status::kOk);
     return client->step(now);
   }
@@ -97,6 +99,8 @@ struct Harness {
   std::uint64_t body_limit = 1 << 20;
   Credentials credentials;
   UrlRefresh url_refresh;
+  NetworkPolicy network;
+  std::optional<NetworkInfo> network_info;  // Told to the client before start().
   std::vector<ClientEvent> events;
   std::vector<std::uint64_t> waits;
   std::vector<ClientNext> nexts;  // Every answer of step() that run() followed.
@@ -777,6 +781,127 @@ TEST(ClientNetwork, AnExchangeUnderWayIsLeftAlone) {
   EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
   EXPECT_EQ(h.connector.opened(), 1U);
   EXPECT_EQ(h.body.bytes, "hello");
+}
+
+// network_changed(): what runs on the old network ends at once, uncounted.
+TEST(ClientNetwork, ASwitchMidBodyGoesOnByRangeOverTheNewNetworkWithoutARetry) {
+  Harness h;
+  // Half of the body, then the old network goes silent: no read timeout is waited for.
+  h.connector.add().recv_data(std::string(kHead10) + "01234");
+  h.connector.add().recv_data(
+      "HTTP/1.1 206 Partial Content\r\nETag: \"v1\"\r\nContent-Range: bytes 5-9/10\r\n"
+      "Content-Length: 5\r\n\r\n56789");
+  ClientNext next = h.start();
+  for (int i = 0; i < 20 && h.body.bytes.size() < 5; ++i) next = h.client->step(h.now);
+  ASSERT_EQ(h.body.bytes, "01234");
+  ASSERT_EQ(next.kind, ClientNext::Kind::kWaitIo);
+  h.client->network_changed(h.now, NetworkInfo{});
+  EXPECT_FALSE(h.connector.connection(0).closed()) << "phases change in step() alone";
+  h.run(h.client->step(h.now));
+  EXPECT_TRUE(h.connector.connection(0).closed());
+  EXPECT_EQ(h.connector.network_changes(), 1);
+  EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
+  EXPECT_EQ(h.client->result().attempts, 1U) << "a network switch is not a retry";
+  EXPECT_EQ(h.body.bytes, "0123456789");
+  EXPECT_TRUE(h.waits.empty()) << "no backoff, no read timeout";
+  const std::string second = h.connector.connection(1).sent();
+  EXPECT_NE(second.find("Range: bytes=5-\r\nIf-Range: \"v1\""), std::string::npos) << second;
+}
+
+// A request that may have reached the server over the old network is not sent again unless
+// it is idempotent.
+TEST(ClientNetwork, ASwitchAfterAPostLeftEndsItRatherThanSendItTwice) {
+  Harness h("https://example.test/x", "POST");
+  h.connector.add().recv_would_block().recv_data(kOk);
+  h.connector.add().recv_data(kOk);
+  const ClientNext waiting = h.start();
+  ASSERT_EQ(waiting.kind, ClientNext::Kind::kWaitIo);
+  ASSERT_FALSE(h.connector.connection(0).sent().empty());
+  h.client->network_changed(h.now, NetworkInfo{});
+  h.run(h.client->step(h.now));
+  EXPECT_EQ(h.client->result().outcome, Outcome::kNotIdempotent);
+  EXPECT_EQ(h.connector.opened(), 1U);
+  EXPECT_NE(std::string(h.client->result().message).find("network changed"), std::string::npos)
+      << h.client->result().message;
+}
+
+// No network: the request waits without an attempt, a retry or the deadline going by, and
+// goes at once when a network comes.
+TEST(ClientNetwork, WithoutANetworkTheRequestWaitsAndGoesWhenOneComes) {
+  Harness h;
+  h.policy.total_deadline = Millis(1000);
+  h.timeouts.offline = Millis(600000);
+  h.network_info = NetworkInfo{};
+  h.network_info->connected = false;
+  ClientNext next = h.start();
+  ASSERT_EQ(next.kind, ClientNext::Kind::kWaitUntil);
+  EXPECT_EQ(next.at, h.now + Millis(600000));
+  EXPECT_EQ(h.connector.opened(), 0U);
+  ASSERT_FALSE(h.events.empty());
+  const ClientEvent& wait = h.events.back();
+  ASSERT_EQ(wait.kind, ClientEvent::Kind::kWait);
+  EXPECT_EQ(wait.wait_reason, WaitReason::kOffline);
+  EXPECT_STREQ(wait.message, "there is no network");
+  // Ten minutes offline, far past the one-second deadline: none of it was the request's.
+  h.now = h.now + Millis(599000);
+  next = h.client->step(h.now);
+  ASSERT_EQ(next.kind, ClientNext::Kind::kWaitUntil);
+  h.client->network_changed(h.now, NetworkInfo{});
+  h.connector.add().recv_data(k503).recv_would_block().recv_data(kOk);
+  h.run(h.client->step(h.now));
+  EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess) << h.client->result().message;
+  EXPECT_EQ(h.client->result().attempts, 2U) << "the 503 was retried within the deadline";
+}
+
+// The offline limit ends the request with its own outcome and words.
+TEST(ClientNetwork, TheOfflineLimitEndsTheRequestWithItsOwnOutcome) {
+  Harness h;
+  h.timeouts.offline = Millis(2000);
+  h.connector.add().recv_would_block().recv_data(kOk);
+  const ClientNext waiting = h.start();
+  ASSERT_EQ(waiting.kind, ClientNext::Kind::kWaitIo);
+  NetworkInfo none;
+  none.connected = false;
+  h.client->network_changed(h.now, none);
+  h.run(h.client->step(h.now));
+  EXPECT_EQ(h.client->result().outcome, Outcome::kOffline);
+  EXPECT_EQ(h.client->result().attempts, 1U);
+  EXPECT_NE(std::string(h.client->result().message).find("within 2 s (Timeouts::offline)"),
+            std::string::npos)
+      << h.client->result().message;
+  ASSERT_EQ(h.waits.size(), 1U);
+  EXPECT_EQ(h.waits[0], 2000U);
+}
+
+// A download larger than a metered network may carry stops when its length is known and goes
+// on, by Range, when an unmetered network comes.
+TEST(ClientNetwork, AMeteredNetworkHoldsALargeDownloadUntilAnUnmeteredOne) {
+  Harness h;
+  h.network.metered_up_to = 8;
+  h.connector.add().recv_data(std::string(kHead10) + "01").recv_would_block();
+  h.connector.add().recv_data(
+      "HTTP/1.1 206 Partial Content\r\nETag: \"v1\"\r\nContent-Range: bytes 2-9/10\r\n"
+      "Content-Length: 8\r\n\r\n23456789");
+  h.start();
+  NetworkInfo metered;
+  metered.metered = true;
+  h.client->network_changed(h.now, metered);
+  ClientNext next = h.client->step(h.now);
+  for (int i = 0; i < 20 && next.kind != ClientNext::Kind::kWaitUntil; ++i) {
+    next = h.client->step(h.now);
+  }
+  ASSERT_EQ(next.kind, ClientNext::Kind::kWaitUntil);
+  EXPECT_TRUE(h.connector.connection(0).closed());
+  EXPECT_FALSE(h.client->network_usable());
+  ASSERT_EQ(h.events.back().kind, ClientEvent::Kind::kWait);
+  EXPECT_EQ(h.events.back().wait_reason, WaitReason::kOffline);
+  EXPECT_NE(std::string(h.events.back().message).find("metered"), std::string::npos);
+  h.client->network_changed(h.now + Millis(100), NetworkInfo{});
+  h.now = h.now + Millis(100);
+  h.run(h.client->step(h.now));
+  EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
+  EXPECT_EQ(h.client->result().attempts, 1U);
+  EXPECT_EQ(h.body.bytes, "0123456789");
 }
 
 // Bounded work: a peer that never pauses still hands the loop its turn.

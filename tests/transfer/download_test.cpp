@@ -62,6 +62,7 @@ struct Harness {
     options.checkpoints = CheckpointSink{heap_free ? &Harness::keep_last : &Harness::keep, this};
     options.max_rate = max_rate;
     options.range_size = range_size;
+    options.client.network = network;
     options.client.events = https::EventSink{&Harness::record, this};
     download = std::make_unique<Download>(connector, context, options);
     EXPECT_EQ(download->start(spec), https::Status::kOk) << download->message();
@@ -122,6 +123,7 @@ struct Harness {
   Millis tick{10};
   std::uint64_t max_rate = 0;
   std::uint64_t range_size = 0;
+  https::NetworkPolicy network;
   std::vector<https::ClientEvent::Kind> events;  // Unless heap_free.
   int steps = 0;
   std::unique_ptr<Download> download;
@@ -482,6 +484,37 @@ TEST(Download, MaxRatePacesTheBodyWithOneStepPerQuantum) {
 // sits still however long (no attempt, no timeout), and resume() asks for the rest with Range
 // and If-Range on the same representation: byte-exact, the sink never restarted, and the
 // digest of the whole object checked over both parts.
+// A switch onto a metered network the download may not use stops it at once with a
+// checkpoint (no backoff in it), and an unmetered network lets it go on by Range.
+TEST(Download, AMeteredNetworkHoldsItCheckpointedAndAnUnmeteredOneResumesIt) {
+  const std::string body = body_of(4000);
+  Harness h;
+  h.network.metered = false;
+  h.checkpoint.bytes = 1;
+  h.checkpoint.interval = Millis(0);
+  h.connector.add().recv_data(ok_head(body.size()) + body.substr(0, 1500)).recv_would_block();
+  h.connector.add().recv_data(
+      "HTTP/1.1 206 Partial Content\r\nETag: \"v1\"\r\nContent-Range: bytes 1500-3999/4000\r\n"
+      "Content-Length: 2500\r\n\r\n" +
+      body.substr(1500));
+  DownloadNext next = h.run_until(h.start(), 1500);
+  ASSERT_EQ(h.body.bytes.size(), 1500U);
+  https::NetworkInfo metered;
+  metered.metered = true;
+  h.download->network_changed(h.now, metered);
+  next = h.download->step(h.now);
+  ASSERT_EQ(next.kind, DownloadNext::Kind::kWaitUntil);
+  EXPECT_TRUE(h.connector.connection(0).closed());
+  ASSERT_FALSE(h.saved.empty());
+  EXPECT_EQ(h.saved.back().delivered, 1500U);
+  EXPECT_EQ(h.saved.back().wait_remaining, Millis(0)) << "a hold is not a backoff to sit out";
+  h.download->network_changed(h.now, https::NetworkInfo{});
+  ASSERT_EQ(h.run(h.download->step(h.now)).kind, DownloadNext::Kind::kDone);
+  EXPECT_EQ(h.download->result().outcome, Outcome::kSuccess);
+  EXPECT_EQ(h.download->result().attempts, 1U);
+  EXPECT_TRUE(h.body.bytes == body);
+}
+
 TEST(Download, PauseMidBodyThenResumeGoesOnWithRange) {
   const std::string body = body_of(4000);
   const std::string hash = goog_crc32c(body);

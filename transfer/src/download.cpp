@@ -235,6 +235,11 @@ void Download::on_client_event(void* self, const https::ClientEvent& event) {
   auto* d = static_cast<Download*>(self);
   switch (event.kind) {
     case https::ClientEvent::Kind::kWait:
+      // Waiting for a network: saved, but not as a backoff a later process would sit out.
+      if (event.wait_reason == WaitReason::kOffline) {
+        d->wait_checkpoint_due_ = true;
+        break;
+      }
       d->waiting_ = true;
       d->wait_end_ = event.at + event.wait;
       d->retries_ = event.attempt;  // The attempt after the wait is retry number `attempt`.

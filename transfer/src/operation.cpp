@@ -267,6 +267,7 @@ Operation::Step Operation::on_answer(Millis now) {
                     "declared idempotent, so it was not sent again",
                     phase_);
     case Outcome::kTerminalFailure:
+    case Outcome::kOffline:
       return finish(now, OperationOutcome::kRequestFailed, r.message, phase_);
     case Outcome::kCancelled:
       break;

@@ -63,6 +63,7 @@ Upload::Upload(https::Connector& connector, const RetryContext& context,
                 // Every send reports to the upload, whose own meter spaces its events
                 // across exchanges (a chunk's exchange is often shorter than the interval).
                 o.progress = ProgressPolicy{1, Millis(0)};
+                o.network = options.network;
                 return o;
               }()),
       machine_(session_context_) {
@@ -202,7 +203,24 @@ Upload::Step Upload::on_machine(Millis now) {
 Upload::Step Upload::on_exchange(Millis now) {
   const https::ClientNext next = client_.step(now);
   if (next.kind != https::ClientNext::Kind::kDone) return yield(next, Phase::kExchange);
+  // Time spent waiting for a usable network is not the session's either.
+  machine_.exclude(client_.time_offline());
+  if (switched_) {
+    // What the server took of the abandoned chunk is asked over the new network.
+    switched_ = false;
+    need_query_ = true;
+    return go(Phase::kNext);
+  }
   return end_exchange(now);
+}
+
+void Upload::network_changed(Millis now, const https::NetworkInfo& network) {
+  if (phase_ == Phase::kExchange && exchange_ != Exchange::kOpen) {
+    client_.cancel();
+    switched_ = true;
+  }
+  client_.network_changed(now, network);
+  if (client_.network_usable()) machine_.network_available(now);
 }
 
 Status Upload::extend(std::uint64_t available, bool final) {
@@ -409,6 +427,7 @@ Upload::Step Upload::end_exchange(Millis now) {
     case Outcome::kBudgetExhausted:
     case Outcome::kServerDelayTooLong:
     case Outcome::kCancelled:
+    case Outcome::kOffline:
       break;
   }
   return finish(now, r.outcome, r.error, r.message);

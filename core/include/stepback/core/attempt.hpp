@@ -101,10 +101,12 @@ enum class Outcome : std::uint8_t {
   kBudgetExhausted,     // The client's retry budget is below half.
   kServerDelayTooLong,  // The server asked for a wait beyond max_server_delay.
   kCancelled,           // cancel() was called.
+  kOffline,             // No network the request may use came within its offline limit.
 };
 
 // Why the current wait lasts as long as it does.
-enum class WaitReason : std::uint8_t { kBackoff, kRetryAfter, kRetryInfo, kNetworkBack };
+// kOffline: no network the request may use (none, or only metered or roaming ones it refuses).
+enum class WaitReason : std::uint8_t { kBackoff, kRetryAfter, kRetryInfo, kNetworkBack, kOffline };
 
 // Lower-case names for logs and JSON ("retries_exhausted", "tls_verify", ...).
 const char* to_string(Failure f);

@@ -66,6 +66,10 @@ class RetryMachine {
   // to U[0, jitter_range] from `now`, so the retry does not sit out a long wait.
   void network_available(Millis now);
 
+  // The request spent `span` waiting for a network it may use, not trying: the total deadline
+  // moves that much later, so that waiting offline spends neither retries nor the deadline.
+  void exclude(Millis span);
+
   // Retries started so far (attempts - 1 once the first attempt started).
   std::uint32_t retries() const { return retries_; }
   // The absolute deadline, or Millis::max() without one or before the first step.

@@ -22,12 +22,15 @@ struct Timeouts {
   // `speed_time` ends as a timeout. 0 bytes per second: no floor.
   std::uint32_t speed_limit = 1024;  // Bytes per second.
   Millis speed_time{30000};
+  // How long a request waits for a network it may use (none, or only ones its network policy
+  // refuses) before it ends with Outcome::kOffline; the wait spends no retry and no deadline.
+  Millis offline{300000};
 };
 
 // Whether every limit is positive (a floor needs a window to measure it over).
 constexpr bool valid(const Timeouts& t) {
   return t.connect.count() > 0 && t.tls_handshake.count() > 0 && t.read.count() > 0 &&
-         (t.speed_limit == 0 || t.speed_time.count() > 0);
+         (t.speed_limit == 0 || t.speed_time.count() > 0) && t.offline.count() > 0;
 }
 
 }  // namespace stepback

@@ -196,6 +196,25 @@ struct UrlRefresh {
   void* context = nullptr;
 };
 
+// The device's current network, as the platform describes it (Android's NetworkCapabilities
+// NOT_METERED and NOT_ROAMING of the default network, Apple's NWPath isExpensive and
+// isConstrained): see Client::network_changed.
+struct NetworkInfo {
+  bool connected = true;  // There is a network at all (Android: a default network).
+  bool metered = false;   // It is paid by the byte (cellular, a hotspot, a metered Wi-Fi).
+  bool roaming = false;
+};
+
+// The networks a request may use. On one it may not use it waits as it waits without a
+// network (Timeouts::offline); a switch onto one mid-exchange ends the exchange at once.
+struct NetworkPolicy {
+  bool metered = true;  // Whether a metered network may be used at all.
+  // Above this many bytes (the response's length once known, or the request body's), a
+  // metered network is refused: a large download waits for an unmetered one.
+  std::uint64_t metered_up_to = UINT64_MAX;
+  bool roaming = true;  // Whether a roaming network may be used.
+};
+
 // Everything a Client is configured with, besides its connector and retry context.
 struct ClientOptions {
   Timeouts timeouts;
@@ -257,6 +276,8 @@ struct ClientOptions {
   // waits; kDone, not a last kProgress, says the body is complete. An invalid policy (see
   // valid()): start() answers kInvalidArgument.
   ProgressPolicy progress;
+  // Which networks the request may use (all, by default); see Client::network_changed.
+  NetworkPolicy network;
 };
 
 // One request with retries. Not copyable; everything it is given must outlive it.
@@ -312,6 +333,26 @@ class Client {
   //     the read timeout and is retried.
   // Then call step() (the answer to the last step() may have changed).
   void network_available(Millis now);
+  // The device's default network changed to `network` (Android's NetworkCallback onAvailable,
+  // onLost and onCapabilitiesChanged; Apple's NWPathMonitor). What ran on the old one ends at
+  // once instead of on the read timeout:
+  //   - a kept connection is closed and the connector told (Connector::network_changed);
+  //   - a lookup, connect or exchange under way is abandoned, and the attempt goes again on
+  //     the new network without counting as a retry: a GET goes on from the bytes the sink
+  //     has, by Range; a request that may have reached the server and is not idempotent ends
+  //     (Outcome::kNotIdempotent) rather than be sent twice;
+  //   - a backoff wait shrinks as network_available() says.
+  // Without a network, or on one ClientOptions::network refuses (a metered network for a
+  // large download, a roaming one), the request waits (a kWait event, WaitReason::kOffline,
+  // its message says why) spending no retry and no deadline, until a network it may use is
+  // announced here, for at most Timeouts::offline; then it ends with Outcome::kOffline.
+  // Then call step().
+  void network_changed(Millis now, const NetworkInfo& network);
+  // Whether the current network (the last network_changed()) is one the request may use.
+  bool network_usable() const;
+  // How long the request has waited for a network it may use (excluded from its deadline);
+  // a layer that retries across requests excludes it from its own (transfer::Upload).
+  Millis time_offline() const { return time_offline_; }
   // The result; meaningful after step() answered kDone.
   const ClientResult& result() const { return result_; }
   // The URL redirects led the request to, as text in ClientOptions::redirect_url; "" when no
@@ -384,6 +425,13 @@ class Client {
   Step on_connect(Millis now);
   Step on_send(Millis now);
   Step on_receive(Millis now);
+  // Ends the lookup, connect or exchange under way on the network that went away (or that the
+  // request may no longer use); the attempt goes again, uncounted, unless it must not.
+  Step on_network_switch(Millis now);
+  // Waits for a network the request may use, or ends the request when the wait is over.
+  Step hold(Millis now);
+  // Why the current network may not be used, in words ("" when it may).
+  const char* network_refusal() const;
 
   Step begin_attempt(Millis now);
   void reset_exchange(Millis now);
@@ -509,7 +557,9 @@ class Client {
   bool token_refreshed_ = false;  // The last attempt already carried a refreshed token.
   IntegrityCheck integrity_;      // Digests over every delivered byte of the representation.
   char integrity_message_[kIntegrityMessageMax] = {};
-  char deadline_message_[256] = {};  // "the retry deadline passed while connecting to 'host'"
+  // A limit's words: "the retry deadline passed while connecting to 'host'", or the offline
+  // limit's.
+  char limit_message_[256] = {};
   std::uint32_t connections_ = 0;
   std::size_t location_size_ = 0;  // Of the redirected URL's text in redirect_url.
   std::uint32_t redirects_ = 0;
@@ -518,8 +568,15 @@ class Client {
   std::uint32_t url_refreshes_ = 0;
   bool url_expired_ = false;
   bool meter_receiving_ = false;  // meter_ follows the response body (from its first byte).
-  bool redirecting_ = false;      // The next attempt follows a redirect: not counted.
+  bool uncounted_ = false;        // The next attempt follows a redirect, a fresh URL or a network
+                                  // switch: not counted.
   char redirect_message_[256] = {};
+  NetworkInfo network_;          // The last network_changed()'s.
+  bool switch_pending_ = false;  // The network changed while an exchange was under way.
+  bool held_ = false;            // Waiting for a network the request may use.
+  Millis held_mark_{};           // Until when the hold's time has been excluded from the deadline.
+  Millis hold_end_{};            // When the hold ends the request (Timeouts::offline).
+  Millis time_offline_{};        // Held so far, this request.
 };
 
 }  // namespace stepback::https

@@ -25,6 +25,9 @@ inline constexpr DeviceProfile desktop = [] {
   // resumes by Range on a fresh connection.
   p.timeouts.speed_limit = 1024;
   p.timeouts.speed_time = Millis::seconds(30);
+  // Without a network it may use, a request waits up to 5 minutes for one (a laptop between
+  // networks), spending no retry and no deadline.
+  p.timeouts.offline = Millis::seconds(300);
   p.budget.max_tokens = 10;
   p.budget.refund_milli = 100;
   // Operations: about 1 s doubling to a 60 s cap with equal jitter (0.5-1 s, 1-2 s, 2-4 s,

@@ -27,6 +27,9 @@ inline constexpr DeviceProfile mobile = [] {
   // attempt (resuming by Range) costs less than waiting on it.
   p.timeouts.speed_limit = 100;
   p.timeouts.speed_time = Millis::seconds(60);
+  // Without a network it may use (a lift, a tunnel, a metered network a large transfer must
+  // not use) a request waits up to 30 minutes for one, spending no retry and no deadline.
+  p.timeouts.offline = Millis::seconds(1800);
   p.budget.max_tokens = 20;
   p.budget.refund_milli = 100;
   // Operations: the same floor and cap as desktop but starting at 2 s (1-2 s, 2-4 s, ...): each

@@ -103,6 +103,13 @@ class Download {
   void cancel(Millis now);
   // See https::Client::network_available.
   void network_available(Millis now) { client_.network_available(now); }
+  // The device's network changed (https::Client::network_changed): a body under way on the
+  // old network goes on by Range over the new one at once, uncounted; on a network the
+  // download may not use (DownloadOptions::client.network: metered, roaming) or none, it
+  // waits for one, with a checkpoint first, spending no retry.
+  void network_changed(Millis now, const https::NetworkInfo& network) {
+    client_.network_changed(now, network);
+  }
   // Stops the download at `now` (the user paused it, the app lost its turn): the connection
   // is closed and the checkpoint sink gets a checkpoint, so the process may also end here
   // and a later one go on from it. Until resume(), step() answers

@@ -185,6 +185,8 @@ struct UploadOptions {
   // How often kProgress events come while a chunk goes out: 64 KiB and 250 ms apart (both)
   // by default, across the session's exchanges; see ProgressPolicy.
   ProgressPolicy progress;
+  // Which networks the upload may use (all, by default); see network_changed().
+  https::NetworkPolicy network;
 };
 
 // One resumable upload. Not copyable; everything it is given must outlive it.
@@ -231,6 +233,12 @@ class Upload {
     client_.network_available(now);
     machine_.network_available(now);
   }
+  // The device's network changed (https::Client::network_changed): a chunk or status query
+  // under way on the old network is abandoned and the upload asks the server what it holds
+  // over the new one (a status query), neither a retry nor a failure; the session POST goes
+  // again as the Client's idempotency rule allows. On a network UploadOptions::network
+  // refuses, or none, the upload waits for one (Timeouts::offline), spending no retry.
+  void network_changed(Millis now, const https::NetworkInfo& network);
 
   // The result; meaningful after step() answered kDone.
   const UploadResult& result() const { return result_; }
@@ -364,6 +372,7 @@ class Upload {
   Millis paused_wait_end_{};          // The end of the wait a pause cut into (0: none).
   Exchange exchange_ = Exchange::kNone;
   bool need_query_ = false;       // The next exchange asks what the server holds.
+  bool switched_ = false;         // network_changed() abandoned the exchange under way.
   bool metadata_failed_ = false;  // The metadata sink refused a write or a restart.
   bool metadata_refused_restart_ = false;
 };
