@@ -245,6 +245,7 @@ void print_get_usage(std::FILE* out) {
       "  --max-time S         an overall limit on the whole request, transfers included\n"
       "%s"
       "%s"
+      "%s"
       "  --oauth2-bearer TOKEN  send Authorization: Bearer TOKEN\n"
       "  --token-file FILE    the same with the token read from FILE before every attempt\n"
       "                       (whitespace trimmed), so a job that rewrites FILE keeps a long\n"
@@ -321,10 +322,13 @@ void print_get_usage(std::FILE* out) {
       "     possibly made by this run's own first attempt whose answer was lost\n"
       "  14 a redirect was not followed: a loop, more than --max-redirs, https to http, or a\n"
       "     Location that is not an http(s) URL\n"
+      "  16 no network the transfer may use came within --offline-limit (with -o the\n"
+      "     checkpoint is kept)\n"
       "  130 Ctrl-C or SIGTERM ended a download; with -o its checkpoint is kept, and the\n"
       "      same command run again goes on from it\n",
       kTrustFlagsHelp, kSystemBundle, profiles::active.name, kSpeedFlagsHelp, kRateFlagHelp,
-      kMaxHeaders, static_cast<unsigned>(profiles::active.checkpoint.interval.count() / 1000),
+      kNetworkFlagsHelp, kMaxHeaders,
+      static_cast<unsigned>(profiles::active.checkpoint.interval.count() / 1000),
       static_cast<unsigned>(profiles::active.max_redirects));
 }
 
@@ -533,6 +537,7 @@ int run_get(int argc, char** argv) {
   https::TcpTlsConnector connector(tls, resolver);  // http:// URLs go without TLS.
   https::ClientOptions options;
   options.timeouts = make_timeouts(o.retry);
+  options.network = o.retry.network;
   options.buffers = client_buffers();
   options.body = body_sink(&output);
   options.events = reporter.sink();
@@ -594,6 +599,7 @@ int run_get(int argc, char** argv) {
     command.checkpoint = o.retry.profile->checkpoint;
     command.max_rate = o.retry.limit_rate;
     command.range_size = o.range_size;
+    command.network_type = o.retry.network_type;
     command.output = o.output;
     command.state = o.state;
     command.reporter = &reporter;

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "client_loop.hpp"
+#include "network_watch.hpp"
 #include "state_file.hpp"
 #include "stepback/platform/clock.hpp"
 #include "stepback/transfer/download.hpp"
@@ -68,7 +69,8 @@ https::ClientNext step_download(void* context, Millis now) {
 // disk), not when the object is gone or the bytes are wrong.
 bool worth_keeping(int code) {
   return code == kExitGaveUp || code == kExitTransport || code == kExitTimeLimit ||
-         code == kExitLocalIo || code == kExitTlsVerify || code == kExitInterrupted;
+         code == kExitLocalIo || code == kExitTlsVerify || code == kExitInterrupted ||
+         code == kExitOffline;
 }
 
 }  // namespace
@@ -215,7 +217,19 @@ int run_download_command(const DownloadCommand& command) {
   struct sigaction old_term {};
   (void)::sigaction(SIGINT, &action, &old_int);
   (void)::sigaction(SIGTERM, &action, &old_term);
-  run_steps(Stepper{&step_download, &stepping}, *command.reporter, nullptr);
+  // The network: as --network-type says, or as the default routes say and then follow.
+  NetworkWatch watch(NetworkChanged{[](void* d, Millis now, const https::NetworkInfo& network) {
+                                      static_cast<transfer::Download*>(d)->network_changed(now,
+                                                                                           network);
+                                    },
+                                    &download});
+  https::NetworkInfo network;
+  const bool watching = !command.network_type && watch.open(&network);
+  if (command.network_type) network = *command.network_type;
+  if (command.network_type || !network.connected) {
+    download.network_changed(platform::monotonic_now(), network);
+  }
+  run_steps(Stepper{&step_download, &stepping}, *command.reporter, watching ? &watch : nullptr);
   (void)::sigaction(SIGINT, &old_int, nullptr);
   (void)::sigaction(SIGTERM, &old_term, nullptr);
   const https::ClientResult& result = download.result();

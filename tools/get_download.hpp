@@ -28,6 +28,8 @@ struct DownloadCommand {
   CheckpointPolicy checkpoint;
   std::uint64_t max_rate = 0;    // --limit-rate, bytes a second; 0: none.
   std::uint64_t range_size = 0;  // --range-size, bytes a piece; 0: one request.
+  // --network-type: the network, fixed; none: the routes say, and their changes are followed.
+  std::optional<https::NetworkInfo> network_type;
   const char* output = nullptr;  // -o FILE; null: stdout.
   const char* state = nullptr;   // --state FILE; null: FILE.part.state with -o.
   Reporter* reporter = nullptr;

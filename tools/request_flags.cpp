@@ -227,6 +227,42 @@ void add_retry_flags(std::vector<Flag>* flags, RetryFlags* out) {
                                 out->limit_rate = *rate;
                                 return true;
                               }));
+  flags->push_back(Flag{"--no-metered", false, {}, [out](std::string_view, std::string*) {
+                          out->network.metered = false;
+                          return true;
+                        }});
+  flags->push_back(Flag{"--no-roaming", false, {}, [out](std::string_view, std::string*) {
+                          out->network.roaming = false;
+                          return true;
+                        }});
+  flags->push_back(value_flag("--metered-up-to",
+                              "expected a size with an optional K, M, G or T (1024-based)",
+                              [out](std::string_view value, std::string*) {
+                                const std::optional<std::uint64_t> size = parse_rate(value);
+                                if (!size) return false;
+                                out->network.metered_up_to = *size;
+                                return true;
+                              }));
+  flags->push_back(value_flag("--network-type",
+                              "allowed: none, unmetered, metered, roaming, metered+roaming",
+                              [out](std::string_view value, std::string*) {
+                                https::NetworkInfo n;
+                                if (value == "none") {
+                                  n.connected = false;
+                                } else if (value == "metered") {
+                                  n.metered = true;
+                                } else if (value == "roaming") {
+                                  n.roaming = true;
+                                } else if (value == "metered+roaming") {
+                                  n.metered = n.roaming = true;
+                                } else if (value != "unmetered") {
+                                  return false;
+                                }
+                                out->network_type = n;
+                                return true;
+                              }));
+  flags->push_back(value_flag("--offline-limit", "expected seconds such as 60 or 0.5, above 0",
+                              seconds(&out->offline_limit, false)));
   flags->push_back(value_flag("--idempotency", "allowed: auto, strict, yes, no",
                               [out](std::string_view value, std::string*) {
                                 using I = https::RequestSpec::Idempotency;
@@ -270,6 +306,7 @@ Timeouts make_timeouts(const RetryFlags& o) {
   Timeouts t = o.profile->timeouts;
   if (o.speed_limit) t.speed_limit = *o.speed_limit;
   if (o.speed_time) t.speed_time = *o.speed_time;
+  if (o.offline_limit) t.offline = *o.offline_limit;
   return t;
 }
 
@@ -289,5 +326,19 @@ const char kRateFlagHelp[] =
     "                       that sleeps in the main loop; the TCP window slows the sender.\n"
     "                       A --speed-limit above RATE/2 is lowered to RATE/2 (default:\n"
     "                       none)\n";
+
+const char kNetworkFlagsHelp[] =
+    "  --no-metered         never use a metered network (cellular, a hotspot): wait for\n"
+    "                       another, as without a network\n"
+    "  --metered-up-to SIZE  use a metered network only for transfers up to SIZE (4M, 1G)\n"
+    "  --no-roaming         never use a roaming network\n"
+    "  --network-type TYPE  take the network for none, unmetered, metered, roaming or\n"
+    "                       metered+roaming (default: unmetered while a default route\n"
+    "                       exists, none without one; Linux reads the routes and follows\n"
+    "                       their changes over rtnetlink: a change ends the exchange on\n"
+    "                       the old network at once and goes on over the new one)\n"
+    "  --offline-limit S    how long to wait for a network the transfer may use, spending\n"
+    "                       no retry and no deadline, before giving up with exit 16\n"
+    "                       (default: desktop 300, mobile 1800)\n";
 
 }  // namespace stepback::tools

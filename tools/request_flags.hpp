@@ -41,6 +41,12 @@ struct RetryFlags {
   std::optional<std::uint32_t> speed_limit;  // Bytes per second; 0: no floor.
   std::optional<Millis> speed_time;
   std::uint64_t limit_rate = 0;  // --limit-rate: the most bytes a second; 0: none.
+  // The networks a transfer may use: --no-metered, --metered-up-to SIZE, --no-roaming.
+  https::NetworkPolicy network;
+  // --network-type: what the current network is taken to be (none, unmetered, metered,
+  // roaming, metered+roaming); without it, connected and unmetered, as the routes say.
+  std::optional<https::NetworkInfo> network_type;
+  std::optional<Millis> offline_limit;  // --offline-limit S: Timeouts::offline.
 };
 // Appends the retry flags to a subcommand's flag table, each writing into *out.
 void add_retry_flags(std::vector<Flag>* flags, RetryFlags* out);
@@ -53,6 +59,8 @@ Timeouts make_timeouts(const RetryFlags& flags);
 extern const char kSpeedFlagsHelp[];
 // The --help lines of --limit-rate.
 extern const char kRateFlagHelp[];
+// The --help lines of the network flags.
+extern const char kNetworkFlagsHelp[];
 
 // Parses a rate as curl's --limit-rate takes it: bytes a second, with an optional fraction
 // and an optional suffix K, M, G or T (either case, 1024-based): "100K", "1.5M", "1G";

@@ -15,6 +15,7 @@
 
 #include "args.hpp"
 #include "client_loop.hpp"
+#include "network_watch.hpp"
 #include "request_flags.hpp"
 #include "state_file.hpp"
 #include "upload_reporter.hpp"
@@ -176,6 +177,7 @@ void print_upload_usage(std::FILE* out) {
       "  --deadline S         no new attempt or wait past S seconds without progress (0: none)\n"
       "%s"
       "%s"
+      "%s"
       "  --idempotency RULE   whether the session POST is sent again after it may have\n"
       "                       reached the server: auto (no: POST), strict, yes, no. A repeated\n"
       "                       POST at worst leaves an unused session. Chunks always are.\n"
@@ -203,10 +205,11 @@ void print_upload_usage(std::FILE* out) {
       "     --state file is unusable (cut, damaged, not a state file, written by a newer\n"
       "     stepback, or another upload's); it is left as it is\n"
       "  8  the metadata had to start over and stdout cannot; nothing was spliced\n"
+      "  16 no network the upload may use came within --offline-limit\n"
       "  130 Ctrl-C or SIGTERM stopped the upload; the session stays open and, with --state,\n"
       "      its state is saved: run the same command again to go on\n",
       kMaxHeaders, kTrustFlagsHelp, kSystemBundle, profiles::active.name, kSpeedFlagsHelp,
-      kRateFlagHelp);
+      kRateFlagHelp, kNetworkFlagsHelp);
 }
 
 // The file, read in place: read(offset, span) with pread, so any chunk can be sent again.
@@ -246,8 +249,10 @@ void on_stop_signal(int) { g_stop = 1; }
 
 // Steps `upload` (started) from a poll() loop until it is done, or until a signal pauses it
 // (returns true then). With `state` (may be null), saves the upload's state between steps
-// when it changed, and once more when a signal stopped it.
-bool run_loop(transfer::Upload& upload, UploadReporter& reporter, StateFile* state) {
+// when it changed, and once more when a signal stopped it. With `watch` (may be null), the
+// network's changes reach the upload from the same loop.
+bool run_loop(transfer::Upload& upload, UploadReporter& reporter, StateFile* state,
+              NetworkWatch* watch) {
   Millis now = platform::monotonic_now();
   transfer::UploadNext next = upload.step(now);
   for (;;) {
@@ -261,13 +266,19 @@ bool run_loop(transfer::Upload& upload, UploadReporter& reporter, StateFile* sta
       state->maybe_save(upload, now, reporter.waits());
     }
     if (next.kind == transfer::UploadNext::Kind::kDone) break;
-    const bool io = next.kind == transfer::UploadNext::Kind::kWaitIo;
+    pollfd fds[2];
+    std::size_t count = 0;
+    const bool io = next.kind == transfer::UploadNext::Kind::kWaitIo && next.fd >= 0;
+    if (io) fds[count++] = pollfd{next.fd, https::poll_events(next.interest), 0};
+    if (watch != nullptr) count += watch->poll_fds(fds + count, 2 - count);
     // A signal cuts the sleep short (EINTR): the loop sees it at once.
-    const bool ready = https::poll_wait(io ? next.fd : -1, next.interest, next.at, now,
-                                        longest_wait(reporter.wants_ticks()));
+    (void)::poll(count == 0 ? nullptr : fds, static_cast<nfds_t>(count),
+                 https::poll_timeout(next.at, now, longest_wait(reporter.wants_ticks())));
     now = platform::monotonic_now();
+    const bool changed = watch != nullptr && watch->serve(now);
     reporter.tick(now);
-    if (ready || now >= next.at) next = upload.step(now);
+    const bool ready = io && fds[0].revents != 0;
+    if (ready || changed || now >= next.at) next = upload.step(now);
   }
   return false;
 }
@@ -393,6 +404,7 @@ int run_upload(int argc, char** argv) {
   https::TcpTlsConnector connector(tls, resolver);  // http:// URLs go without TLS.
   transfer::UploadOptions options;
   options.timeouts = make_timeouts(o.retry);
+  options.network = o.retry.network;
   options.buffers = client_buffers();
   options.session_uri = https::MutableBytes{g_session_uri, sizeof g_session_uri};
   options.metadata = body_sink(&output);
@@ -434,7 +446,20 @@ int run_upload(int argc, char** argv) {
   struct sigaction old_term {};
   (void)::sigaction(SIGINT, &action, &old_int);
   (void)::sigaction(SIGTERM, &action, &old_term);
-  const bool stopped = run_loop(upload, reporter, state_file ? &*state_file : nullptr);
+  // The network: as --network-type says, or as the default routes say and then follow.
+  NetworkWatch watch(NetworkChanged{[](void* u, Millis now, const https::NetworkInfo& network) {
+                                      static_cast<transfer::Upload*>(u)->network_changed(now,
+                                                                                         network);
+                                    },
+                                    &upload});
+  https::NetworkInfo network;
+  const bool watching = !o.retry.network_type && watch.open(&network);
+  if (o.retry.network_type) network = *o.retry.network_type;
+  if (o.retry.network_type || !network.connected) {
+    upload.network_changed(platform::monotonic_now(), network);
+  }
+  const bool stopped =
+      run_loop(upload, reporter, state_file ? &*state_file : nullptr, watching ? &watch : nullptr);
   (void)::sigaction(SIGINT, &old_int, nullptr);
   (void)::sigaction(SIGTERM, &old_term, nullptr);
   ::close(file.fd);

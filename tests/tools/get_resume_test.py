@@ -319,6 +319,53 @@ def case_range_size():
             nginx.stop()
 
 
+def case_network_policy():
+    # The networks a download may use, end to end: the network as --network-type says, the
+    # policy as --no-metered, --metered-up-to and --no-roaming say. Refused: it waits
+    # (--offline-limit), spending no attempt, then exits 16 and keeps what it has.
+    with tempfile.TemporaryDirectory() as tmp:
+        nginx = Nginx(tmp)
+        try:
+            out = os.path.join(tmp, "big.out")
+            url = nginx.url("/fast/big.bin")
+            # Metered, and the object (6 MiB, known from the response) above 1 MiB: the body
+            # stops when its length is known; the part and its state stay for the next run.
+            args = [url, "-o", out, "--network-type", "metered", "--metered-up-to", "1M",
+                    "--offline-limit", "0.5", "--trace"]
+            code, _, err = get(*args)
+            check(code == 16, f"metered, above the limit: exit {code}: {err}")
+            events = trace_events(err, args)
+            waits = [e for e in events if e["event"] == "wait" and e["reason"] == "offline"]
+            check(waits and "metered" in waits[0]["message"], f"no metered wait: {events}")
+            check(os.path.exists(out + ".part.state"), "the state was not kept")
+            # A network it may use: the same command goes on from the part.
+            code, _, err = get(url, "-o", out, "--network-type", "metered", "--metered-up-to",
+                               "100M")
+            check(code == 0, f"metered, below the limit: exit {code}: {err}")
+            with open(out, "rb") as f:
+                check(f.read() == nginx.big, "the file differs")
+            # Refused before anything is sent: roaming, and no network at all.
+            before = len(nginx.log())
+            for flags, why in ((["--network-type", "roaming", "--no-roaming"], "roaming"),
+                               (["--network-type", "metered", "--no-metered"], "metered"),
+                               (["--network-type", "none"], "no network")):
+                code, _, err = get(nginx.url("/small.bin"), "--offline-limit", "0.3", *flags)
+                check(code == 16 and why in err and "--offline-limit" not in err,
+                      f"{flags}: exit {code}: {err}")
+            check(len(nginx.log()) == before, f"a refused network sent requests: {nginx.log()}")
+            # An upload waits alike (no server needed: nothing is sent).
+            data = os.path.join(tmp, "data.bin")
+            with open(data, "wb") as f:
+                f.write(b"x" * 1000)
+            p = subprocess.run([BINARY, "upload", "--network-type", "none", "--offline-limit",
+                                "0.3", data, nginx.url("/upload")], capture_output=True,
+                               text=True, timeout=30)
+            check(p.returncode == 16 and "no network" in p.stderr,
+                  f"upload without a network: exit {p.returncode}: {p.stderr}")
+        finally:
+            nginx.stop()
+
+
 def bench(n):
     # Kills at random points over the whole transfer; prints one line per run and a summary.
     rows = []
@@ -347,6 +394,7 @@ CASES = {
     "sigint": case_sigint,
     "redirects": case_redirects,
     "range_size": case_range_size,
+    "network_policy": case_network_policy,
 }
 
 if __name__ == "__main__":

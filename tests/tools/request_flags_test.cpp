@@ -169,6 +169,44 @@ TEST(RequestFlags, SpeedFlagsHelpStatesTheProfilesDefaults) {
       << help;
 }
 
+// The network flags: the policy (--no-metered, --metered-up-to, --no-roaming), the network
+// taken as current (--network-type) and the offline limit over the profile's.
+TEST(RequestFlags, NetworkFlagsSetThePolicyTheNetworkAndTheOfflineLimit) {
+  RetryFlags retry;
+  retry.profile = &profiles::mobile;
+  std::vector<Flag> flags;
+  add_retry_flags(&flags, &retry);
+  Parser p(&flags);
+  EXPECT_EQ(make_timeouts(retry).offline, profiles::mobile.timeouts.offline);
+  EXPECT_TRUE(retry.network.metered && retry.network.roaming);
+  EXPECT_FALSE(retry.network_type.has_value());
+  EXPECT_EQ(p.parse({"--no-roaming", "--metered-up-to", "4M", "--offline-limit", "2.5",
+                     "--network-type", "metered+roaming"}),
+            "");
+  EXPECT_TRUE(retry.network.metered);
+  EXPECT_FALSE(retry.network.roaming);
+  EXPECT_EQ(retry.network.metered_up_to, 4U * 1024 * 1024);
+  EXPECT_EQ(make_timeouts(retry).offline, Millis(2500));
+  ASSERT_TRUE(retry.network_type.has_value());
+  EXPECT_TRUE(retry.network_type->connected && retry.network_type->metered &&
+              retry.network_type->roaming);
+  EXPECT_EQ(p.parse({"--no-metered", "--network-type", "none"}), "");
+  EXPECT_FALSE(retry.network.metered);
+  EXPECT_FALSE(retry.network_type->connected);
+  EXPECT_EQ(p.parse({"--network-type", "wifi"}),
+            "invalid --network-type 'wifi' (allowed: none, unmetered, metered, roaming, "
+            "metered+roaming)");
+  EXPECT_EQ(p.parse({"--offline-limit", "0"}),
+            "invalid --offline-limit '0' (expected seconds such as 60 or 0.5, above 0)");
+  // The help states both profiles' offline limits as profiles/ has them.
+  const auto seconds = [](Millis m) { return std::to_string(m.count() / 1000); };
+  EXPECT_NE(std::string(kNetworkFlagsHelp)
+                .find("(default: desktop " + seconds(profiles::desktop.timeouts.offline) +
+                      ", mobile " + seconds(profiles::mobile.timeouts.offline) + ")"),
+            std::string::npos)
+      << kNetworkFlagsHelp;
+}
+
 // --limit-rate takes curl's units: bytes a second, K, M, G, T (either case, 1024-based), a
 // fraction of the unit; 0 is no limit; above 1 TiB/s or anything else is refused.
 TEST(RequestFlags, LimitRateTakesCurlsUnits) {

@@ -1,0 +1,176 @@
+#include "network_watch.hpp"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+
+#if defined(__linux__)
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#endif
+
+namespace stepback::tools {
+namespace {
+
+constexpr std::uint64_t kFnvOffset = 1469598103934665603ULL;
+constexpr std::uint64_t kFnvPrime = 1099511628211ULL;
+
+std::uint64_t mix(std::uint64_t h, const char* s, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) {
+    h ^= static_cast<unsigned char>(s[i]);
+    h *= kFnvPrime;
+  }
+  return h;
+}
+
+// Reads a small /proc file whole into `out` (NUL-terminated); "" when it cannot be read.
+void read_text(const char* path, char* out, std::size_t room) {
+  out[0] = '\0';
+  std::FILE* f = std::fopen(path, "r");
+  if (f == nullptr) return;
+  const std::size_t n = std::fread(out, 1, room - 1, f);
+  out[n] = '\0';
+  std::fclose(f);
+}
+
+// The next line of `text` at *at, split on blanks into up to `max` fields; how many.
+std::size_t next_fields(const char* text, std::size_t* at, const char** fields,
+                        std::size_t* lengths, std::size_t max) {
+  std::size_t count = 0;
+  std::size_t i = *at;
+  while (text[i] != '\0' && text[i] != '\n') {
+    while (text[i] == ' ' || text[i] == '\t') ++i;
+    if (text[i] == '\0' || text[i] == '\n') break;
+    const std::size_t start = i;
+    while (text[i] != '\0' && text[i] != '\n' && text[i] != ' ' && text[i] != '\t') ++i;
+    if (count < max) {
+      fields[count] = text + start;
+      lengths[count] = i - start;
+      ++count;
+    }
+  }
+  if (text[i] == '\n') ++i;
+  *at = i;
+  return count;
+}
+
+bool all_zero(const char* s, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) {
+    if (s[i] != '0') return false;
+  }
+  return n > 0;
+}
+
+unsigned long hex(const char* s, std::size_t n) {
+  unsigned long v = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const char c = s[i];
+    const int d = c >= '0' && c <= '9'   ? c - '0'
+                  : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                  : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                         : 0;
+    v = v * 16 + static_cast<unsigned long>(d);
+  }
+  return v;
+}
+
+constexpr unsigned long kRouteUp = 0x1;        // RTF_UP
+constexpr unsigned long kRouteReject = 0x200;  // RTF_REJECT (an unreachable route)
+
+}  // namespace
+
+std::uint64_t NetworkWatch::default_routes(const char* ipv4_text, const char* ipv6_text) {
+  std::uint64_t h = kFnvOffset;
+  bool any = false;
+  const char* f[16];
+  std::size_t n[16];
+  // Iface Destination Gateway Flags RefCnt Use Metric Mask ... (a header line first).
+  std::size_t at = 0;
+  (void)next_fields(ipv4_text, &at, f, n, 16);
+  while (ipv4_text[at] != '\0') {
+    if (next_fields(ipv4_text, &at, f, n, 16) < 8) continue;
+    const unsigned long flags = hex(f[3], n[3]);
+    if (all_zero(f[1], n[1]) && all_zero(f[7], n[7]) && (flags & kRouteUp) != 0 &&
+        (flags & kRouteReject) == 0) {
+      any = true;
+      h = mix(mix(h, f[0], n[0]), f[2], n[2]);
+    }
+  }
+  // Destination prefix-length source prefix-length next-hop metric refcnt use flags iface.
+  at = 0;
+  while (ipv6_text[at] != '\0') {
+    if (next_fields(ipv6_text, &at, f, n, 16) < 10) continue;
+    const unsigned long flags = hex(f[8], n[8]);
+    if (all_zero(f[0], n[0]) && all_zero(f[1], n[1]) && (flags & kRouteUp) != 0 &&
+        (flags & kRouteReject) == 0 && !(n[9] == 2 && std::memcmp(f[9], "lo", 2) == 0)) {
+      any = true;
+      h = mix(mix(h, f[9], n[9]), f[4], n[4]);
+    }
+  }
+  return any ? (h | 1) : 0;
+}
+
+namespace {
+
+std::uint64_t read_default_routes() {
+  static char v4[16384];
+  static char v6[16384];
+  read_text("/proc/net/route", v4, sizeof v4);
+  read_text("/proc/net/ipv6_route", v6, sizeof v6);
+  return NetworkWatch::default_routes(v4, v6);
+}
+
+}  // namespace
+
+NetworkWatch::~NetworkWatch() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+bool NetworkWatch::open(https::NetworkInfo* network) {
+  *network = https::NetworkInfo{};
+#if defined(__linux__)
+  fd_ = ::socket(AF_NETLINK, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, NETLINK_ROUTE);
+  if (fd_ < 0) return false;
+  sockaddr_nl local{};
+  local.nl_family = AF_NETLINK;
+  local.nl_groups =
+      RTMGRP_LINK | RTMGRP_IPV4_IFADDR | RTMGRP_IPV6_IFADDR | RTMGRP_IPV4_ROUTE | RTMGRP_IPV6_ROUTE;
+  if (::bind(fd_, reinterpret_cast<const sockaddr*>(&local), sizeof local) != 0) {
+    ::close(fd_);
+    fd_ = -1;
+    return false;
+  }
+  routes_ = read_default_routes();
+  network->connected = routes_ != 0;
+  return true;
+#else
+  return false;
+#endif
+}
+
+std::size_t NetworkWatch::poll_fds(pollfd* fds, std::size_t room) {
+  if (fd_ < 0 || room == 0) return 0;
+  fds[0] = pollfd{fd_, POLLIN, 0};
+  return 1;
+}
+
+bool NetworkWatch::serve(Millis now) {
+  if (fd_ < 0) return false;
+  bool heard = false;
+  char buffer[8192];
+  // Drains what the kernel sent; the messages only say that something changed.
+  while (::recv(fd_, buffer, sizeof buffer, MSG_DONTWAIT) > 0) heard = true;
+  if (!heard) return false;
+  const std::uint64_t routes = read_default_routes();
+  if (routes == routes_) return false;
+  routes_ = routes;
+  https::NetworkInfo network;
+  network.connected = routes != 0;
+  if (sink_.changed != nullptr) sink_.changed(sink_.context, now, network);
+  return true;
+}
+
+}  // namespace stepback::tools
