@@ -1,5 +1,5 @@
 """`stepback get` and `stepback upload` through HTTP proxies on loopback: the scripted proxy
-(tests/tools/scripted_proxy.py) for the faults a real proxy will not produce (a cut CONNECT,
+(tests/support/scripted_proxy.py) for the faults a real proxy will not produce (a cut CONNECT,
 502/503, garbage, a 407 loop) and for what reaches the proxy and the origin; squid and
 tinyproxy (Debian's packages, each with its own configuration in a temporary folder, on free
 loopback ports: a system proxy is neither used nor touched) with and without Basic
@@ -121,8 +121,8 @@ class ScriptedProxy:
     def __init__(self, tmp, name, script, auth=None):
         self.log_file = os.path.join(tmp, name + ".log")
         port_file = os.path.join(tmp, name + ".port")
-        args = [sys.executable, os.path.join(HERE, "scripted_proxy.py"), "--port-file",
-                port_file, "--log-file", self.log_file, "--script", script, "--lifetime", "60"]
+        script_path = os.path.join(HERE, "..", "support", "scripted_proxy.py")
+        args = [sys.executable, script_path, "--port-file", port_file, "--log-file", self.log_file, "--script", script, "--lifetime", "60"]
         if auth:
             args += ["--auth", auth]
         self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -1,4 +1,5 @@
-"""An HTTP proxy on loopback for the faults a real one will not produce: each CONNECT (or
+"""A scripted HTTP proxy on loopback, for the faults a real one will not produce (used by
+tests/tools/proxy_cli_test.py and tests/integration/proxy_test.cpp): each CONNECT (or
 absolute-form request) takes the next answer of --script (the last one repeats):
 
   ok       tunnel to the target (CONNECT: "200 Connection established", then bytes both ways;
