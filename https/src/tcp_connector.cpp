@@ -24,9 +24,7 @@ Status TcpConnector::open(const Url& url, const char* host, Millis now, const Ti
   }
   const char* target = host == nullptr ? "" : host;
   if (proxy_ != nullptr && uses_proxy(*proxy_, target, url.port)) {
-    const Status s = dial(proxy_host_, proxy_->port, now, timeouts.connect);
-    via_proxy_ = s == Status::kOk;
-    return s;
+    return dial_to(proxy_host_, proxy_->port, now, timeouts.connect, true);
   }
   return dial(host, url.port, now, timeouts.connect);
 }
@@ -89,9 +87,8 @@ Status TcpConnector::tunnel(const char* host, std::uint16_t port, Millis now,
     close();
     return fail(Status::kInvalidArgument, "the CONNECT request does not fit its buffer");
   }
-  const Status s = dial(proxy_host_, proxy_->port, now, connect_timeout);
+  const Status s = dial_to(proxy_host_, proxy_->port, now, connect_timeout, true);
   if (s != Status::kOk) return s;
-  via_proxy_ = true;
   tunnel_size_ = static_cast<std::size_t>(n);
   tunnel_sent_ = 0;
   parser_.reset(true);  // The answer to CONNECT has no body, whatever its fields say.
@@ -100,9 +97,14 @@ Status TcpConnector::tunnel(const char* host, std::uint16_t port, Millis now,
 
 Status TcpConnector::dial(const char* host, std::uint16_t port, Millis now,
                           Millis connect_timeout) {
+  return dial_to(host, port, now, connect_timeout, false);
+}
+
+Status TcpConnector::dial_to(const char* host, std::uint16_t port, Millis now,
+                             Millis connect_timeout, bool proxy) {
   close();
   message_[0] = '\0';
-  via_proxy_ = false;
+  via_proxy_ = proxy;  // Set first: a connect that fails at once names the proxy too.
   tunnel_size_ = 0;
   host_ = host == nullptr ? "" : host;
   connect_timeout_ = connect_timeout;

@@ -219,6 +219,33 @@ TEST(TcpConnectorProxy, ACutOrMissingAnswerIsRetryableOrATimeout) {
   }
 }
 
+// A proxy that refuses the connection is named as the proxy, whether the refusal comes at
+// once (inside tunnel()/open()) or in a later step.
+TEST(TcpConnectorProxy, AProxyThatRefusesIsNamedAsTheProxy) {
+  NoResolver resolver;
+  ProxyConfig config;
+  config.host = "127.0.0.1";
+  config.port = 1;  // Nothing listens there.
+  for (const bool tls : {true, false}) {
+    TcpConnector connector(resolver);
+    ASSERT_EQ(connector.set_proxy(&config), Status::kOk);
+    Url url;
+    url.tls = false;
+    url.host = "192.0.2.1";
+    url.port = 80;
+    Timeouts t;
+    t.connect = Millis(1000);
+    Status s = tls ? connector.tunnel("192.0.2.1", 443, Millis(0), Millis(1000))
+                   : connector.open(url, "192.0.2.1", Millis(0), t);
+    if (s == Status::kOk) s = settle(connector, Millis(0));
+    EXPECT_EQ(s, Status::kConnectFailed) << tls;
+    EXPECT_NE(
+        std::string(connector.failure_message()).find("could not connect to the proxy '127.0.0.1'"),
+        std::string::npos)
+        << connector.failure_message();
+  }
+}
+
 TEST(TcpConnectorProxy, NoProxyGoesStraightToTheOrigin) {
   Listener origin;
   NoResolver resolver;

@@ -467,10 +467,13 @@ def case_tinyproxy():
             check(len(plain.requests()) == 1 and
                   f"CONNECT 127.0.0.1:{origin.tls} " in plain.requests()[0],
                   f"tinyproxy log: {plain.requests()}")
+            # A download to a file (transfer::Download, its checkpoints) from HTTPS_PROXY.
             env = env_with(HTTPS_PROXY=authed_url)
-            out = expect(get(origin.url(), *ca, env=env), 0, "HTTPS_PROXY with credentials",
-                         never=("s3cret",))
-            check(out.encode() == SMALL, "the body differs through tinyproxy")
+            target = os.path.join(tmp, "small.out")
+            expect(get(origin.url(), "-o", target, *ca, env=env), 0,
+                   "HTTPS_PROXY with credentials, -o", never=("s3cret",))
+            with open(target, "rb") as f:
+                check(f.read() == SMALL, "the downloaded file differs through tinyproxy")
             args = [origin.url(), "--proxy", f"http://127.0.0.1:{authed.port}", *ca]
             expect(get(*args), 15, args, "proxy authentication required")
             env = env_with(http_proxy=authed_url)

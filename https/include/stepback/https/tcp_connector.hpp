@@ -93,6 +93,9 @@ class TcpConnector final : public Connector {
   };
 
   Status fail(Status s, const char* what);
+  // dial(), to the proxy when `proxy`.
+  Status dial_to(const char* host, std::uint16_t port, Millis now, Millis connect_timeout,
+                 bool proxy);
   // Fails with `s` and a message naming every address the TCP connect tried.
   Status connect_failed(Status s);
   Status step_resolve(Millis now);
