@@ -14,6 +14,7 @@ packages=(
   g++-mingw-w64-x86-64                     # Windows shims compile check
   dpkg-dev                                 # apt-get source, for scripts/fetch_deps.sh
   openssl nginx                            # tests/integration: s_server, certificates, nginx
+  squid tinyproxy                          # tests/tools/proxy_cli_test.py: real proxies on their own configs and ports (a system squid on 3128 is never used)
   iproute2 iptables libnetfilter-queue-dev pkg-config  # bench/netbench: namespaces, NFQUEUE delay
   nftables                                 # tests/integration/happy_eyeballs_test: a black-holed family in a namespace
   tmux                                     # tests/tools/get_demo_test.py get_meter_tmux: the meter in a real terminal

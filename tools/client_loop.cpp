@@ -82,6 +82,7 @@ int exit_code(const https::ClientResult& result, bool output_failed) {
       if (result.error == https::Status::kTimeLimit) return kExitTimeLimit;
       if (result.error == https::Status::kIntegrity) return kExitIntegrity;
       if (result.error == https::Status::kRedirect) return kExitRedirect;
+      if (result.error == https::Status::kProxyAuth) return kExitProxyAuth;
       return result.error == https::Status::kTlsVerify ? kExitTlsVerify : kExitTransport;
     case Outcome::kNotIdempotent:
       // The last attempt either got an HTTP answer (error kOk) or failed in transport.

@@ -31,6 +31,7 @@ enum ExitCode : int {
   kExitTimeLimit = 9,      // --max-time passed.
   kExitIntegrity = 10,     // The body's digest differs from the one the server stated.
   kExitRedirect = 14,      // A redirect was not followed: a loop, too many, https to http.
+  kExitProxyAuth = 15,     // The proxy answered CONNECT with 407: credentials missing or refused.
   kExitOffline = 16,       // No network the transfer may use came within --offline-limit.
   kExitInterrupted = 130,  // SIGINT or SIGTERM ended a transfer (after a checkpoint).
 };

@@ -51,6 +51,7 @@ constexpr std::size_t kMaxPins = 8;
 struct GetOptions {
   std::string_view url;
   TrustFlags trust;  // --cacert, --capath
+  ProxyFlags proxy;  // --proxy, --noproxy
   https::PublicKeyPin pins[kMaxPins];
   std::size_t pin_count = 0;
   RetryFlags retry;  // --profile, --max-retries, --max-backoff, --deadline, --jitter, --idempotency
@@ -115,6 +116,7 @@ std::optional<GetOptions> parse_get_args(int argc, char** argv, std::string* err
   GetOptions o;
   std::vector<Flag> flags;
   add_trust_flags(&flags, &o.trust);
+  add_proxy_flags(&flags, &o.proxy);
   const Flag get_flags[] = {
       value_flag("--pin", "expected sha256/BASE64 of a SubjectPublicKeyInfo",
                  [&o](std::string_view value, std::string* message) {
@@ -222,6 +224,7 @@ void print_get_usage(std::FILE* out) {
       "                        [--jitter seed|full|equal|decorrelated|none]\n"
       "                        [--oauth2-bearer TOKEN | --token-file FILE]\n"
       "                        [--dns-servers IP[:PORT][,...]]\n"
+      "                        [--proxy URL] [--noproxy LIST]\n"
       "                        [-X METHOD] [-H 'Name: value']... [--data @FILE|TEXT]\n"
       "                        [-o FILE [--state FILE]] [--max-redirs N]\n"
       "                        [--operation] [--trace]\n"
@@ -257,6 +260,7 @@ void print_get_usage(std::FILE* out) {
       "                       with -o, a state file of an earlier URL is taken up\n"
       "  --dns-servers LIST   ask these DNS servers (192.0.2.53, [2001:db8::53]:53, comma-\n"
       "                       separated) instead of the nameservers of /etc/resolv.conf\n"
+      "%s"
       "  --jitter NAME        the backoff strategy; seed is the documented formula itself,\n"
       "                       min(2^n s + U[0, 1000] ms, cap) (default: the profile's)\n"
       "  --idempotency RULE   when a request that may have reached the server is re-sent:\n"
@@ -322,12 +326,13 @@ void print_get_usage(std::FILE* out) {
       "     possibly made by this run's own first attempt whose answer was lost\n"
       "  14 a redirect was not followed: a loop, more than --max-redirs, https to http, or a\n"
       "     Location that is not an http(s) URL\n"
+      "  15 the proxy asked for credentials (407): none were given, or it refused them\n"
       "  16 no network the transfer may use came within --offline-limit (with -o the\n"
       "     checkpoint is kept)\n"
       "  130 Ctrl-C or SIGTERM ended a download; with -o its checkpoint is kept, and the\n"
       "      same command run again goes on from it\n",
       kTrustFlagsHelp, kSystemBundle, profiles::active.name, kSpeedFlagsHelp, kRateFlagHelp,
-      kNetworkFlagsHelp, kMaxHeaders,
+      kNetworkFlagsHelp, kProxyFlagsHelp, kMaxHeaders,
       static_cast<unsigned>(profiles::active.checkpoint.interval.count() / 1000),
       static_cast<unsigned>(profiles::active.max_redirects));
 }
@@ -467,6 +472,11 @@ int run_get(int argc, char** argv) {
     std::fprintf(stderr, "%s%s\n", kPrefix, error.c_str());
     return kExitUsage;
   }
+  static ProxySetup proxy;
+  if (!make_proxy(o.proxy, url, &proxy, &error)) {
+    std::fprintf(stderr, "%s%s\n", kPrefix, error.c_str());
+    return kExitUsage;
+  }
 
   std::vector<std::uint8_t> body_storage;
   https::ConstBytes body;
@@ -535,6 +545,10 @@ int run_get(int argc, char** argv) {
   }
   // Without a usable resolv.conf every lookup fails with init()'s words; numeric hosts work.
   https::TcpTlsConnector connector(tls, resolver);  // http:// URLs go without TLS.
+  if (connector.set_proxy(&proxy.config) != https::Status::kOk) {
+    std::fprintf(stderr, "%sthe proxy's host name or credentials are too long\n", kPrefix);
+    return kExitUsage;
+  }
   https::ClientOptions options;
   options.timeouts = make_timeouts(o.retry);
   options.network = o.retry.network;

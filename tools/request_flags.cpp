@@ -1,5 +1,7 @@
 #include "request_flags.hpp"
 
+#include <cstdlib>
+#include <initializer_list>
 #include <string>
 #include <utility>
 
@@ -141,6 +143,68 @@ bool check_trust_flags(const TrustFlags& flags, std::string* error) {
 }
 
 // What load_trust() does with each: add_bundle(FILE), add_directory(DIR).
+void add_proxy_flags(std::vector<Flag>* flags, ProxyFlags* out) {
+  flags->push_back(text_flag("--proxy", &out->proxy));
+  flags->push_back(text_flag("--noproxy", &out->noproxy));
+}
+
+const char kProxyFlagsHelp[] =
+    "  --proxy URL          go through this HTTP proxy, http://[USER:PASSWORD@]HOST[:PORT]\n"
+    "                       (port 1080 by default, as curl; USER and PASSWORD percent-\n"
+    "                       encoded; Basic credentials go to the proxy alone and are never\n"
+    "                       printed): https:// URLs through a CONNECT tunnel, TLS verified\n"
+    "                       against the server, never the proxy; http:// ones forwarded.\n"
+    "                       Default: https_proxy or HTTPS_PROXY (http_proxy, lower case, for\n"
+    "                       http://), then all_proxy or ALL_PROXY; --proxy '' uses none.\n"
+    "                       A proxy that asks for other credentials (407) ends the request\n"
+    "                       (exit 15); 502/503/504 or a cut CONNECT is retried\n"
+    "  --noproxy LIST       hosts reached without the proxy (default: no_proxy or NO_PROXY):\n"
+    "                       comma-separated names matching themselves and their subdomains\n"
+    "                       (example.com, .example.com), IP addresses, IPv4 ranges\n"
+    "                       (10.0.0.0/8), an optional :PORT; '*' for all hosts\n";
+
+namespace {
+
+// The first of the environment variables `names` that is set, or null.
+const char* first_env(std::initializer_list<const char*> names, const char** which) {
+  for (const char* name : names) {
+    const char* value = std::getenv(name);
+    if (value != nullptr) {
+      *which = name;
+      return value;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+bool make_proxy(const ProxyFlags& flags, const https::Url& url, ProxySetup* out,
+                std::string* error) {
+  const char* text = flags.proxy;
+  out->source = "--proxy";
+  if (text == nullptr) {
+    text = url.tls
+               ? first_env({"https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"}, &out->source)
+               : first_env({"http_proxy", "all_proxy", "ALL_PROXY"}, &out->source);
+  }
+  out->config = https::ProxyConfig{};
+  if (text == nullptr || text[0] == '\0') return true;
+  if (https::parse_proxy_url(text, out->storage, sizeof out->storage, &out->config) !=
+      https::Status::kOk) {
+    // The URL may hold a password: the message names where it came from, not what it says.
+    *error = std::string("invalid proxy URL in ") + out->source +
+             " (expected http://[USER:PASSWORD@]HOST[:PORT]; https:// and socks proxies are "
+             "not supported)";
+    return false;
+  }
+  const char* which = "";
+  const char* no_proxy =
+      flags.noproxy != nullptr ? flags.noproxy : first_env({"no_proxy", "NO_PROXY"}, &which);
+  if (no_proxy != nullptr) out->config.no_proxy = no_proxy;
+  return true;
+}
+
 const char kTrustFlagsHelp[] =
     "  --cacert FILE        trust the PEM or DER certificates in FILE\n"
     "  --capath DIR         trust the CAs of a hashed directory (openssl rehash DIR),\n"

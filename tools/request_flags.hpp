@@ -16,6 +16,7 @@
 #include "stepback/core/millis.hpp"
 #include "stepback/core/rate_limit.hpp"
 #include "stepback/https/client.hpp"
+#include "stepback/https/proxy.hpp"
 #include "stepback/https/tls/tls.hpp"
 #include "stepback/https/tls/trust_store.hpp"
 #include "stepback/https/types.hpp"
@@ -108,6 +109,29 @@ extern const char kTrustFlagsHelp[];
 // store, looked up on demand) and `pin_count` public-key pins on `tls`; false with *error.
 bool load_trust(const TrustFlags& trust, const https::PublicKeyPin* pins, std::size_t pin_count,
                 https::TlsClientConfig* tls, std::string* error);
+
+// --proxy URL and --noproxy LIST, curl's names; null when not given (NUL-terminated argv tails).
+struct ProxyFlags {
+  const char* proxy = nullptr;
+  const char* noproxy = nullptr;
+};
+// Appends --proxy and --noproxy to a subcommand's flag table, each writing into *out.
+void add_proxy_flags(std::vector<Flag>* flags, ProxyFlags* out);
+// The --help lines of --proxy and --noproxy, the same for every subcommand.
+extern const char kProxyFlagsHelp[];
+
+// The proxy a request uses, with the storage its decoded credentials view into.
+struct ProxySetup {
+  https::ProxyConfig config;  // config.host empty: no proxy.
+  const char* source = "";    // "--proxy", "https_proxy", ...: where the URL came from.
+  char storage[512] = {};
+};
+// Chooses the proxy for `url` as curl does: --proxy ("" for none), else the environment's
+// https_proxy or HTTPS_PROXY for https:// and http_proxy (lower case only) for http://, then
+// all_proxy or ALL_PROXY; the exclusions of --noproxy, else no_proxy or NO_PROXY. False with
+// *error (which never shows the password) when the proxy URL does not parse.
+bool make_proxy(const ProxyFlags& flags, const https::Url& url, ProxySetup* out,
+                std::string* error);
 
 }  // namespace stepback::tools
 

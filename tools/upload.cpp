@@ -58,6 +58,7 @@ struct UploadArgs {
   std::uint64_t chunk_size = kDefaultChunk;
   std::string_view content_type = "application/octet-stream";
   TrustFlags trust;  // --cacert, --capath
+  ProxyFlags proxy;  // --proxy, --noproxy
   RetryFlags retry;  // --profile, --max-retries, --max-backoff, --deadline, --jitter, ...
   https::Header headers[kMaxHeaders];
   std::size_t header_count = 0;
@@ -102,6 +103,7 @@ std::optional<UploadArgs> parse_upload_args(int argc, char** argv, std::string* 
       header_flag(o.headers, kMaxHeaders, &o.header_count),
   };
   add_trust_flags(&flags, &o.trust);
+  add_proxy_flags(&flags, &o.proxy);
   add_retry_flags(&flags, &o.retry);
   flags.push_back(switch_flag("--trace", &o.trace));
   int positional = 0;
@@ -141,7 +143,8 @@ void print_upload_usage(std::FILE* out) {
       "                       [--profile desktop|mobile] [--max-retries N] [--max-backoff S]\n"
       "                       [--deadline S] [--idempotency auto|strict|yes|no]\n"
       "                       [--speed-limit BYTES] [--speed-time S] [--limit-rate RATE]\n"
-      "                       [--jitter seed|full|equal|decorrelated|none] [--trace]\n"
+      "                       [--jitter seed|full|equal|decorrelated|none]\n"
+      "                       [--proxy URL] [--noproxy LIST] [--trace]\n"
       "\n"
       "Uploads FILE with Google's resumable upload protocol (Cloud Storage JSON API and the\n"
       "other Google APIs that use it). URL is the session initiation URL, e.g.\n"
@@ -183,6 +186,7 @@ void print_upload_usage(std::FILE* out) {
       "                       POST at worst leaves an unused session. Chunks always are.\n"
       "  --jitter NAME        the backoff strategy; seed is the documented formula itself,\n"
       "                       min(2^n s + U[0, 1000] ms, cap) (default: the profile's)\n"
+      "%s"
       "  --trace              one JSON object per event on stderr instead of progress lines\n"
       "                       (session, chunk, query, response, error, committed, wait,\n"
       "                       expired, done; each with t_ms)\n"
@@ -205,11 +209,12 @@ void print_upload_usage(std::FILE* out) {
       "     --state file is unusable (cut, damaged, not a state file, written by a newer\n"
       "     stepback, or another upload's); it is left as it is\n"
       "  8  the metadata had to start over and stdout cannot; nothing was spliced\n"
+      "  15 the proxy asked for credentials (407): none were given, or it refused them\n"
       "  16 no network the upload may use came within --offline-limit\n"
       "  130 Ctrl-C or SIGTERM stopped the upload; the session stays open and, with --state,\n"
       "      its state is saved: run the same command again to go on\n",
       kMaxHeaders, kTrustFlagsHelp, kSystemBundle, profiles::active.name, kSpeedFlagsHelp,
-      kRateFlagHelp, kNetworkFlagsHelp);
+      kRateFlagHelp, kNetworkFlagsHelp, kProxyFlagsHelp);
 }
 
 // The file, read in place: read(offset, span) with pread, so any chunk can be sent again.
@@ -374,6 +379,8 @@ int run_upload(int argc, char** argv) {
                                 "' (expected https://host[:port]/path)");
   }
   if (url_text.empty()) url = session_url;
+  static ProxySetup proxy;
+  if (!make_proxy(o.proxy, url, &proxy, &error)) return fail(kExitUsage, error);
 
   BodyOutput output{stdout};
   (void)std::setvbuf(output.file, g_output_buffer, _IOFBF, sizeof g_output_buffer);
@@ -402,6 +409,9 @@ int run_upload(int argc, char** argv) {
   https::CaresResolver resolver;
   (void)resolver.init(https::CaresOptions{});
   https::TcpTlsConnector connector(tls, resolver);  // http:// URLs go without TLS.
+  if (connector.set_proxy(&proxy.config) != https::Status::kOk) {
+    return fail(kExitUsage, "the proxy's host name or credentials are too long");
+  }
   transfer::UploadOptions options;
   options.timeouts = make_timeouts(o.retry);
   options.network = o.retry.network;

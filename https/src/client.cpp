@@ -939,7 +939,9 @@ Client::Step Client::refuse_splice(Millis now) {
 Status Client::write_head(bool ranged, std::uint64_t range_from) {
   range_from_ = 0;
   ranged_ = false;
-  const Status s = write_request_head(spec_.head, options_.buffers.request, &head_size_);
+  RequestHead head = spec_.head;  // Through a forward proxy: absolute form and its credentials.
+  head.absolute_form = connector_.forwards(head.url, &head.proxy_authorization);
+  const Status s = write_request_head(head, options_.buffers.request, &head_size_);
   if (s != Status::kOk || !ranged) return s;
   MutableBytes out = options_.buffers.request;
   // Cloud Storage: pins the resumed read to the generation the first part came from, so it

@@ -35,6 +35,7 @@ Failure to_failure(Status s) {
       return Failure::kIntegrity;
     case Status::kTimeLimit:
       return Failure::kTimeLimit;
+    case Status::kProxyAuth:  // The proxy settings need other credentials: no retry helps.
     case Status::kInvalidArgument:
     case Status::kRestartRefused:
     case Status::kBodySource:

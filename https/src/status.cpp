@@ -49,6 +49,8 @@ const char* to_string(Status s) {
       return "integrity";
     case Status::kRedirect:
       return "redirect";
+    case Status::kProxyAuth:
+      return "proxy_auth";
   }
   return "unknown";
 }

@@ -1,6 +1,9 @@
 #include "stepback/https/tcp_connector.hpp"
 
 #include <cstdio>
+#include <cstring>
+
+#include "stepback/https/integrity/base64.hpp"
 
 namespace stepback::https {
 namespace {
@@ -19,13 +22,90 @@ Status TcpConnector::open(const Url& url, const char* host, Millis now, const Ti
     return fail(Status::kInvalidArgument,
                 "an https:// URL needs TLS: give the Client a TcpTlsConnector");
   }
+  const char* target = host == nullptr ? "" : host;
+  if (proxy_ != nullptr && uses_proxy(*proxy_, target, url.port)) {
+    return dial_to(proxy_host_, proxy_->port, now, timeouts.connect, true);
+  }
   return dial(host, url.port, now, timeouts.connect);
+}
+
+bool TcpConnector::forwards(const Url& url, std::string_view* proxy_authorization) const {
+  if (url.tls || proxy_ == nullptr || !uses_proxy(*proxy_, url.host, url.port)) return false;
+  if (proxy_authorization != nullptr) *proxy_authorization = proxy_authorization_;
+  return true;
+}
+
+Status TcpConnector::set_proxy(const ProxyConfig* proxy) {
+  proxy_ = nullptr;
+  proxy_host_[0] = '\0';
+  proxy_authorization_[0] = '\0';
+  if (proxy == nullptr || proxy->host.empty()) return Status::kOk;
+  if (proxy->host.size() >= sizeof proxy_host_) return Status::kInvalidArgument;
+  if (!proxy->user.empty()) {
+    char credentials[256];
+    const std::size_t size = proxy->user.size() + 1 + proxy->password.size();
+    if (size > sizeof credentials) return Status::kInvalidArgument;
+    std::memcpy(credentials, proxy->user.data(), proxy->user.size());
+    credentials[proxy->user.size()] = ':';
+    if (!proxy->password.empty()) {
+      std::memcpy(credentials + proxy->user.size() + 1, proxy->password.data(),
+                  proxy->password.size());
+    }
+    std::memcpy(proxy_authorization_, "Basic ", 6);
+    const std::size_t n =
+        base64_encode(ConstBytes{reinterpret_cast<const std::uint8_t*>(credentials), size},
+                      proxy_authorization_ + 6, sizeof proxy_authorization_ - 7);
+    std::memset(credentials, 0, sizeof credentials);
+    if (n == 0) return Status::kInvalidArgument;
+    proxy_authorization_[6 + n] = '\0';
+  }
+  std::memcpy(proxy_host_, proxy->host.data(), proxy->host.size());
+  proxy_host_[proxy->host.size()] = '\0';
+  proxy_ = proxy;
+  return Status::kOk;
+}
+
+Status TcpConnector::tunnel(const char* host, std::uint16_t port, Millis now,
+                            Millis connect_timeout) {
+  const char* target = host == nullptr ? "" : host;
+  if (proxy_ == nullptr || !uses_proxy(*proxy_, target, port)) {
+    return dial(host, port, now, connect_timeout);
+  }
+  if (target[0] == '\0' || std::strlen(target) > 255 || port == 0) {
+    close();
+    return fail(Status::kInvalidArgument, "no host or port to reach through the proxy");
+  }
+  const bool ipv6 = std::strchr(target, ':') != nullptr;
+  char authority[272];
+  std::snprintf(authority, sizeof authority, "%s%s%s:%u", ipv6 ? "[" : "", target, ipv6 ? "]" : "",
+                static_cast<unsigned>(port));
+  const int n = std::snprintf(tunnel_request_, sizeof tunnel_request_,
+                              "CONNECT %s HTTP/1.1\r\nHost: %s\r\n%s%s%s\r\n", authority, authority,
+                              proxy_authorization_[0] != '\0' ? "Proxy-Authorization: " : "",
+                              proxy_authorization_, proxy_authorization_[0] != '\0' ? "\r\n" : "");
+  if (n <= 0 || static_cast<std::size_t>(n) >= sizeof tunnel_request_) {
+    close();
+    return fail(Status::kInvalidArgument, "the CONNECT request does not fit its buffer");
+  }
+  const Status s = dial_to(proxy_host_, proxy_->port, now, connect_timeout, true);
+  if (s != Status::kOk) return s;
+  tunnel_size_ = static_cast<std::size_t>(n);
+  tunnel_sent_ = 0;
+  parser_.reset(true);  // The answer to CONNECT has no body, whatever its fields say.
+  return Status::kOk;
 }
 
 Status TcpConnector::dial(const char* host, std::uint16_t port, Millis now,
                           Millis connect_timeout) {
+  return dial_to(host, port, now, connect_timeout, false);
+}
+
+Status TcpConnector::dial_to(const char* host, std::uint16_t port, Millis now,
+                             Millis connect_timeout, bool proxy) {
   close();
   message_[0] = '\0';
+  via_proxy_ = proxy;  // Set first: a connect that fails at once names the proxy too.
+  tunnel_size_ = 0;
   host_ = host == nullptr ? "" : host;
   connect_timeout_ = connect_timeout;
   // The lookup and the connect share the connect timeout, as curl's --connect-timeout does.
@@ -89,9 +169,87 @@ Status TcpConnector::step(Millis now) {
     const Status s = tcp_.step_connect(now);
     if (s == Status::kWouldBlock) return s;
     if (s != Status::kOk) return connect_failed(s);
-    phase_ = Phase::kConnected;
+    phase_ = tunnel_size_ > 0 ? Phase::kTunnelSending : Phase::kConnected;
+  }
+  if (phase_ == Phase::kTunnelSending || phase_ == Phase::kTunnelReading) {
+    return step_tunnel(now);
   }
   return phase_ == Phase::kConnected ? Status::kOk : Status::kInvalidArgument;
+}
+
+Status TcpConnector::step_tunnel(Millis now) {
+  while (phase_ == Phase::kTunnelSending) {
+    std::size_t sent = 0;
+    const ConstBytes rest{reinterpret_cast<const std::uint8_t*>(tunnel_request_) + tunnel_sent_,
+                          tunnel_size_ - tunnel_sent_};
+    const Status s = tcp_.send(rest, &sent);
+    if (s == Status::kWouldBlock) break;
+    if (s != Status::kOk) {
+      return tunnel_failed(Status::kConnectFailed, "closed the connection before answering");
+    }
+    tunnel_sent_ += sent;
+    if (tunnel_sent_ == tunnel_size_) phase_ = Phase::kTunnelReading;
+  }
+  while (phase_ == Phase::kTunnelReading) {
+    // Small reads: the proxy sends nothing after its answer until the TLS handshake begins.
+    std::uint8_t chunk[256];
+    std::size_t received = 0;
+    const Status s = tcp_.recv(MutableBytes{chunk, sizeof chunk}, &received);
+    if (s == Status::kWouldBlock) break;
+    if (s != Status::kOk || received == 0) {
+      return tunnel_failed(Status::kConnectFailed, parser_.started()
+                                                       ? "cut its answer short"
+                                                       : "closed the connection before answering");
+    }
+    std::size_t consumed = 0;
+    const ParseProgress p = parser_.feed(ConstBytes{chunk, received}, &consumed);
+    if (p == ParseProgress::kFailed) {
+      std::snprintf(message_, sizeof message_,
+                    "the proxy '%.120s' did not answer CONNECT in HTTP: %.200s", proxy_host_,
+                    parser_.error_message());
+      return fail(Status::kProtocol, message_);
+    }
+    if (p == ParseProgress::kDone) return tunnel_answered(received - consumed);
+  }
+  if (now < deadline_) return Status::kWouldBlock;
+  std::snprintf(message_, sizeof message_,
+                "the proxy '%.120s' did not answer CONNECT within the connect timeout (%lld ms)",
+                proxy_host_, static_cast<long long>(connect_timeout_.count()));
+  return fail(Status::kConnectTimeout, message_);
+}
+
+Status TcpConnector::tunnel_answered(std::size_t extra) {
+  const unsigned code = parser_.status();
+  const std::string_view reason = parser_.reason();
+  const int reason_size = static_cast<int>(reason.size() > 80 ? 80 : reason.size());
+  if (code >= 200 && code < 300) {
+    if (extra == 0) {
+      phase_ = Phase::kConnected;
+      return Status::kOk;
+    }
+    std::snprintf(message_, sizeof message_,
+                  "the proxy '%.120s' sent bytes after its answer to CONNECT", proxy_host_);
+    return fail(Status::kProtocol, message_);
+  }
+  Status s = Status::kProtocol;
+  const char* what = "";
+  if (code == 407) {
+    s = Status::kProxyAuth;
+    what = proxy_authorization_[0] != '\0'
+               ? ": proxy authentication failed, the proxy refused the credentials"
+               : ": proxy authentication required, and no credentials were given";
+  } else if (code == 502 || code == 503 || code == 504) {
+    s = Status::kConnectFailed;
+    what = ": it could not reach the server";
+  }
+  std::snprintf(message_, sizeof message_, "the proxy '%.120s' answered CONNECT with %u %.*s%s",
+                proxy_host_, code, reason_size, reason.data(), what);
+  return fail(s, message_);
+}
+
+Status TcpConnector::tunnel_failed(Status s, const char* what) {
+  std::snprintf(message_, sizeof message_, "the proxy '%.120s' %s to CONNECT", proxy_host_, what);
+  return fail(s, message_);
 }
 
 int TcpConnector::fd() const {
@@ -105,10 +263,13 @@ IoInterest TcpConnector::wants() const {
   if (phase_ == Phase::kResolving) {
     return resolving_.kind == ResolverNext::Kind::kWaitIo ? resolving_.interest : IoInterest::kNone;
   }
+  if (phase_ == Phase::kTunnelSending) return IoInterest::kWrite;
+  if (phase_ == Phase::kTunnelReading) return IoInterest::kRead;
   return tcp_.wants();
 }
 
 Millis TcpConnector::deadline() const {
+  if (phase_ == Phase::kTunnelSending || phase_ == Phase::kTunnelReading) return deadline_;
   if (phase_ == Phase::kResolving) {
     return resolving_.kind == ResolverNext::Kind::kDone ? deadline_ : min(resolving_.at, deadline_);
   }
@@ -131,15 +292,17 @@ Status TcpConnector::connect_failed(Status s) {
   // than ours; a name is named too, since its addresses are not what the user typed.
   char tried[304];  // With the host cut to 120 characters, the message fits message_.
   const std::size_t count = tcp_.describe_failure(tried, sizeof tried);
-  const bool named = !is_numeric_host(host_);
+  const bool named = !is_numeric_host(host_) || via_proxy_;
+  const char* proxy = via_proxy_ ? "the proxy " : "";
   const char* verdict = s == Status::kConnectTimeout ? " within the connect timeout" : "";
   if (count > 1) {
     std::snprintf(message_, sizeof message_,
-                  "could not connect to %s%.120s%s%s (%zu addresses): %.300s", named ? "'" : "",
-                  named ? host_ : "any address", named ? "'" : "", verdict, count, tried);
+                  "could not connect to %s%s%.100s%s%s (%zu addresses): %.300s", proxy,
+                  named ? "'" : "", named ? host_ : "any address", named ? "'" : "", verdict, count,
+                  tried);
   } else if (named) {
-    std::snprintf(message_, sizeof message_, "could not connect to '%.120s'%s: %.300s", host_,
-                  verdict, tried);
+    std::snprintf(message_, sizeof message_, "could not connect to %s'%.120s'%s: %.300s", proxy,
+                  host_, verdict, tried);
   } else {
     std::snprintf(message_, sizeof message_, "could not connect%s: %.300s", verdict, tried);
   }

@@ -13,7 +13,8 @@ Status TcpTlsConnector::open(const Url& url, const char* host, Millis now,
   host_ = host == nullptr ? "" : host;
   handshake_timeout_ = timeouts.tls_handshake;
   handshake_deadline_ = Millis::max();
-  const Status s = tcp_.dial(host, url.port, now, timeouts.connect);
+  const Status s = use_tls_ ? tcp_.tunnel(host, url.port, now, timeouts.connect)
+                            : tcp_.open(url, host, now, timeouts);
   if (s != Status::kOk) return s;
   phase_ = Phase::kDialing;
   return Status::kOk;

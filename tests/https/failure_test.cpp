@@ -37,9 +37,11 @@ TEST(ToFailure, EveryStatusHasItsFailure) {
       {Status::kBodySource, Failure::kLocal},
       {Status::kTlsRefused, Failure::kTlsRefused},
       {Status::kIntegrity, Failure::kIntegrity},
+      {Status::kRedirect, Failure::kProtocol},
+      {Status::kProxyAuth, Failure::kLocal},
   };
   // The table covers the enum: a new Status must be added here (and to to_failure).
-  EXPECT_EQ(sizeof rows / sizeof rows[0], static_cast<std::size_t>(Status::kIntegrity) + 1);
+  EXPECT_EQ(sizeof rows / sizeof rows[0], static_cast<std::size_t>(Status::kProxyAuth) + 1);
   for (const Row& row : rows) {
     EXPECT_EQ(to_failure(row.status), row.failure) << to_string(row.status);
   }
@@ -59,7 +61,7 @@ TEST(ToFailure, WhatNoRetryCanFixIsTerminal) {
   const Policy p;
   for (const Status s :
        {Status::kError, Status::kInvalidArgument, Status::kProtocol, Status::kHeadersTooLarge,
-        Status::kBodyTooLarge, Status::kBufferTooSmall, Status::kTlsVerify}) {
+        Status::kBodyTooLarge, Status::kBufferTooSmall, Status::kTlsVerify, Status::kProxyAuth}) {
     EXPECT_EQ(classify(p, AttemptResult::transport(to_failure(s))), Verdict::kTerminal)
         << to_string(s);
   }
@@ -80,12 +82,12 @@ namespace {
 // Every Status has its own name (the table used to be an array indexed by the enum value).
 TEST(StatusNames, EveryStatusHasADistinctName) {
   std::set<std::string> names;
-  for (unsigned i = 0; i <= static_cast<unsigned>(Status::kIntegrity); ++i) {
+  for (unsigned i = 0; i <= static_cast<unsigned>(Status::kProxyAuth); ++i) {
     const std::string name = to_string(static_cast<Status>(i));
     EXPECT_NE(name, "unknown") << i;
     names.insert(name);
   }
-  EXPECT_EQ(names.size(), static_cast<std::size_t>(Status::kIntegrity) + 1);
+  EXPECT_EQ(names.size(), static_cast<std::size_t>(Status::kProxyAuth) + 1);
   EXPECT_STREQ(to_string(Status::kRestartRefused), "restart_refused");
 }
 

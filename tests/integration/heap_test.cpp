@@ -82,7 +82,8 @@ class HeapFreeTest : public ::testing::Test {
   // from the first step to kDone. Everything is set up before the trap is armed; with
   // `warm_libc_time`, so is glibc's time-zone state (see WithLibcTimeWarmedUp below).
   void run_trapped(const std::string& script, std::uint32_t expected_attempts,
-                   std::uint32_t expected_connections, bool warm_libc_time = false) {
+                   std::uint32_t expected_connections, bool warm_libc_time = false,
+                   const https::ProxyConfig* proxy = nullptr) {
     ScriptedServer server;
     ScriptedServer::Options options;
     options.script = script;
@@ -107,6 +108,7 @@ class HeapFreeTest : public ::testing::Test {
     BodyTally body;
     https::FixedResolver no_names;  // The server is on 127.0.0.1.
     https::TcpTlsConnector connector(*tls, no_names);
+    ASSERT_EQ(connector.set_proxy(proxy), https::Status::kOk);
     https::ClientOptions client_options;
     client_options.timeouts = test_timeouts();
     client_options.buffers = buffers;
@@ -201,6 +203,21 @@ TEST_F(HeapFreeTest, WithLibcTimeWarmedUpRetriesWithReconnectsMakeNoHeapCalls) {
   run_trapped(R"([{"status": 503, "close": true}, {"status": 503},
                   {"status": 200, "pattern": 4096}])",
               3, 2, /*warm_libc_time=*/true);
+}
+
+// Through a proxy's CONNECT tunnel, with Basic credentials, a cut CONNECT retried and a
+// reconnection that resumes the TLS session: no heap call either.
+TEST_F(HeapFreeTest, ThroughAProxyTunnelMakeNoHeapCalls) {
+  ScriptedProxy proxy;
+  ASSERT_TRUE(proxy.start("cut,ok", "user:secret"));
+  https::ProxyConfig config;
+  config.host = "127.0.0.1";
+  config.port = proxy.port();
+  config.user = "user";
+  config.password = "secret";
+  run_trapped(R"([{"status": 503, "close": true}, {"status": 200, "pattern": 4096}])", 3, 3, false,
+              &config);
+  EXPECT_EQ(count_of(proxy.log(), "\"method\": \"CONNECT\""), 3) << proxy.log();
 }
 
 // A download cut mid-body and resumed with Range + If-Range, its x-goog-hash (crc32c and md5

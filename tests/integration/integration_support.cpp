@@ -260,6 +260,29 @@ std::string ScriptedServer::url(const std::string& target) const {
   return loopback_url(tls_, port_, target);
 }
 
+::testing::AssertionResult ScriptedProxy::start(const std::string& script,
+                                                const std::string& auth) {
+  std::vector<std::string> argv = {
+      python_path(), std::string(source_dir()) + "/../support/scripted_proxy.py",
+      "--script",    script,
+      "--port-file", dir_.file("port"),
+      "--log-file",  dir_.file("events.log"),
+      "--lifetime",  "120"};
+  if (!auth.empty()) argv.insert(argv.end(), {"--auth", auth});
+  if (!process_.start(argv, dir_.file("output.txt"))) {
+    return ::testing::AssertionFailure() << "could not start " << python_path();
+  }
+  const bool ready =
+      wait_for([this] { return !read_file(dir_.file("port")).empty() || !process_.running(); },
+               kStartTimeoutMs);
+  port_ = parse_port(read_file(dir_.file("port")));
+  if (!ready || port_ == 0) {
+    process_.stop();
+    return ::testing::AssertionFailure() << "scripted_proxy.py did not start: " << output();
+  }
+  return ::testing::AssertionSuccess();
+}
+
 ::testing::AssertionResult OpensslServer::start(const std::string& version_flag,
                                                 const std::vector<std::string>& extra) {
   const Pki* certs = pki();
@@ -527,6 +550,10 @@ RunResult run_client(const ClientSetup& setup) {
   const RetryContext context{setup.policy, random, nullptr};
   RunContext events{&run, &setup};
   testing::LoopbackConnector connector(setup.tls);
+  if (connector.set_proxy(setup.proxy) != https::Status::kOk) {
+    ADD_FAILURE() << "the proxy settings do not fit the connector";
+    return run;
+  }
   https::ClientOptions options;
   options.timeouts = setup.timeouts;
   options.buffers = buffers;

@@ -24,6 +24,7 @@
 
 #include "stepback/core/policy.hpp"
 #include "stepback/https/client.hpp"
+#include "stepback/https/proxy.hpp"
 #include "stepback/https/tcp_tls_connector.hpp"
 #include "stepback/https/tls/tls.hpp"
 #include "stepback/profiles/profile.hpp"
@@ -164,6 +165,24 @@ class ScriptedServer {
   bool tls_ = true;
 };
 
+// The scripted HTTP proxy (tests/support/scripted_proxy.py).
+class ScriptedProxy {
+ public:
+  // Starts it with `script` (comma-separated answers: ok, cut, garbage, 407, 503, ...) and,
+  // unless empty, the USER:PASSWORD it requires; waits for its port.
+  ::testing::AssertionResult start(const std::string& script, const std::string& auth = "");
+  std::uint16_t port() const { return port_; }
+  // One JSON object per request it got (conn, method, target, proxy_authorization, answer).
+  std::string log() const { return read_file(dir_.file("events.log")); }
+  std::string output() const { return read_file(dir_.file("output.txt")); }
+  void stop() { process_.stop(); }
+
+ private:
+  TempDir dir_;
+  Process process_;
+  std::uint16_t port_ = 0;
+};
+
 // openssl s_server -www on an ephemeral port, optionally limited to one TLS version.
 class OpensslServer {
  public:
@@ -255,6 +274,7 @@ struct ClientSetup {
   std::function<void(const Event&)> on_event;  // Called after each event is recorded.
   bool sink_restartable = true;                // false: the sink refuses to start over.
   std::optional<Millis> max_time;              // ClientOptions::max_time.
+  const https::ProxyConfig* proxy = nullptr;   // The connector's proxy, if any.
 };
 
 // How a run went.

@@ -23,6 +23,14 @@ class LoopbackConnector {
   LoopbackConnector(const LoopbackConnector&) = delete;
   LoopbackConnector& operator=(const LoopbackConnector&) = delete;
 
+  // Sends connections through `proxy` (null: none), which must outlive the connector.
+  [[nodiscard]] https::Status set_proxy(const https::ProxyConfig* proxy) {
+    if (secure_ && secure_->set_proxy(proxy) != https::Status::kOk) {
+      return https::Status::kInvalidArgument;
+    }
+    return plain_.set_proxy(proxy);
+  }
+
   https::Connector& get() {
     if (secure_) return *secure_;
     return plain_;

@@ -39,6 +39,8 @@ TEST(ExitCode, EveryOutcomeMapsAsDocumented) {
       {"time limit", result(Outcome::kTerminalFailure, S::kTimeLimit), false, kExitTimeLimit},
       {"integrity", result(Outcome::kTerminalFailure, S::kIntegrity), false, kExitIntegrity},
       {"tls verify", result(Outcome::kTerminalFailure, S::kTlsVerify), false, kExitTlsVerify},
+      {"proxy auth", result(Outcome::kTerminalFailure, S::kProxyAuth), false, kExitProxyAuth},
+      {"redirect", result(Outcome::kTerminalFailure, S::kRedirect), false, kExitRedirect},
       {"other transport", result(Outcome::kTerminalFailure, S::kProtocol), false, kExitTransport},
       {"not idempotent, answered", result(Outcome::kNotIdempotent, S::kOk, 503), false,
        kExitHttpStatus},

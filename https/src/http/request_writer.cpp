@@ -77,6 +77,8 @@ bool valid_head(const RequestHead& head) {
   const bool asterisk_form = target == "*" && head.method == "OPTIONS";
   if (!origin_form && !asterisk_form) return false;
   if (!valid_field_value(head.user_agent) || !valid_field_value(head.host)) return false;
+  if (!valid_field_value(head.proxy_authorization)) return false;
+  if (head.absolute_form && !origin_form) return false;
   if (head.header_count > 0 && head.headers == nullptr) return false;
   for (std::size_t i = 0; i < head.header_count; ++i) {
     const Header& h = head.headers[i];
@@ -112,13 +114,21 @@ Status write_request_head(const RequestHead& head, MutableBytes out, std::size_t
   Writer w(out);
   w.put(head.method);
   w.put(" ");
+  const bool ipv6 = head.url.host.find(':') != std::string_view::npos;
+  if (head.absolute_form) {
+    w.put(head.url.tls ? "https://" : "http://");
+    if (ipv6) w.put("[");
+    w.put(head.url.host);
+    if (ipv6) w.put("]");
+    w.put(":");
+    w.put_decimal(head.url.port);
+  }
   if (head.url.target.empty() || head.url.target.front() == '?') w.put("/");
   w.put(head.url.target);
   w.put(" HTTP/1.1\r\nHost: ");
   if (!head.host.empty()) {
     w.put(head.host);
   } else {
-    const bool ipv6 = head.url.host.find(':') != std::string_view::npos;
     if (ipv6) w.put("[");
     w.put(head.url.host);
     if (ipv6) w.put("]");
@@ -131,6 +141,9 @@ Status write_request_head(const RequestHead& head, MutableBytes out, std::size_t
   if (!head.user_agent.empty()) w.put_field("User-Agent", head.user_agent);
   w.put_field("Accept-Encoding", "identity");
   w.put_field("Connection", head.close ? "close" : "keep-alive");
+  if (!head.proxy_authorization.empty()) {
+    w.put_field("Proxy-Authorization", head.proxy_authorization);
+  }
   if (head.body_size > 0 || sends_content_length_when_empty(head.method)) {
     w.put("Content-Length: ");
     w.put_decimal(head.body_size);

@@ -37,6 +37,27 @@ Url url_of(const char* text) {
   return url;
 }
 
+// A request to a forward proxy names the whole URL and carries the proxy's credentials.
+TEST(Http1RequestWriter, AbsoluteFormForAForwardProxy) {
+  RequestHead head;
+  head.url = url_of("http://origin.test:8080/a?b=1");
+  head.absolute_form = true;
+  head.proxy_authorization = "Basic dTpw";
+  EXPECT_EQ(write(head),
+            "GET http://origin.test:8080/a?b=1 HTTP/1.1\r\nHost: origin.test:8080\r\n"
+            "Accept-Encoding: identity\r\nConnection: keep-alive\r\n"
+            "Proxy-Authorization: Basic dTpw\r\n\r\n");
+  head.url = url_of("http://[::1]");
+  head.proxy_authorization = "";
+  EXPECT_EQ(write(head),
+            "GET http://[::1]:80/ HTTP/1.1\r\nHost: [::1]\r\n"
+            "Accept-Encoding: identity\r\nConnection: keep-alive\r\n\r\n");
+  Status s = Status::kOk;
+  head.proxy_authorization = "Basic a\r\nX: y";
+  EXPECT_EQ(write(head, &s), "");
+  EXPECT_EQ(s, Status::kInvalidArgument);
+}
+
 TEST(Http1RequestWriter, GoldenGet) {
   RequestHead head;
   head.url = url_of("https://example.com/path?q=1#f");

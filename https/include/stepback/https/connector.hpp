@@ -7,6 +7,7 @@
 #define STEPBACK_HTTPS_CONNECTOR_HPP_
 
 #include <cstdint>
+#include <string_view>
 
 #include "stepback/core/millis.hpp"
 #include "stepback/core/timeouts.hpp"
@@ -49,6 +50,14 @@ class Connector {
   // connector keeps that belongs to the old network (resolver configuration, cached
   // addresses) is refreshed. Called outside step(), after close(); nothing by default.
   virtual void network_changed() {}
+  // Whether a request to `url` goes to a forward proxy (an http:// URL through an HTTP proxy),
+  // so the Client writes its target in absolute form; then *proxy_authorization is the
+  // Proxy-Authorization value to send ("" for none). False by default.
+  virtual bool forwards(const Url& url, std::string_view* proxy_authorization) const {
+    (void)url;
+    (void)proxy_authorization;
+    return false;
+  }
 
  protected:
   Connector() = default;

@@ -11,6 +11,8 @@
 
 #include "stepback/https/connector.hpp"
 #include "stepback/https/dns/resolver.hpp"
+#include "stepback/https/http/response_parser.hpp"
+#include "stepback/https/proxy.hpp"
 #include "stepback/https/tcp/tcp_transport.hpp"
 
 namespace stepback::https {
@@ -29,6 +31,15 @@ namespace stepback::https {
 //     what the resolver said ("no such host 'exampel.com': the DNS server answered NXDOMAIN");
 //   - anything else (timeout, SERVFAIL/REFUSED, malformed answers, no server reachable, out of
 //     pool): kDnsFailed, retried as a request that provably never left.
+//
+// Proxies (set_proxy). A host the proxy applies to (proxy.hpp's uses_proxy) is reached
+// through it: the proxy's name is looked up and connected to as above; an http:// request
+// goes to the proxy as is (forwards(): the Client writes an absolute-form target and the
+// Proxy-Authorization); tunnel() sends `CONNECT host:port` and reads the proxy's answer
+// within the same connect timeout. A 2xx answer hands over the tunnel; 407 is kProxyAuth
+// (never retried); 502, 503, 504, a cut answer or none is kConnectFailed (retried: the
+// request never reached the origin); any other answer or one that is not HTTP is kProtocol.
+// The messages name the proxy and its answer, never the credentials.
 class TcpConnector final : public Connector {
  public:
   // `resolver` must outlive the connector.
@@ -52,23 +63,47 @@ class TcpConnector final : public Connector {
   void close() override;
   // Closes, and lets the resolver re-read the new network's configuration.
   void network_changed() override;
+  bool forwards(const Url& url, std::string_view* proxy_authorization) const override;
+
+  // Sends later connections through `proxy` (nullptr or an empty host: none), whose views must
+  // outlive the connector. kInvalidArgument (and no proxy) for a host longer than 253
+  // characters or credentials longer than 255 bytes together.
+  [[nodiscard]] Status set_proxy(const ProxyConfig* proxy);
 
   // The lookup and connect alone, for a connector that builds on this one: begins reaching
   // `host` (NUL-terminated) on `port` within `connect_timeout` of `now`; then step() until
   // kOk, when stream() is connected. kOk to go on, or the failure.
   [[nodiscard]] Status dial(const char* host, std::uint16_t port, Millis now,
                             Millis connect_timeout);
+  // As dial(), through a CONNECT tunnel when the proxy applies to `host`; step() answers kOk
+  // once the tunnel stands.
+  [[nodiscard]] Status tunnel(const char* host, std::uint16_t port, Millis now,
+                              Millis connect_timeout);
   TcpTransport& transport() { return tcp_; }
   const TcpTransport& transport() const { return tcp_; }
 
  private:
-  enum class Phase : std::uint8_t { kIdle, kResolving, kConnecting, kConnected };
+  enum class Phase : std::uint8_t {
+    kIdle,
+    kResolving,
+    kConnecting,
+    kTunnelSending,  // The CONNECT request to the proxy.
+    kTunnelReading,  // The proxy's answer.
+    kConnected
+  };
 
   Status fail(Status s, const char* what);
+  // dial(), to the proxy when `proxy`.
+  Status dial_to(const char* host, std::uint16_t port, Millis now, Millis connect_timeout,
+                 bool proxy);
   // Fails with `s` and a message naming every address the TCP connect tried.
   Status connect_failed(Status s);
   Status step_resolve(Millis now);
   Status start_connect(const SocketAddress* addresses, std::size_t count, Millis now);
+  Status step_tunnel(Millis now);
+  // Ends the tunnel with the proxy's answer, complete in parser_.
+  Status tunnel_answered(std::size_t extra);
+  Status tunnel_failed(Status s, const char* what);
 
   Resolver& resolver_;
   ResolverNext resolving_;  // The resolver's last wait, while kResolving.
@@ -78,6 +113,16 @@ class TcpConnector final : public Connector {
   const char* host_ = "";
   Phase phase_ = Phase::kIdle;
   char message_[512] = {};
+
+  const ProxyConfig* proxy_ = nullptr;
+  char proxy_host_[254] = {};
+  char proxy_authorization_[352] = {};  // "Basic " and the base64 of user:password.
+  bool via_proxy_ = false;              // The connection under way goes to the proxy.
+  char tunnel_request_[1024] = {};      // CONNECT host:port, Host, Proxy-Authorization.
+  std::size_t tunnel_size_ = 0;
+  std::size_t tunnel_sent_ = 0;
+  std::uint8_t tunnel_head_[1024] = {};  // The proxy's answer head, for parser_.
+  ResponseParser parser_{MutableBytes{tunnel_head_, sizeof tunnel_head_}, BodySink{}, 0};
 };
 
 }  // namespace stepback::https

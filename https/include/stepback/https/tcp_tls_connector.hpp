@@ -18,6 +18,8 @@ namespace stepback::https {
 // Names, TCP and TLS. How names, addresses and the connect timeout are handled, and how
 // lookups end, is TcpConnector's (tcp_connector.hpp); the handshake has its own timeout
 // (Timeouts::tls_handshake), and its failures carry mbedTLS's reason in failure_message().
+// Through a proxy (set_proxy), https:// goes through TcpConnector's CONNECT tunnel and TLS
+// runs over it to the origin, its certificate verified against the origin's name as always.
 class TcpTlsConnector final : public Connector {
  public:
   // `tls` (trust, pins, the wall clock certificates are checked against) and `resolver` must
@@ -42,6 +44,11 @@ class TcpTlsConnector final : public Connector {
   void close() override;
   // Closes, and lets the resolver re-read the new network's configuration.
   void network_changed() override;
+  bool forwards(const Url& url, std::string_view* proxy_authorization) const override {
+    return tcp_.forwards(url, proxy_authorization);
+  }
+  // Sends later connections through `proxy`; as TcpConnector::set_proxy.
+  [[nodiscard]] Status set_proxy(const ProxyConfig* proxy) { return tcp_.set_proxy(proxy); }
 
  private:
   enum class Phase : std::uint8_t { kIdle, kDialing, kHandshaking, kReady };

@@ -34,6 +34,7 @@ enum class Status : std::uint8_t {
   kIntegrity,        // The body's CRC32C or MD5 differs from what the server stated.
   kRedirect,         // A redirect that is not followed: a loop, one too many, https to http, or a
                      // Location that is not an http(s) URL.
+  kProxyAuth,        // The proxy answered CONNECT with 407: no credentials, or refused ones.
 };
 
 // The lower-case name of `s` ("would_block", "tls_verify", ...).

@@ -40,6 +40,10 @@ struct RequestHead {
   // Proxy-Authorization) when it goes to another origin, Content-* when the body is dropped.
   bool omit_credentials = false;
   bool omit_content_fields = false;
+  // For a forward proxy (Connector::forwards): the target in absolute form
+  // (`http://host:port/path`), and the Proxy-Authorization value, omitted when empty.
+  bool absolute_form = false;
+  std::string_view proxy_authorization;
 };
 
 // Writes the request line and header section of `head` into `out` and sets *written to
