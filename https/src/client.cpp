@@ -655,6 +655,12 @@ Client::Step Client::end_response(Millis now, bool reusable) {
     return go(Phase::kWaiting);
   }
   if (sink_failed_) return refuse_splice(now);
+  // A forward proxy's 407 is the proxy's, not the origin's: as a tunnel's (kProxyAuth).
+  if (forwarded_ && parser_.status() == 407) {
+    return stop(now, Outcome::kTerminalFailure, Status::kProxyAuth,
+                "the proxy asked for credentials (407 Proxy Authentication Required): none "
+                "were given, or it refused them");
+  }
   if (is_followed_redirect()) return follow_redirect(now);
   if (is_expired_url()) return refresh_url(now);
   if (body_use_ == BodyUse::kCapture && delivered_ == 0 && may_be_expired_url()) {
@@ -941,6 +947,7 @@ Status Client::write_head(bool ranged, std::uint64_t range_from) {
   ranged_ = false;
   RequestHead head = spec_.head;  // Through a forward proxy: absolute form and its credentials.
   head.absolute_form = connector_.forwards(head.url, &head.proxy_authorization);
+  forwarded_ = head.absolute_form;
   const Status s = write_request_head(head, options_.buffers.request, &head_size_);
   if (s != Status::kOk || !ranged) return s;
   MutableBytes out = options_.buffers.request;

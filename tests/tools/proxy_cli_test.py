@@ -427,6 +427,10 @@ def case_squid():
             env = env_with(http_proxy=authed_url)
             out = expect(get(origin.url(origin.plain), env=env), 0, "http_proxy forward")
             check(out.encode() == SMALL, "the forwarded body differs")
+            # A forward proxy's 407 is the proxy's, as a tunnel's: exit 15, not 4.
+            env = env_with(http_proxy=f"http://127.0.0.1:{squid.authed}")
+            expect(get(origin.url(origin.plain), env=env), 15, "http_proxy without credentials",
+                   "the proxy asked for credentials")
             # squid logs a transaction when it ends (and the readiness probes, connections
             # without a request, as error:transaction-end-before-headers): wait for the
             # transactions of the runs above, then count them.

@@ -546,6 +546,7 @@ class Client {
   bool sink_failed_ = false;  // The sink refused a restart.
   bool refetch_ = false;      // This response's range was unusable; fetch the body whole.
   bool ranged_ = false;       // This attempt's request has a Range field.
+  bool forwarded_ = false;    // This attempt's request goes to a forward proxy (http://).
   // Sending stopped (failed, or stalled for the read timeout) after the request head had
   // left: the server may have answered early (413 before reading the body) and closed.
   // The answer already received is read; without one, the attempt fails with the send's
