@@ -38,6 +38,9 @@
 namespace stepback::tools {
 namespace {
 
+// The room the connector needs when a proxy is used (--proxy, https_proxy, ...).
+https::ProxyRoom g_proxy_room;
+
 constexpr const char* kPrefix = "stepback upload: ";
 constexpr const char* kUserAgent = "stepback/" STEPBACK_VERSION;
 constexpr std::size_t kMaxHeaders = transfer::kMaxUploadHeaders;
@@ -409,7 +412,7 @@ int run_upload(int argc, char** argv) {
   https::CaresResolver resolver;
   (void)resolver.init(https::CaresOptions{});
   https::TcpTlsConnector connector(tls, resolver);  // http:// URLs go without TLS.
-  if (connector.set_proxy(&proxy.config) != https::Status::kOk) {
+  if (connector.set_proxy(&proxy.config, &g_proxy_room) != https::Status::kOk) {
     return fail(kExitUsage, "the proxy's host name or credentials are too long");
   }
   transfer::UploadOptions options;

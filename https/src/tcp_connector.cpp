@@ -24,23 +24,24 @@ Status TcpConnector::open(const Url& url, const char* host, Millis now, const Ti
   }
   const char* target = host == nullptr ? "" : host;
   if (proxy_ != nullptr && uses_proxy(*proxy_, target, url.port)) {
-    return dial_to(proxy_host_, proxy_->port, now, timeouts.connect, true);
+    return dial_to(room_->host_, proxy_->port, now, timeouts.connect, true);
   }
   return dial(host, url.port, now, timeouts.connect);
 }
 
 bool TcpConnector::forwards(const Url& url, std::string_view* proxy_authorization) const {
   if (url.tls || proxy_ == nullptr || !uses_proxy(*proxy_, url.host, url.port)) return false;
-  if (proxy_authorization != nullptr) *proxy_authorization = proxy_authorization_;
+  if (proxy_authorization != nullptr) *proxy_authorization = room_->authorization_;
   return true;
 }
 
-Status TcpConnector::set_proxy(const ProxyConfig* proxy) {
+Status TcpConnector::set_proxy(const ProxyConfig* proxy, ProxyRoom* room) {
   proxy_ = nullptr;
-  proxy_host_[0] = '\0';
-  proxy_authorization_[0] = '\0';
+  room_ = nullptr;
   if (proxy == nullptr || proxy->host.empty()) return Status::kOk;
-  if (proxy->host.size() >= sizeof proxy_host_) return Status::kInvalidArgument;
+  if (room == nullptr || proxy->host.size() >= sizeof room->host_) return Status::kInvalidArgument;
+  room->host_[0] = '\0';
+  room->authorization_[0] = '\0';
   if (!proxy->user.empty()) {
     char credentials[256];
     const std::size_t size = proxy->user.size() + 1 + proxy->password.size();
@@ -51,16 +52,17 @@ Status TcpConnector::set_proxy(const ProxyConfig* proxy) {
       std::memcpy(credentials + proxy->user.size() + 1, proxy->password.data(),
                   proxy->password.size());
     }
-    std::memcpy(proxy_authorization_, "Basic ", 6);
+    std::memcpy(room->authorization_, "Basic ", 6);
     const std::size_t n =
         base64_encode(ConstBytes{reinterpret_cast<const std::uint8_t*>(credentials), size},
-                      proxy_authorization_ + 6, sizeof proxy_authorization_ - 7);
+                      room->authorization_ + 6, sizeof room->authorization_ - 7);
     std::memset(credentials, 0, sizeof credentials);
     if (n == 0) return Status::kInvalidArgument;
-    proxy_authorization_[6 + n] = '\0';
+    room->authorization_[6 + n] = '\0';
   }
-  std::memcpy(proxy_host_, proxy->host.data(), proxy->host.size());
-  proxy_host_[proxy->host.size()] = '\0';
+  std::memcpy(room->host_, proxy->host.data(), proxy->host.size());
+  room->host_[proxy->host.size()] = '\0';
+  room_ = room;
   proxy_ = proxy;
   return Status::kOk;
 }
@@ -79,19 +81,19 @@ Status TcpConnector::tunnel(const char* host, std::uint16_t port, Millis now,
   char authority[272];
   std::snprintf(authority, sizeof authority, "%s%s%s:%u", ipv6 ? "[" : "", target, ipv6 ? "]" : "",
                 static_cast<unsigned>(port));
-  const int n = std::snprintf(tunnel_request_, sizeof tunnel_request_,
-                              "CONNECT %s HTTP/1.1\r\nHost: %s\r\n%s%s%s\r\n", authority, authority,
-                              proxy_authorization_[0] != '\0' ? "Proxy-Authorization: " : "",
-                              proxy_authorization_, proxy_authorization_[0] != '\0' ? "\r\n" : "");
-  if (n <= 0 || static_cast<std::size_t>(n) >= sizeof tunnel_request_) {
+  const int n = std::snprintf(
+      room_->request_, sizeof room_->request_, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n%s%s%s\r\n",
+      authority, authority, room_->authorization_[0] != '\0' ? "Proxy-Authorization: " : "",
+      room_->authorization_, room_->authorization_[0] != '\0' ? "\r\n" : "");
+  if (n <= 0 || static_cast<std::size_t>(n) >= sizeof room_->request_) {
     close();
     return fail(Status::kInvalidArgument, "the CONNECT request does not fit its buffer");
   }
-  const Status s = dial_to(proxy_host_, proxy_->port, now, connect_timeout, true);
+  const Status s = dial_to(room_->host_, proxy_->port, now, connect_timeout, true);
   if (s != Status::kOk) return s;
   tunnel_size_ = static_cast<std::size_t>(n);
   tunnel_sent_ = 0;
-  parser_.reset(true);  // The answer to CONNECT has no body, whatever its fields say.
+  room_->parser_.reset(true);  // The answer to CONNECT has no body, whatever its fields say.
   return Status::kOk;
 }
 
@@ -180,7 +182,7 @@ Status TcpConnector::step(Millis now) {
 Status TcpConnector::step_tunnel(Millis now) {
   while (phase_ == Phase::kTunnelSending) {
     std::size_t sent = 0;
-    const ConstBytes rest{reinterpret_cast<const std::uint8_t*>(tunnel_request_) + tunnel_sent_,
+    const ConstBytes rest{reinterpret_cast<const std::uint8_t*>(room_->request_) + tunnel_sent_,
                           tunnel_size_ - tunnel_sent_};
     const Status s = tcp_.send(rest, &sent);
     if (s == Status::kWouldBlock) break;
@@ -197,16 +199,16 @@ Status TcpConnector::step_tunnel(Millis now) {
     const Status s = tcp_.recv(MutableBytes{chunk, sizeof chunk}, &received);
     if (s == Status::kWouldBlock) break;
     if (s != Status::kOk || received == 0) {
-      return tunnel_failed(Status::kConnectFailed, parser_.started()
+      return tunnel_failed(Status::kConnectFailed, room_->parser_.started()
                                                        ? "cut its answer short"
                                                        : "closed the connection before answering");
     }
     std::size_t consumed = 0;
-    const ParseProgress p = parser_.feed(ConstBytes{chunk, received}, &consumed);
+    const ParseProgress p = room_->parser_.feed(ConstBytes{chunk, received}, &consumed);
     if (p == ParseProgress::kFailed) {
       std::snprintf(message_, sizeof message_,
-                    "the proxy '%.120s' did not answer CONNECT in HTTP: %.200s", proxy_host_,
-                    parser_.error_message());
+                    "the proxy '%.120s' did not answer CONNECT in HTTP: %.200s", room_->host_,
+                    room_->parser_.error_message());
       return fail(Status::kProtocol, message_);
     }
     if (p == ParseProgress::kDone) return tunnel_answered(received - consumed);
@@ -214,13 +216,13 @@ Status TcpConnector::step_tunnel(Millis now) {
   if (now < deadline_) return Status::kWouldBlock;
   std::snprintf(message_, sizeof message_,
                 "the proxy '%.120s' did not answer CONNECT within the connect timeout (%lld ms)",
-                proxy_host_, static_cast<long long>(connect_timeout_.count()));
+                room_->host_, static_cast<long long>(connect_timeout_.count()));
   return fail(Status::kConnectTimeout, message_);
 }
 
 Status TcpConnector::tunnel_answered(std::size_t extra) {
-  const unsigned code = parser_.status();
-  const std::string_view reason = parser_.reason();
+  const unsigned code = room_->parser_.status();
+  const std::string_view reason = room_->parser_.reason();
   const int reason_size = static_cast<int>(reason.size() > 80 ? 80 : reason.size());
   if (code >= 200 && code < 300) {
     if (extra == 0) {
@@ -228,14 +230,14 @@ Status TcpConnector::tunnel_answered(std::size_t extra) {
       return Status::kOk;
     }
     std::snprintf(message_, sizeof message_,
-                  "the proxy '%.120s' sent bytes after its answer to CONNECT", proxy_host_);
+                  "the proxy '%.120s' sent bytes after its answer to CONNECT", room_->host_);
     return fail(Status::kProtocol, message_);
   }
   Status s = Status::kProtocol;
   const char* what = "";
   if (code == 407) {
     s = Status::kProxyAuth;
-    what = proxy_authorization_[0] != '\0'
+    what = room_->authorization_[0] != '\0'
                ? ": proxy authentication failed, the proxy refused the credentials"
                : ": proxy authentication required, and no credentials were given";
   } else if (code == 502 || code == 503 || code == 504) {
@@ -243,12 +245,12 @@ Status TcpConnector::tunnel_answered(std::size_t extra) {
     what = ": it could not reach the server";
   }
   std::snprintf(message_, sizeof message_, "the proxy '%.120s' answered CONNECT with %u %.*s%s",
-                proxy_host_, code, reason_size, reason.data(), what);
+                room_->host_, code, reason_size, reason.data(), what);
   return fail(s, message_);
 }
 
 Status TcpConnector::tunnel_failed(Status s, const char* what) {
-  std::snprintf(message_, sizeof message_, "the proxy '%.120s' %s to CONNECT", proxy_host_, what);
+  std::snprintf(message_, sizeof message_, "the proxy '%.120s' %s to CONNECT", room_->host_, what);
   return fail(s, message_);
 }
 

@@ -98,6 +98,7 @@ struct Tunnel {
   NoResolver resolver;
   TcpConnector connector{resolver};
   ProxyConfig config;
+  ProxyRoom room;
   std::string request;
 
   explicit Tunnel(const char* user = "", const char* password = "") {
@@ -105,7 +106,7 @@ struct Tunnel {
     config.port = proxy.port();
     config.user = user;
     config.password = password;
-    EXPECT_EQ(connector.set_proxy(&config), Status::kOk);
+    EXPECT_EQ(connector.set_proxy(&config, &room), Status::kOk);
   }
   // Opens the tunnel to 192.0.2.1:443 and reads the CONNECT request at the proxy.
   void open() {
@@ -228,7 +229,8 @@ TEST(TcpConnectorProxy, AProxyThatRefusesIsNamedAsTheProxy) {
   config.port = 1;  // Nothing listens there.
   for (const bool tls : {true, false}) {
     TcpConnector connector(resolver);
-    ASSERT_EQ(connector.set_proxy(&config), Status::kOk);
+    ProxyRoom room;
+    ASSERT_EQ(connector.set_proxy(&config, &room), Status::kOk);
     Url url;
     url.tls = false;
     url.host = "192.0.2.1";
@@ -251,10 +253,11 @@ TEST(TcpConnectorProxy, NoProxyGoesStraightToTheOrigin) {
   NoResolver resolver;
   TcpConnector connector(resolver);
   ProxyConfig config;
+  ProxyRoom room;
   config.host = "127.0.0.1";
   config.port = 1;  // Nothing listens: a connection to the proxy would fail.
   config.no_proxy = "localhost,127.0.0.1";
-  ASSERT_EQ(connector.set_proxy(&config), Status::kOk);
+  ASSERT_EQ(connector.set_proxy(&config, &room), Status::kOk);
   ASSERT_EQ(connector.tunnel("127.0.0.1", origin.port(), Millis(0), Millis(1000)), Status::kOk);
   EXPECT_EQ(settle(connector, Millis(0)), Status::kOk) << connector.failure_message();
 }
@@ -269,11 +272,14 @@ TEST(TcpConnectorProxy, ForwardsPlainHttpOnlyThroughAProxyThatApplies) {
   std::string_view auth = "unset";
   EXPECT_FALSE(connector.forwards(url, &auth));
   ProxyConfig config;
+  ProxyRoom room;
   config.host = "proxy.test";
   config.user = "u";
   config.password = "p";
   config.no_proxy = ".internal";
-  ASSERT_EQ(connector.set_proxy(&config), Status::kOk);
+  EXPECT_EQ(connector.set_proxy(&config, nullptr), Status::kInvalidArgument) << "no room";
+  EXPECT_FALSE(connector.forwards(url, &auth));
+  ASSERT_EQ(connector.set_proxy(&config, &room), Status::kOk);
   EXPECT_TRUE(connector.forwards(url, &auth));
   EXPECT_EQ(auth, "Basic dTpw");
   url.host = "db.internal";

@@ -108,7 +108,8 @@ class HeapFreeTest : public ::testing::Test {
     BodyTally body;
     https::FixedResolver no_names;  // The server is on 127.0.0.1.
     https::TcpTlsConnector connector(*tls, no_names);
-    ASSERT_EQ(connector.set_proxy(proxy), https::Status::kOk);
+    https::ProxyRoom room;
+    ASSERT_EQ(connector.set_proxy(proxy, &room), https::Status::kOk);
     https::ClientOptions client_options;
     client_options.timeouts = test_timeouts();
     client_options.buffers = buffers;

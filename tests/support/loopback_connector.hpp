@@ -25,10 +25,10 @@ class LoopbackConnector {
 
   // Sends connections through `proxy` (null: none), which must outlive the connector.
   [[nodiscard]] https::Status set_proxy(const https::ProxyConfig* proxy) {
-    if (secure_ && secure_->set_proxy(proxy) != https::Status::kOk) {
+    if (secure_ && secure_->set_proxy(proxy, &secure_room_) != https::Status::kOk) {
       return https::Status::kInvalidArgument;
     }
-    return plain_.set_proxy(proxy);
+    return plain_.set_proxy(proxy, &plain_room_);
   }
 
   https::Connector& get() {
@@ -38,6 +38,8 @@ class LoopbackConnector {
 
  private:
   https::FixedResolver no_names_;  // Holds no address: a name fails the lookup.
+  https::ProxyRoom plain_room_;
+  https::ProxyRoom secure_room_;
   https::TcpConnector plain_;
   std::optional<https::TcpTlsConnector> secure_;
 };

@@ -17,6 +17,25 @@
 
 namespace stepback::https {
 
+// The room a connector needs to go through a proxy: the proxy's name and Basic credentials as
+// the requests carry them, the CONNECT request and the proxy's answer (about 2.7 KiB). The
+// app owns it (a static, or beside the connector) and gives it with the ProxyConfig, so a
+// connector that never uses a proxy carries none of it.
+class ProxyRoom {
+ public:
+  ProxyRoom() = default;
+  ProxyRoom(const ProxyRoom&) = delete;
+  ProxyRoom& operator=(const ProxyRoom&) = delete;
+
+ private:
+  friend class TcpConnector;
+  char host_[254] = {};
+  char authorization_[352] = {};  // "Basic " and the base64 of user:password.
+  char request_[1024] = {};       // CONNECT host:port, Host, Proxy-Authorization.
+  std::uint8_t head_[1024] = {};  // The proxy's answer head, for parser_.
+  ResponseParser parser_{MutableBytes{head_, sizeof head_}, BodySink{}, 0};
+};
+
 // Names and TCP.
 //
 // Names. A host that is an IPv4 or IPv6 literal is parsed and connected to directly (one
@@ -66,9 +85,10 @@ class TcpConnector final : public Connector {
   bool forwards(const Url& url, std::string_view* proxy_authorization) const override;
 
   // Sends later connections through `proxy` (nullptr or an empty host: none), whose views must
-  // outlive the connector. kInvalidArgument (and no proxy) for a host longer than 253
-  // characters or credentials longer than 255 bytes together.
-  [[nodiscard]] Status set_proxy(const ProxyConfig* proxy);
+  // outlive the connector, using `room` (required with a proxy; it must outlive the connector
+  // too). kInvalidArgument (and no proxy) without a room, for a host longer than 253
+  // characters, or for credentials longer than 255 bytes together.
+  [[nodiscard]] Status set_proxy(const ProxyConfig* proxy, ProxyRoom* room);
 
   // The lookup and connect alone, for a connector that builds on this one: begins reaching
   // `host` (NUL-terminated) on `port` within `connect_timeout` of `now`; then step() until
@@ -115,14 +135,10 @@ class TcpConnector final : public Connector {
   char message_[512] = {};
 
   const ProxyConfig* proxy_ = nullptr;
-  char proxy_host_[254] = {};
-  char proxy_authorization_[352] = {};  // "Basic " and the base64 of user:password.
-  bool via_proxy_ = false;              // The connection under way goes to the proxy.
-  char tunnel_request_[1024] = {};      // CONNECT host:port, Host, Proxy-Authorization.
+  ProxyRoom* room_ = nullptr;  // With proxy_.
+  bool via_proxy_ = false;     // The connection under way goes to the proxy.
   std::size_t tunnel_size_ = 0;
   std::size_t tunnel_sent_ = 0;
-  std::uint8_t tunnel_head_[1024] = {};  // The proxy's answer head, for parser_.
-  ResponseParser parser_{MutableBytes{tunnel_head_, sizeof tunnel_head_}, BodySink{}, 0};
 };
 
 }  // namespace stepback::https

@@ -48,7 +48,9 @@ class TcpTlsConnector final : public Connector {
     return tcp_.forwards(url, proxy_authorization);
   }
   // Sends later connections through `proxy`; as TcpConnector::set_proxy.
-  [[nodiscard]] Status set_proxy(const ProxyConfig* proxy) { return tcp_.set_proxy(proxy); }
+  [[nodiscard]] Status set_proxy(const ProxyConfig* proxy, ProxyRoom* room) {
+    return tcp_.set_proxy(proxy, room);
+  }
 
  private:
   enum class Phase : std::uint8_t { kIdle, kDialing, kHandshaking, kReady };
