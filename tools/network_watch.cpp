@@ -82,9 +82,9 @@ constexpr unsigned long kRouteReject = 0x200;  // RTF_REJECT (an unreachable rou
 
 }  // namespace
 
-std::uint64_t NetworkWatch::default_routes(const char* ipv4_text, const char* ipv6_text) {
+NetworkWatch::Routes NetworkWatch::read_routes(const char* ipv4_text, const char* ipv6_text) {
   std::uint64_t h = kFnvOffset;
-  bool any = false;
+  Routes r;
   const char* f[16];
   std::size_t n[16];
   // Iface Destination Gateway Flags RefCnt Use Metric Mask ... (a header line first).
@@ -93,9 +93,11 @@ std::uint64_t NetworkWatch::default_routes(const char* ipv4_text, const char* ip
   while (ipv4_text[at] != '\0') {
     if (next_fields(ipv4_text, &at, f, n, 16) < 8) continue;
     const unsigned long flags = hex(f[3], n[3]);
-    if (all_zero(f[1], n[1]) && all_zero(f[7], n[7]) && (flags & kRouteUp) != 0 &&
-        (flags & kRouteReject) == 0) {
-      any = true;
+    const bool lo = n[0] == 2 && std::memcmp(f[0], "lo", 2) == 0;
+    if ((flags & kRouteUp) == 0 || (flags & kRouteReject) != 0 || lo) continue;
+    r.any = true;
+    if (all_zero(f[1], n[1]) && all_zero(f[7], n[7])) {
+      r.defaults = 1;
       h = mix(mix(h, f[0], n[0]), f[2], n[2]);
     }
   }
@@ -104,23 +106,34 @@ std::uint64_t NetworkWatch::default_routes(const char* ipv4_text, const char* ip
   while (ipv6_text[at] != '\0') {
     if (next_fields(ipv6_text, &at, f, n, 16) < 10) continue;
     const unsigned long flags = hex(f[8], n[8]);
-    if (all_zero(f[0], n[0]) && all_zero(f[1], n[1]) && (flags & kRouteUp) != 0 &&
-        (flags & kRouteReject) == 0 && !(n[9] == 2 && std::memcmp(f[9], "lo", 2) == 0)) {
-      any = true;
+    const bool lo = n[9] == 2 && std::memcmp(f[9], "lo", 2) == 0;
+    if ((flags & kRouteUp) == 0 || (flags & kRouteReject) != 0 || lo || n[0] < 4) continue;
+    const unsigned long prefix = hex(f[1], n[1]);
+    if (all_zero(f[0], n[0]) && prefix == 0) {
+      r.any = true;
+      r.defaults = 1;
       h = mix(mix(h, f[9], n[9]), f[4], n[4]);
+      continue;
     }
+    // fe80::/10 (link-local), ff00::/8 (multicast), /128 (an address of the device itself).
+    const bool link_local =
+        (f[0][0] == 'f' && f[0][1] == 'e' &&
+         (f[0][2] == '8' || f[0][2] == '9' || f[0][2] == 'a' || f[0][2] == 'b'));
+    const bool multicast = f[0][0] == 'f' && f[0][1] == 'f';
+    if (!link_local && !multicast && prefix < 128) r.any = true;
   }
-  return any ? (h | 1) : 0;
+  if (r.defaults != 0) r.defaults = h | 1;
+  return r;
 }
 
 namespace {
 
-std::uint64_t read_default_routes() {
+NetworkWatch::Routes read_system_routes() {
   static char v4[16384];
   static char v6[16384];
   read_text("/proc/net/route", v4, sizeof v4);
   read_text("/proc/net/ipv6_route", v6, sizeof v6);
-  return NetworkWatch::default_routes(v4, v6);
+  return NetworkWatch::read_routes(v4, v6);
 }
 
 }  // namespace
@@ -143,12 +156,17 @@ bool NetworkWatch::open(https::NetworkInfo* network) {
     fd_ = -1;
     return false;
   }
-  routes_ = read_default_routes();
-  network->connected = routes_ != 0;
+  routes_ = read_system_routes();
+  closed_ = routes_.defaults == 0 && routes_.any;
+  network->connected = connected(routes_);
   return true;
 #else
   return false;
 #endif
+}
+
+bool NetworkWatch::connected(const Routes& routes) const {
+  return closed_ ? routes.any : routes.defaults != 0;
 }
 
 std::size_t NetworkWatch::poll_fds(pollfd* fds, std::size_t room) {
@@ -164,11 +182,11 @@ bool NetworkWatch::serve(Millis now) {
   // Drains what the kernel sent; the messages only say that something changed.
   while (::recv(fd_, buffer, sizeof buffer, MSG_DONTWAIT) > 0) heard = true;
   if (!heard) return false;
-  const std::uint64_t routes = read_default_routes();
+  const Routes routes = read_system_routes();
   if (routes == routes_) return false;
   routes_ = routes;
   https::NetworkInfo network;
-  network.connected = routes != 0;
+  network.connected = connected(routes);
   if (sink_.changed != nullptr) sink_.changed(sink_.context, now, network);
   return true;
 }

@@ -1,11 +1,15 @@
 // NetworkWatch: how `stepback get` and `stepback upload` learn that the device's network
 // changed, on Linux. An rtnetlink socket (NETLINK_ROUTE, the route, address and link groups)
-// wakes the main loop on every change; the default routes are then read from
-// /proc/net/route and /proc/net/ipv6_route, and when they differ from before (another
-// interface or gateway, or none) the transfer is told (Client::network_changed): what ran on
-// the old network ends at once and goes on over the new one, and without a default route it
-// waits for one. An app does the same from its platform's callback (Android's
-// ConnectivityManager.NetworkCallback, Apple's NWPathMonitor).
+// wakes the main loop on every change; the routes are then read from /proc/net/route and
+// /proc/net/ipv6_route. When the default routes differ from before (another interface or
+// gateway, or none), or the device goes from some route to none or back, the transfer is told
+// (Client::network_changed): what ran on the old network ends at once and goes on over the new
+// one, and without a network it waits for one. Which routes make a network depends on the
+// device: one that had a default route when the watch began needs one (while Wi-Fi hands over
+// to cellular there is a moment with the cellular subnet but no default route, which is no
+// network yet); one that had routes but no default route (a closed network, a test's
+// namespaces) is connected while any route leaves it. An app does the same from its platform's
+// callback (Android's ConnectivityManager.NetworkCallback, Apple's NWPathMonitor).
 #ifndef STEPBACK_TOOLS_NETWORK_WATCH_HPP_
 #define STEPBACK_TOOLS_NETWORK_WATCH_HPP_
 
@@ -41,14 +45,24 @@ class NetworkWatch final : public LoopPeer {
   // true (the transfer must be stepped at once).
   bool serve(Millis now) override;
 
-  // A digest of the default routes in the route files' text (/proc/net/route,
-  // /proc/net/ipv6_route): 0 when there is none; for tests.
-  static std::uint64_t default_routes(const char* ipv4_text, const char* ipv6_text);
+  // What the route files' text (/proc/net/route, /proc/net/ipv6_route) says: a digest of the
+  // default routes (0: none), and whether any route leaves the device (not on lo, not an
+  // unreachable one, not IPv6 link-local, multicast or a single address); for tests.
+  struct Routes {
+    std::uint64_t defaults = 0;
+    bool any = false;
+    bool operator==(const Routes& o) const { return defaults == o.defaults && any == o.any; }
+  };
+  static Routes read_routes(const char* ipv4_text, const char* ipv6_text);
 
  private:
+  // Whether `routes` make a network on this device (see above).
+  bool connected(const Routes& routes) const;
+
   NetworkChanged sink_;
   int fd_ = -1;
-  std::uint64_t routes_ = 0;  // default_routes() at the last look.
+  Routes routes_;        // At the last look.
+  bool closed_ = false;  // Routes but no default one when the watch began.
 };
 
 }  // namespace stepback::tools

@@ -14,8 +14,8 @@ network, so nothing is watched) it waits for the read timeout.
 
 usage: switch_test.py STEPBACK_BINARY NGINX CASE [N]
   switch    one switch: byte-exact, one attempt, no timeout, the time lost printed
-  offline   the default route removed, then restored: the download waits ("there is no
-            network"), spending no retry, and goes on when the route returns
+  offline   both links down, then up again: the download waits ("there is no network"),
+            spending no retry, and goes on when the routes return
   bench N   N switches, then N with the watcher off (--network-type unmetered): the time
             lost per switch, median and worst, printed for the README
 Root only (namespaces); exits 77 (skipped) where namespaces cannot be made.
@@ -178,9 +178,13 @@ def case_switch(tmp, cert, big):
 
 def case_offline(tmp, cert, big):
     def lose_all():
-        ip("-n", CLI, "route", "del", "default")
+        # Both links down: no route leaves the device (a lift, a tunnel).
+        for i in (1, 2):
+            ip("-n", CLI, "link", "set", f"a{i}-{ID}", "down")
         time.sleep(1.0)
-        ip("-n", CLI, "route", "add", "default", "via", "10.81.1.2")
+        for i in (1, 2):
+            ip("-n", CLI, "link", "set", f"a{i}-{ID}", "up")
+        ip("-n", CLI, "route", "replace", "default", "via", "10.81.1.2")
     code, events, body, _, _ = download(tmp, cert, lose_all, SWITCH_AFTER)
     check(code == 0, f"exit {code}: {events[-3:]}")
     check(body == big, "the file differs from the object")
