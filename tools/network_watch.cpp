@@ -64,21 +64,21 @@ bool all_zero(const char* s, std::size_t n) {
   return n > 0;
 }
 
-unsigned long hex(const char* s, std::size_t n) {
-  unsigned long v = 0;
+std::uint64_t hex(const char* s, std::size_t n) {
+  std::uint64_t v = 0;
   for (std::size_t i = 0; i < n; ++i) {
     const char c = s[i];
     const int d = c >= '0' && c <= '9'   ? c - '0'
                   : c >= 'a' && c <= 'f' ? c - 'a' + 10
                   : c >= 'A' && c <= 'F' ? c - 'A' + 10
                                          : 0;
-    v = v * 16 + static_cast<unsigned long>(d);
+    v = v * 16 + static_cast<std::uint64_t>(d);
   }
   return v;
 }
 
-constexpr unsigned long kRouteUp = 0x1;        // RTF_UP
-constexpr unsigned long kRouteReject = 0x200;  // RTF_REJECT (an unreachable route)
+constexpr std::uint64_t kRouteUp = 0x1;        // RTF_UP
+constexpr std::uint64_t kRouteReject = 0x200;  // RTF_REJECT (an unreachable route)
 
 }  // namespace
 
@@ -92,7 +92,7 @@ NetworkWatch::Routes NetworkWatch::read_routes(const char* ipv4_text, const char
   (void)next_fields(ipv4_text, &at, f, n, 16);
   while (ipv4_text[at] != '\0') {
     if (next_fields(ipv4_text, &at, f, n, 16) < 8) continue;
-    const unsigned long flags = hex(f[3], n[3]);
+    const std::uint64_t flags = hex(f[3], n[3]);
     const bool lo = n[0] == 2 && std::memcmp(f[0], "lo", 2) == 0;
     if ((flags & kRouteUp) == 0 || (flags & kRouteReject) != 0 || lo) continue;
     r.any = true;
@@ -105,10 +105,10 @@ NetworkWatch::Routes NetworkWatch::read_routes(const char* ipv4_text, const char
   at = 0;
   while (ipv6_text[at] != '\0') {
     if (next_fields(ipv6_text, &at, f, n, 16) < 10) continue;
-    const unsigned long flags = hex(f[8], n[8]);
+    const std::uint64_t flags = hex(f[8], n[8]);
     const bool lo = n[9] == 2 && std::memcmp(f[9], "lo", 2) == 0;
     if ((flags & kRouteUp) == 0 || (flags & kRouteReject) != 0 || lo || n[0] < 4) continue;
-    const unsigned long prefix = hex(f[1], n[1]);
+    const std::uint64_t prefix = hex(f[1], n[1]);
     if (all_zero(f[0], n[0]) && prefix == 0) {
       r.any = true;
       r.defaults = 1;

@@ -32,7 +32,7 @@ bool decode(std::string_view in, char* storage, std::size_t size, std::size_t* u
       c = static_cast<char>(hi * 16 + lo);
       i += 2;
     }
-    if (*used >= size) return false;
+    if (storage == nullptr || *used >= size) return false;
     storage[(*used)++] = c;
   }
   *out = std::string_view(storage + start, *used - start);
