@@ -307,6 +307,58 @@ TEST(Upload, AResetMidChunkAsksWhatTheServerHoldsAndSendsOnlyTheRest) {
   EXPECT_EQ(h.of(UploadEvent::Kind::kWait).size(), 1U);
 }
 
+// network_changed(): a chunk under way on the old network is abandoned, and the upload asks
+// what the server holds over the new one at once: no wait, no retry, only the rest sent.
+TEST(Upload, ANetworkSwitchMidChunkQueriesAtOnceWithoutARetry) {
+  const std::uint64_t size = 2 * kChunk + 1000;
+  const std::string total = "/" + std::to_string(size);
+  Harness h(size);
+  h.connector.add().recv_data(session_created());
+  // The chunk's head and two io buffers of body leave, then the old network goes quiet.
+  ScriptedTransport& old_path = h.connector.add(600 * 1024);
+  old_path.send_accept(100000).send_accept(16384).send_accept(16384).send_would_block();
+  h.connector.add().recv_data(resume_incomplete(20000));  // The query, on the new network.
+  h.connector.add(600 * 1024).recv_data(resume_incomplete(20000 + kChunk));
+  h.connector.add(600 * 1024).recv_data(finished());
+  UploadNext next = h.start();
+  next = h.step_until(next, [&](const UploadNext&) {
+    return h.connector.opened() == 2 && old_path.sent().size() > 2 * 16384;
+  });
+  ASSERT_NE(next.kind, UploadNext::Kind::kDone);
+  h.upload->network_changed(h.now, https::NetworkInfo{});
+  h.run(h.upload->step(h.now));
+  const UploadResult& r = h.upload->result();
+  EXPECT_EQ(r.outcome, Outcome::kSuccess) << r.message;
+  EXPECT_TRUE(old_path.closed());
+  EXPECT_TRUE(h.waits.empty()) << "a network switch is no backoff";
+  EXPECT_EQ(h.of(UploadEvent::Kind::kWait).size(), 0U);
+  Sent query = h.sent(2);
+  EXPECT_EQ(query.headers["Content-Range"], "bytes *" + total);
+  EXPECT_EQ(h.sent(3).headers["Content-Range"],
+            "bytes 20000-" + std::to_string(20000 + kChunk - 1) + total);
+  EXPECT_EQ(h.of(UploadEvent::Kind::kQuery).size(), 1U);
+}
+
+// Without a network the upload waits for one, then goes on; the wait is no retry.
+TEST(Upload, WithoutANetworkItWaitsAndGoesOnWhenOneComes) {
+  Harness h(1000);
+  h.connector.add().recv_data(session_created());
+  h.connector.add().recv_data(finished());
+  h.start();
+  https::NetworkInfo none;
+  none.connected = false;
+  h.upload->network_changed(h.now, none);
+  UploadNext next = h.step_until(h.upload->step(h.now), [&](const UploadNext& n) {
+    return n.kind == UploadNext::Kind::kWaitUntil && n.at > h.now;
+  });
+  ASSERT_EQ(next.kind, UploadNext::Kind::kWaitUntil);
+  EXPECT_EQ(next.at, h.now + h.timeouts.offline);
+  h.now = h.now + Millis(60000);
+  h.upload->network_changed(h.now, https::NetworkInfo{});
+  h.run(h.upload->step(h.now));
+  EXPECT_EQ(h.upload->result().outcome, Outcome::kSuccess) << h.upload->result().message;
+}
+
 TEST(Upload, RetryableStatusesOnAPutWaitThenQuery) {
   for (const int status : {503, 408, 429, 500}) {
     Harness h(1000);
