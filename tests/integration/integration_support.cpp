@@ -224,6 +224,29 @@ std::string loopback_url(bool tls, std::uint16_t port, const std::string& target
 
 }  // namespace
 
+namespace {
+
+// Starts a loopback server script (`argv`, output in dir/output.txt) and waits for the port it
+// writes to dir/port; the port in *port, or a failure naming `name` with the script's output.
+::testing::AssertionResult start_loopback_script(Process& process, const TempDir& dir,
+                                                 const std::vector<std::string>& argv,
+                                                 const char* name, std::uint16_t* port) {
+  if (!process.start(argv, dir.file("output.txt"))) {
+    return ::testing::AssertionFailure() << "could not start " << python_path();
+  }
+  const bool ready = wait_for(
+      [&] { return !read_file(dir.file("port")).empty() || !process.running(); }, kStartTimeoutMs);
+  *port = parse_port(read_file(dir.file("port")));
+  if (!ready || *port == 0) {
+    process.stop();
+    return ::testing::AssertionFailure()
+           << name << " did not start: " << read_file(dir.file("output.txt"));
+  }
+  return ::testing::AssertionSuccess();
+}
+
+}  // namespace
+
 ::testing::AssertionResult ScriptedServer::start(const Options& options) {
   const Pki* certs = options.tls ? pki() : nullptr;
   if (options.tls && certs == nullptr) return ::testing::AssertionFailure() << "no PKI";
@@ -242,18 +265,7 @@ std::string loopback_url(bool tls, std::uint16_t port, const std::string& target
   if (options.full_queue_seconds > 0) {
     argv.insert(argv.end(), {"--full-queue", std::to_string(options.full_queue_seconds)});
   }
-  if (!process_.start(argv, dir_.file("output.txt"))) {
-    return ::testing::AssertionFailure() << "could not start " << python_path();
-  }
-  const bool ready =
-      wait_for([this] { return !read_file(dir_.file("port")).empty() || !process_.running(); },
-               kStartTimeoutMs);
-  port_ = parse_port(read_file(dir_.file("port")));
-  if (!ready || port_ == 0) {
-    process_.stop();
-    return ::testing::AssertionFailure() << "scripted_server.py did not start: " << output();
-  }
-  return ::testing::AssertionSuccess();
+  return start_loopback_script(process_, dir_, argv, "scripted_server.py", &port_);
 }
 
 std::string ScriptedServer::url(const std::string& target) const {
@@ -269,18 +281,7 @@ std::string ScriptedServer::url(const std::string& target) const {
       "--log-file",  dir_.file("events.log"),
       "--lifetime",  "120"};
   if (!auth.empty()) argv.insert(argv.end(), {"--auth", auth});
-  if (!process_.start(argv, dir_.file("output.txt"))) {
-    return ::testing::AssertionFailure() << "could not start " << python_path();
-  }
-  const bool ready =
-      wait_for([this] { return !read_file(dir_.file("port")).empty() || !process_.running(); },
-               kStartTimeoutMs);
-  port_ = parse_port(read_file(dir_.file("port")));
-  if (!ready || port_ == 0) {
-    process_.stop();
-    return ::testing::AssertionFailure() << "scripted_proxy.py did not start: " << output();
-  }
-  return ::testing::AssertionSuccess();
+  return start_loopback_script(process_, dir_, argv, "scripted_proxy.py", &port_);
 }
 
 ::testing::AssertionResult OpensslServer::start(const std::string& version_flag,
