@@ -221,6 +221,8 @@ void print_get_usage(std::FILE* out) {
       "                        [--max-time SECONDS] [--idempotency auto|strict|yes|no]\n"
       "                        [--speed-limit BYTES] [--speed-time SECONDS]\n"
       "                        [--limit-rate RATE] [--range-size BYTES]\n"
+      "                        [--no-metered] [--metered-up-to SIZE] [--no-roaming]\n"
+      "                        [--network-type TYPE] [--offline-limit SECONDS]\n"
       "                        [--jitter seed|full|equal|decorrelated|none]\n"
       "                        [--oauth2-bearer TOKEN | --token-file FILE]\n"
       "                        [--dns-servers IP[:PORT][,...]]\n"

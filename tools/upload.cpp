@@ -143,6 +143,8 @@ void print_upload_usage(std::FILE* out) {
       "                       [--profile desktop|mobile] [--max-retries N] [--max-backoff S]\n"
       "                       [--deadline S] [--idempotency auto|strict|yes|no]\n"
       "                       [--speed-limit BYTES] [--speed-time S] [--limit-rate RATE]\n"
+      "                       [--no-metered] [--metered-up-to SIZE] [--no-roaming]\n"
+      "                       [--network-type TYPE] [--offline-limit S]\n"
       "                       [--jitter seed|full|equal|decorrelated|none]\n"
       "                       [--proxy URL] [--noproxy LIST] [--trace]\n"
       "\n"
