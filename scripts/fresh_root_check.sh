@@ -29,7 +29,7 @@ mounts_under() { findmnt -rn -o TARGET | awk -v d="$1" '$0 == d || index($0, d "
 cleanup() {
   # Lazy unmounts detach each mount with everything mounted below it (run/netns, the
   # namespaces `ip netns add` left in run/netns/), the root's own bind mount last.
-  for m in run dev/pts dev proc sys; do umount -l "$root/$m" 2>/dev/null || true; done
+  for m in run dev/shm dev/pts dev proc sys; do umount -l "$root/$m" 2>/dev/null || true; done
   umount -l "$root" 2>/dev/null || true
   if [ -n "$(mounts_under "$root")" ]; then
     echo "fresh_root_check: still mounted, $root not removed: $(mounts_under "$root" | tr '\n' ' ')" >&2
@@ -56,10 +56,13 @@ git -C "$repo" archive HEAD | tar -x -C "$root/src"
 # namespace and run `mount --make-rslave /`, which fails ("Invalid argument") where / is
 # not a mount point, as in a plain chroot into a folder: there netbench.sh check found
 # veth, NFQUEUE and tbf missing and netbench.* were skipped. /run holds ip netns's
-# namespace files and the bench's state; a tmpfs goes away with the root.
+# namespace files and the bench's state; a tmpfs goes away with the root. /dev/shm is a tmpfs
+# of its own on a booted machine (the bind of /dev does not bring it): squid's shm_open
+# failed with "Permission denied" on the bare directory, and tools.proxy.squid with it.
 mount --bind "$root" "$root"
 mount --make-private "$root"
 for m in proc sys dev dev/pts; do mount --bind "/$m" "$root/$m"; done
+mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs "$root/dev/shm"
 mount -t tmpfs -o mode=755,nosuid,nodev tmpfs "$root/run"
 mkdir -m 1777 "$root/run/lock"
 

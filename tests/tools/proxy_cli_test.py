@@ -57,10 +57,15 @@ def listening(port):
 
 
 def wait_until(condition, what, seconds=10):
+    """Waits (bounded) for condition(); fails with `what` when it does not come, or, with
+    `what` None, answers whether it came."""
     deadline = time.monotonic() + seconds
     while not condition():
-        check(time.monotonic() < deadline, what)
+        if time.monotonic() >= deadline:
+            check(what is None, what)
+            return False
         time.sleep(0.05)
+    return True
 
 
 def env_with(**proxy_vars):
@@ -304,8 +309,11 @@ http_access deny all
         self.proc = subprocess.Popen([shutil.which("squid") or "/usr/sbin/squid", "-N", "-f",
                                       conf], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                      cwd=self.dir)
-        wait_until(lambda: listening(self.open) and listening(self.authed),
-                   "squid did not start")
+        if not wait_until(lambda: listening(self.open) and listening(self.authed),
+                          None):
+            cache_log = os.path.join(self.dir, "cache.log")
+            said = open(cache_log).read()[-600:] if os.path.exists(cache_log) else ""
+            check(False, f"squid did not start; its cache.log ends: {said}")
 
     def log(self):
         path = os.path.join(self.dir, "access.log")
