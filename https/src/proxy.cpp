@@ -6,9 +6,10 @@ namespace stepback::https {
 namespace {
 
 using http1_text::iequals;
+using http1_text::sub;
 
 bool starts_with_nocase(std::string_view s, std::string_view prefix) {
-  return s.size() >= prefix.size() && iequals(s.substr(0, prefix.size()), prefix);
+  return s.size() >= prefix.size() && iequals(sub(s, 0, prefix.size()), prefix);
 }
 
 int hex_value(char c) {
@@ -62,11 +63,11 @@ bool split_host_port(std::string_view text, std::string_view* host, std::string_
   if (!text.empty() && text.front() == '[') {
     const std::size_t close = text.find(']');
     if (close == std::string_view::npos) return false;
-    *host = text.substr(1, close - 1);
-    const std::string_view rest = text.substr(close + 1);
+    *host = sub(text, 1, close - 1);
+    const std::string_view rest = sub(text, close + 1);
     if (!rest.empty()) {
       if (rest.front() != ':') return false;
-      *port_text = rest.substr(1);
+      *port_text = sub(rest, 1);
       if (port_text->empty()) return false;
     }
     return true;
@@ -76,9 +77,9 @@ bool split_host_port(std::string_view text, std::string_view* host, std::string_
     *host = text;  // A bare IPv6 address: no port.
     return true;
   }
-  *host = text.substr(0, colon);
+  *host = sub(text, 0, colon);
   if (colon != std::string_view::npos) {
-    *port_text = text.substr(colon + 1);
+    *port_text = sub(text, colon + 1);
     if (port_text->empty()) return false;
   }
   return true;
@@ -131,8 +132,8 @@ bool entry_matches(std::string_view entry, std::string_view host, std::uint16_t 
     std::uint32_t network = 0;
     std::uint32_t address = 0;
     std::uint16_t bits = 0;
-    const std::string_view bits_text = name.substr(slash + 1);
-    if (!parse_ipv4(name.substr(0, slash), &network) || !parse_ipv4(host, &address)) {
+    const std::string_view bits_text = sub(name, slash + 1);
+    if (!parse_ipv4(sub(name, 0, slash), &network) || !parse_ipv4(host, &address)) {
       return false;
     }
     if (bits_text == "0") return true;
@@ -147,7 +148,7 @@ bool entry_matches(std::string_view entry, std::string_view host, std::uint16_t 
   if (iequals(name, host)) return true;
   // A subdomain: the host ends with ".name".
   return host.size() > name.size() && host[host.size() - name.size() - 1] == '.' &&
-         iequals(host.substr(host.size() - name.size()), name);
+         iequals(sub(host, host.size() - name.size()), name);
 }
 
 }  // namespace
@@ -169,16 +170,16 @@ Status parse_proxy_url(std::string_view text, char* storage, std::size_t storage
   ProxyConfig parsed;
   const std::size_t at = rest.rfind('@');
   if (at != std::string_view::npos) {
-    const std::string_view userinfo = rest.substr(0, at);
+    const std::string_view userinfo = sub(rest, 0, at);
     rest.remove_prefix(at + 1);
     const std::size_t colon = userinfo.find(':');
     std::size_t used = 0;
     if (storage == nullptr && userinfo.size() > 0) return Status::kInvalidArgument;
-    if (!decode(userinfo.substr(0, colon), storage, storage_size, &used, &parsed.user)) {
+    if (!decode(sub(userinfo, 0, colon), storage, storage_size, &used, &parsed.user)) {
       return Status::kInvalidArgument;
     }
     if (colon != std::string_view::npos &&
-        !decode(userinfo.substr(colon + 1), storage, storage_size, &used, &parsed.password)) {
+        !decode(sub(userinfo, colon + 1), storage, storage_size, &used, &parsed.password)) {
       return Status::kInvalidArgument;
     }
   }
@@ -199,7 +200,7 @@ Status parse_proxy_url(std::string_view text, char* storage, std::size_t storage
 
 bool proxy_excluded(std::string_view no_proxy, std::string_view host, std::uint16_t port) {
   if (!host.empty() && host.front() == '[' && host.back() == ']') {
-    host = host.substr(1, host.size() - 2);
+    host = sub(host, 1, host.size() - 2);
   }
   std::size_t i = 0;
   while (i < no_proxy.size()) {
@@ -213,7 +214,7 @@ bool proxy_excluded(std::string_view no_proxy, std::string_view host, std::uint1
            no_proxy[end] != '\t') {
       ++end;
     }
-    if (entry_matches(no_proxy.substr(i, end - i), host, port)) return true;
+    if (entry_matches(sub(no_proxy, i, end - i), host, port)) return true;
     i = end;
   }
   return false;
