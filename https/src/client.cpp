@@ -196,9 +196,14 @@ Status Client::start(const RequestSpec& spec, const BodyResume& resume) {
   return Status::kOk;
 }
 
+bool Client::piece_finished() const {
+  // (Also true while the kDone event is emitted, before step() returns kDone.)
+  return result_.outcome == Outcome::kSuccess && result_.status == 206 && total_ &&
+         delivered_ < *total_;
+}
+
 Status Client::continue_body(std::uint64_t until) {
-  if (phase_ != Phase::kDone || result_.outcome != Outcome::kSuccess || result_.status != 206 ||
-      !total_ || delivered_ >= *total_ || until <= delivered_) {
+  if (phase_ != Phase::kDone || !piece_finished() || until <= delivered_) {
     return Status::kInvalidArgument;
   }
   // spec_ is the request as the last piece ended it: at the URL redirects led to, with their

@@ -32,8 +32,7 @@ https::Status Download::start(const DownloadSpec& spec) {
   pieces_ = 1;
   continuing_ = false;
   if (spec.resume == nullptr) {
-    if (options_.range_size == 0) return client_.start(request_);
-    https::BodyResume first;
+    https::BodyResume first;  // From byte 0, up to the first piece's end (none: the whole).
     first.until = piece_end(0);
     return client_.start(request_, first);
   }
@@ -167,12 +166,7 @@ std::uint64_t Download::piece_end(std::uint64_t offset) const {
   return size == 0 || offset > UINT64_MAX - size ? UINT64_MAX : offset + size;
 }
 
-bool Download::more_pieces() const {
-  const https::ClientResult& r = client_.result();
-  const std::optional<std::uint64_t> total = client_.expected_size();
-  return options_.range_size > 0 && r.outcome == Outcome::kSuccess && r.status == 206 && total &&
-         client_.delivered() < *total;
-}
+bool Download::more_pieces() const { return options_.range_size > 0 && client_.piece_finished(); }
 
 bool Download::due(Millis now) const {
   if (options_.checkpoints.save == nullptr) return false;

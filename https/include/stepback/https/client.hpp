@@ -315,6 +315,9 @@ class Client {
   // the last piece is in; its retries and deadline start afresh, max_time still counts from
   // the first request's first step. kInvalidArgument when there is no such piece to follow.
   [[nodiscard]] Status continue_body(std::uint64_t until);
+  // Whether the request ended with a finished piece that continue_body() would follow: a 206
+  // of a representation not yet complete.
+  bool piece_finished() const;
   // Advances the request at `now` (monotonic), doing bounded work; never blocks (with the
   // built-in connectors, names go through a non-blocking Resolver).
   [[nodiscard]] ClientNext step(Millis now);
