@@ -140,10 +140,16 @@ def download(tmp, cert, change, after, extra=()):
     if os.path.exists(out):
         with open(out, "rb") as f:
             body = f.read()
-    # The first response after the change is the first progress on the new path.
+    # Time lost, on the client's own clock (its t_ms starts with the process, later than this
+    # script's clock under load): from the first sign of the switch (the exchange ended by
+    # the change, or a failure of it) to the first response after it, over the new path.
+    # Without the watcher the sign is the read timeout, so the change's moment (this
+    # script's clock, mapped by the process start) begins the count instead.
     t_change = changed_at * 1000
-    after_change = [e for e in events if e["event"] == "response" and e["t_ms"] >= t_change]
-    lost = (after_change[0]["t_ms"] - t_change) / 1000 if after_change else None
+    cut = [e for e in events if e["event"] == "error"]
+    begin = min(cut[0]["t_ms"], t_change) if cut else t_change
+    after = [e for e in events if e["event"] == "response" and cut and e["t_ms"] >= cut[0]["t_ms"]]
+    lost = (after[0]["t_ms"] - begin) / 1000 if after else None
     return p.returncode, events, body, lost, total
 
 
