@@ -552,6 +552,10 @@ int run_get(int argc, char** argv) {
     std::fprintf(stderr, "%sthe proxy's host name or credentials are too long\n", kPrefix);
     return kExitUsage;
   }
+  if (!bind_network(o.retry, &connector, &error)) {
+    std::fprintf(stderr, "%s%s\n", kPrefix, error.c_str());
+    return kExitUsage;
+  }
   https::ClientOptions options;
   options.timeouts = make_timeouts(o.retry);
   options.network = o.retry.network;

@@ -325,6 +325,7 @@ void add_retry_flags(std::vector<Flag>* flags, RetryFlags* out) {
                                 out->network_type = n;
                                 return true;
                               }));
+  flags->push_back(text_flag("--interface", &out->interface));
   flags->push_back(value_flag("--offline-limit", "expected seconds such as 60 or 0.5, above 0",
                               seconds(&out->offline_limit, false)));
   flags->push_back(value_flag("--idempotency", "allowed: auto, strict, yes, no",
@@ -404,6 +405,20 @@ const char kNetworkFlagsHelp[] =
     "                       once and goes on over the new one)\n"
     "  --offline-limit S    how long to wait for a network the transfer may use, spending\n"
     "                       no retry and no deadline, before giving up with exit 16\n"
-    "                       (default: desktop 300, mobile 1800)\n";
+    "                       (default: desktop 300, mobile 1800)\n"
+    "  --interface NAME     send connections and DNS queries through this device only\n"
+    "                       (SO_BINDTODEVICE: wlan0, eth1), whatever the routes prefer;\n"
+    "                       a device that is missing or down fails the connect, retried\n";
+
+bool bind_network(const RetryFlags& flags, https::TcpTlsConnector* connector, std::string* error) {
+  static https::NetworkBinding binding;
+  binding.interface = flags.interface;
+  if (connector->set_binding(&binding) != https::Status::kOk) {
+    *error = "--interface: a device name has at most " +
+             std::to_string(https::kInterfaceNameCapacity - 1) + " characters";
+    return false;
+  }
+  return true;
+}
 
 }  // namespace stepback::tools

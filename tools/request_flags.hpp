@@ -17,6 +17,7 @@
 #include "stepback/core/rate_limit.hpp"
 #include "stepback/https/client.hpp"
 #include "stepback/https/proxy.hpp"
+#include "stepback/https/tcp_tls_connector.hpp"
 #include "stepback/https/tls/tls.hpp"
 #include "stepback/https/tls/trust_store.hpp"
 #include "stepback/https/types.hpp"
@@ -48,6 +49,7 @@ struct RetryFlags {
   // roaming, metered+roaming); without it, connected and unmetered, as the routes say.
   std::optional<https::NetworkInfo> network_type;
   std::optional<Millis> offline_limit;  // --offline-limit S: Timeouts::offline.
+  const char* interface = nullptr;      // --interface NAME: the device to send through.
 };
 // Appends the retry flags to a subcommand's flag table, each writing into *out.
 void add_retry_flags(std::vector<Flag>* flags, RetryFlags* out);
@@ -119,6 +121,10 @@ struct ProxyFlags {
 void add_proxy_flags(std::vector<Flag>* flags, ProxyFlags* out);
 // The --help lines of --proxy and --noproxy, the same for every subcommand.
 extern const char kProxyFlagsHelp[];
+
+// Binds `connector`'s connections and lookups to --interface, if given (the binding is the
+// program's, static); false with *error for a name too long to be a device's.
+bool bind_network(const RetryFlags& flags, https::TcpTlsConnector* connector, std::string* error);
 
 // The proxy a request uses, with the storage its decoded credentials view into.
 struct ProxySetup {

@@ -415,6 +415,9 @@ int run_upload(int argc, char** argv) {
   if (connector.set_proxy(&proxy.config, &proxy_room) != https::Status::kOk) {
     return fail(kExitUsage, "the proxy's host name or credentials are too long");
   }
+  if (!bind_network(o.retry, &connector, &error)) {
+    return fail(kExitUsage, error);
+  }
   transfer::UploadOptions options;
   options.timeouts = make_timeouts(o.retry);
   options.network = o.retry.network;

@@ -16,6 +16,9 @@ usage: switch_test.py STEPBACK_BINARY NGINX CASE [N]
   switch    one switch: byte-exact, one attempt, no timeout, the time lost printed
   offline   both links down, then up again: the download waits ("there is no network"),
             spending no retry, and goes on when the routes return
+  bind      two networks up at once, the routes preferring the first: `--interface` sends the
+            connections and the DNS queries over the second (the server sees that link's
+            address), a missing device fails with its name, and without the flag the first
   bench N   N switches, then N with the watcher off (--network-type unmetered): the time
             lost per switch, median and worst, printed for the README
 Root only (namespaces); exits 77 (skipped) where namespaces cannot be made.
@@ -42,6 +45,9 @@ PORT = 8443
 SIZE = 4 * 1024 * 1024
 RATE = 1024 * 1024  # Four seconds of transfer.
 SWITCH_AFTER = 1.5  # Seconds into the download.
+NAME = "ok-switch.test"  # tests/integration/dns_server.py answers "ok-..." names.
+DNS_SERVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests",
+                          "integration", "dns_server.py")
 
 
 def ip(*args, check_rc=True):
@@ -93,7 +99,8 @@ def start_server(tmp):
     cert, key = os.path.join(tmp, "cert.pem"), os.path.join(tmp, "key.pem")
     subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
                     "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key, "-out", cert,
-                    "-days", "2", "-subj", "/CN=switch", "-addext", f"subjectAltName=IP:{SERVER}"],
+                    "-days", "2", "-subj", "/CN=switch", "-addext",
+                    f"subjectAltName=IP:{SERVER},DNS:{NAME}"],
                    check=True, capture_output=True)
     servers = f"""  server {{
     listen {SERVER}:{PORT} ssl;
@@ -104,7 +111,7 @@ def start_server(tmp):
   }}"""
     conf = os.path.join(tmp, "nginx.conf")
     with open(conf, "w") as f:
-        f.write(nginx_conf(tmp, "$uri $status $body_bytes_sent $http_range", servers))
+        f.write(nginx_conf(tmp, "$uri $status $body_bytes_sent $http_range $remote_addr", servers))
     proc = subprocess.Popen(["ip", "netns", "exec", SRV, NGINX, "-c", conf, "-p", tmp],
                             stderr=subprocess.DEVNULL)
     for _ in range(200):
@@ -201,6 +208,64 @@ def case_offline(tmp, cert, big):
     check(done and done[-1]["attempts"] == 1, f"waiting offline spent retries: {done}")
 
 
+def case_bind(tmp, cert):
+    # A second network beside the first, as a phone's cellular beside its Wi-Fi: the routes
+    # prefer a1, a2 carries traffic only for sockets bound to it.
+    ip("-n", CLI, "route", "add", "default", "via", "10.81.2.2", "metric", "200")
+    port_file, log = os.path.join(tmp, "dns.port"), os.path.join(tmp, "dns.log")
+    dns = subprocess.Popen(["ip", "netns", "exec", SRV, sys.executable, DNS_SERVER, "--listen",
+                            SERVER, "--answer", SERVER, "--port-file", port_file, "--log-file",
+                            log, "--lifetime", "60"])
+    try:
+        for _ in range(200):
+            if os.path.exists(port_file) and open(port_file).read().strip():
+                break
+            time.sleep(0.05)
+        else:
+            sys.exit("FAIL: dns_server.py did not start in the server namespace")
+        servers = f"{SERVER}:{int(open(port_file).read())}"
+        access = os.path.join(tmp, "access.log")
+
+        def get(*extra):
+            for leftover in (log, access):
+                open(leftover, "w").close()
+            args = ["ip", "netns", "exec", CLI, BINARY, "get", "--cacert", cert, "--max-retries",
+                    "0", "--dns-servers", servers, f"https://{NAME}:{PORT}/probe.txt", *extra]
+            p = subprocess.run(args, capture_output=True, text=True, timeout=60)
+            return p, open(log).read(), open(access).read()
+
+        with open(os.path.join(tmp, "www", "probe.txt"), "w") as f:
+            f.write("bound\n")
+        for device, source in ((None, "10.81.1.1"), (f"a2-{ID}", "10.81.2.1"),
+                               (f"a1-{ID}", "10.81.1.1")):
+            p, queries, served = get(*(("--interface", device) if device else ()))
+            label = f"--interface {device}" if device else "no --interface"
+            check(p.returncode == 0 and p.stdout == "bound\n",
+                  f"{label}: exit {p.returncode}: {p.stderr}")
+            asked = [line for line in queries.splitlines() if f"name={NAME}" in line]
+            check(asked and all(line.endswith(f"from={source}") for line in asked),
+                  f"{label}: the DNS queries did not all come from {source}: {queries}")
+            check(served.strip().endswith(source),
+                  f"{label}: nginx saw the request from another address: {served}")
+            print(f"bind: {label}: connection and {len(asked)} DNS queries from {source}")
+        p, _, _ = get("--interface", f"nosuch-{ID}")
+        check(p.returncode != 0 and f"over device 'nosuch-{ID}'" in p.stderr and
+              "No such device" in p.stderr,
+              f"a missing device: exit {p.returncode}: {p.stderr}")
+        p = subprocess.run(["ip", "netns", "exec", CLI, BINARY, "get", "--cacert", cert,
+                            "--max-retries", "0", "--interface", f"nosuch-{ID}",
+                            f"https://{SERVER}:{PORT}/probe.txt"],
+                           capture_output=True, text=True, timeout=60)
+        check(p.returncode == 3 and "(No such device) over device" in p.stderr,
+              f"a missing device, numeric host: exit {p.returncode}: {p.stderr}")
+        print("bind: a missing device fails naming it, in the lookup and in the connect")
+    finally:
+        dns.kill()
+        dns.wait()
+        ip("-n", CLI, "route", "del", "default", "via", "10.81.2.2", "metric", "200",
+           check_rc=False)
+
+
 def bench(tmp, cert, big, n):
     for label, extra in (("watched (rtnetlink)", ()),
                          ("not watched (--network-type unmetered)",
@@ -231,6 +296,8 @@ def main():
                     case_switch(tmp, cert, big)
                 elif case == "offline":
                     case_offline(tmp, cert, big)
+                elif case == "bind":
+                    case_bind(tmp, cert)
                 elif case == "bench":
                     bench(tmp, cert, big, int(sys.argv[4]))
                 else:

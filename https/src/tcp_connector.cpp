@@ -35,6 +35,18 @@ bool TcpConnector::forwards(const Url& url, std::string_view* proxy_authorizatio
   return true;
 }
 
+Status TcpConnector::set_binding(const NetworkBinding* binding) {
+  if (binding != nullptr && binding->interface != nullptr &&
+      std::strlen(binding->interface) >= kInterfaceNameCapacity) {
+    tcp_.set_binding(nullptr);
+    resolver_.set_binding(nullptr);
+    return Status::kInvalidArgument;
+  }
+  tcp_.set_binding(binding);
+  resolver_.set_binding(binding);
+  return Status::kOk;
+}
+
 Status TcpConnector::set_proxy(const ProxyConfig* proxy, ProxyRoom* room) {
   proxy_ = nullptr;
   room_ = nullptr;

@@ -20,7 +20,10 @@ of the name asked for (up to its first '-', so "nx-typo.test" is "nx"):
   tc        over UDP a truncated reply (TC=1, no answer); over TCP the `ok` answer
   anything else: NXDOMAIN
 
---log-file gets one line per query, flushed at once:  query proto=udp|tcp name=N type=A|AAAA|T
+--log-file gets one line per query, flushed at once:
+  query proto=udp|tcp name=N type=A|AAAA|T from=ADDRESS
+--listen ADDRESS binds another IPv4 address than 127.0.0.1, and --answer ADDRESS makes `ok`
+answer that A record instead of 127.0.0.1 (a server in a network namespace).
 The server exits by itself after --lifetime seconds, or when its parent process is gone.
 """
 
@@ -93,7 +96,7 @@ def soa():
 
 def ok_answer(qtype, v4=True, v6=True):
     if qtype == TYPE_A and v4:
-        return [record(TYPE_A, socket.inet_pton(socket.AF_INET, "127.0.0.1"))]
+        return [record(TYPE_A, socket.inet_pton(socket.AF_INET, ARGS.answer))]
     if qtype == TYPE_AAAA and v6:
         return [record(TYPE_AAAA, socket.inet_pton(socket.AF_INET6, "::1"))]
     return []
@@ -149,7 +152,7 @@ def serve_udp(sock):
     while True:
         data, peer = sock.recvfrom(65535)
         name, qtype = type_name(data)
-        LOG.write(f"query proto=udp name={name} type={qtype}")
+        LOG.write(f"query proto=udp name={name} type={qtype} from={peer[0]}")
         reply = answer(data, "udp")
         if reply is None:
             continue
@@ -182,7 +185,7 @@ class TcpServer(base.ConnectionServer):
             if data is None:
                 return
             name, qtype = type_name(data)
-            LOG.write(f"query proto=tcp name={name} type={qtype}")
+            LOG.write(f"query proto=tcp name={name} type={qtype} from={conn.getpeername()[0]}")
             reply = answer(data, "tcp")
             if reply is None:
                 continue
@@ -193,8 +196,8 @@ class TcpServer(base.ConnectionServer):
 
 
 def main():
-    (udp, tcp), port = base.bind_same_port([("127.0.0.1", socket.SOCK_DGRAM),
-                                            ("127.0.0.1", socket.SOCK_STREAM)])
+    (udp, tcp), port = base.bind_same_port([(ARGS.listen, socket.SOCK_DGRAM),
+                                            (ARGS.listen, socket.SOCK_STREAM)])
     tcp.listen(16)
     threading.Thread(target=serve_udp, args=(udp,), daemon=True).start()
     TcpServer().start(tcp)
@@ -207,6 +210,8 @@ if __name__ == "__main__":
     parser = base.argument_parser(__doc__)
     base.add_log_argument(parser, required=False)
     parser.add_argument("--delay", type=float, default=2.0)
+    parser.add_argument("--listen", default="127.0.0.1")
+    parser.add_argument("--answer", default="127.0.0.1")
     ARGS = parser.parse_args()
     LOG = base.EventLog(ARGS.log_file)
     main()

@@ -86,6 +86,45 @@ TEST_F(ResolverTest, AnswersBothFamiliesWithThePortSet) {
   EXPECT_NE(dns_.log().find("name=ok.test type=AAAA"), std::string::npos) << dns_.log();
 }
 
+// NetworkBinding: every socket c-ares opens goes through the binding before it is used.
+struct DnsSocketLog {
+  int calls = 0;
+  bool allow = true;
+};
+
+bool record_dns_socket(int fd, void* context) {
+  auto* log = static_cast<DnsSocketLog*>(context);
+  log->calls += fd >= 0 ? 1 : 0;
+  return log->allow;
+}
+
+TEST_F(ResolverTest, ABindingSeesEachDnsSocketAndTheLookupStillAnswers) {
+  DnsSocketLog log;
+  https::NetworkBinding binding;
+  binding.configure = &record_dns_socket;
+  binding.context = &log;
+  resolver_.set_binding(&binding);
+  const ResolveRun run = resolve(resolver_, "ok.test", 443);
+  ASSERT_EQ(run.error, ResolveError::kNone) << run.message << "\n" << dns_.log();
+  EXPECT_GE(log.calls, 1);
+}
+
+TEST_F(ResolverTest, ABindingThatRefusesEveryDnsSocketEndsAsNoNetworkSayingWhy) {
+  DnsSocketLog log;
+  log.allow = false;
+  https::NetworkBinding binding;
+  binding.configure = &record_dns_socket;
+  binding.context = &log;
+  resolver_.set_binding(&binding);
+  const ResolveRun run = resolve(resolver_, "ok.test", 443);
+  EXPECT_EQ(run.error, ResolveError::kNoNetwork) << run.message;
+  EXPECT_FALSE(https::is_definite(run.error));
+  EXPECT_GE(log.calls, 1);
+  EXPECT_NE(run.message.find("no DNS server could be reached"), std::string::npos) << run.message;
+  EXPECT_NE(run.message.find("Operation not permitted"), std::string::npos) << run.message;
+  EXPECT_EQ(dns_.log().find("name=ok.test"), std::string::npos) << dns_.log();
+}
+
 TEST_F(ResolverTest, OneFamilyIsEnough) {
   const ResolveRun v4 = resolve(resolver_, "v4.test", 80);
   ASSERT_EQ(v4.error, ResolveError::kNone) << v4.message;

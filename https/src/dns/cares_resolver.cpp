@@ -141,6 +141,7 @@ Status CaresResolver::init(const CaresOptions& options) {
       return Status::kInvalidArgument;
     }
   }
+  ares_set_socket_configure_callback(channel, &CaresResolver::on_socket_configure, this);
   channel_ = channel;
   limit_ = options.limit;
   return Status::kOk;
@@ -154,6 +155,7 @@ void CaresResolver::start(const char* host, std::uint16_t port, Millis now) {
   port_ = port;
   timed_out_ = false;
   out_of_memory_ = false;
+  bind_error_ = 0;
   deadline_ = limit_.count() > 0 ? now + limit_ : Millis::max();
   if (channel_ == nullptr) {
     result_.error = ResolveError::kInternal;
@@ -243,6 +245,14 @@ void CaresResolver::network_changed() {
   cancel();
   // Without c-ares's threads this reads resolv_conf here, synchronously (outside step()).
   if (channel_ != nullptr) (void)ares_reinit(channel_);
+}
+
+int CaresResolver::on_socket_configure(int fd, int /*type*/, void* self) {
+  auto* r = static_cast<CaresResolver*>(self);
+  if (r->binding_ == nullptr) return 0;
+  const int error = apply_binding(*r->binding_, fd);
+  if (error != 0) r->bind_error_ = error;
+  return error != 0 ? -1 : 0;
 }
 
 void CaresResolver::on_socket_state(void* self, int fd, int readable, int writable) {
@@ -387,9 +397,19 @@ void CaresResolver::finish(int status, ares_addrinfo* answer) {
           words);
       break;
     case ResolveError::kNoNetwork:
-      std::snprintf(message_, sizeof message_,
-                    "looking up '%.200s' failed: no DNS server could be reached (resolver: %.60s)",
-                    h, words);
+      if (bind_error_ != 0) {
+        std::snprintf(
+            message_, sizeof message_,
+            "looking up '%.200s' failed: no DNS server could be reached over device "
+            "'%.16s' (%.60s)",
+            h, binding_ != nullptr && binding_->interface != nullptr ? binding_->interface : "",
+            std::strerror(bind_error_));
+      } else {
+        std::snprintf(
+            message_, sizeof message_,
+            "looking up '%.200s' failed: no DNS server could be reached (resolver: %.60s)", h,
+            words);
+      }
       break;
     case ResolveError::kOutOfMemory:
       std::snprintf(
@@ -441,6 +461,7 @@ ResolverNext CaresResolver::step(Millis /*now*/) { return ResolverNext{}; }
 void CaresResolver::cancel() {}
 void CaresResolver::network_changed() {}
 void CaresResolver::on_socket_state(void*, int, int, int) {}
+int CaresResolver::on_socket_configure(int, int, void*) { return 0; }
 void CaresResolver::on_answer(void*, int, int, ares_addrinfo*) {}
 void CaresResolver::finish(int, ares_addrinfo*) {}
 

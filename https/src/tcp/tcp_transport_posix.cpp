@@ -9,6 +9,10 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#if defined(__ANDROID__) && __ANDROID_API__ >= 23
+#include <android/multinetwork.h>
+#endif
+
 #if defined(__linux__)
 #include <sys/epoll.h>
 #define STEPBACK_TCP_EPOLL 1
@@ -22,6 +26,7 @@
 #include <cstring>
 
 #include "socket_length.hpp"
+#include "stepback/https/tcp/binding.hpp"
 #include "stepback/https/tcp/tcp_transport.hpp"
 
 namespace stepback::https {
@@ -55,6 +60,7 @@ Status connect_status(int error) {
     case EPROTONOSUPPORT:
     case EACCES:
     case EPERM:
+    case ENODEV:  // A bound device that is gone (NetworkBinding): it may come back.
       return Status::kConnectFailed;
     default:
       return Status::kError;
@@ -194,6 +200,13 @@ Status TcpTransport::start_attempt(Millis now) {
     return connect_status(error);
   }
   attempt_fd_[i] = fd;
+  if (binding_ != nullptr) {
+    const int error = apply_binding(*binding_, fd);
+    if (error != 0) {
+      fail_attempt(i, error);
+      return connect_status(error);
+    }
+  }
   if (::connect(fd, as_sockaddr(a), detail::to_socket_length<socklen_t>(a.size)) == 0) {
     return win(i);
   }
@@ -404,6 +417,11 @@ std::size_t TcpTransport::describe_failure(char* out, std::size_t size) const {
     if (w < 0 || static_cast<std::size_t>(w) >= size - used) break;  // Cut, still terminated.
     used += static_cast<std::size_t>(w);
   }
+  if (tried > 0 && binding_ != nullptr && binding_->interface != nullptr &&
+      binding_->interface[0] != '\0') {
+    used = std::strlen(out);
+    (void)std::snprintf(out + used, size - used, " over device '%s'", binding_->interface);
+  }
   return tried;
 }
 
@@ -470,6 +488,47 @@ void TcpTransport::close() {
   wants_ = IoInterest::kNone;
   deadline_ = Millis::max();
   wake_ = Millis::max();
+}
+
+bool binds(const NetworkBinding& binding) {
+  return (binding.interface != nullptr && binding.interface[0] != '\0') || binding.network != 0 ||
+         binding.configure != nullptr;
+}
+
+int apply_binding(const NetworkBinding& binding, int fd) {
+  if (binding.interface != nullptr && binding.interface[0] != '\0') {
+#if defined(SO_BINDTODEVICE)
+    const std::size_t n = std::strlen(binding.interface);
+    if (n >= kInterfaceNameCapacity) return ENODEV;
+    if (::setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, binding.interface,
+                     static_cast<socklen_t>(n + 1)) != 0) {
+      return errno;
+    }
+#elif defined(IP_BOUND_IF)
+    const unsigned index = ::if_nametoindex(binding.interface);
+    if (index == 0) return ENODEV;
+    sockaddr_storage self{};
+    socklen_t size = sizeof self;
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&self), &size) != 0) return errno;
+    const int rc = self.ss_family == AF_INET6
+                       ? ::setsockopt(fd, IPPROTO_IPV6, IPV6_BOUND_IF, &index, sizeof index)
+                       : ::setsockopt(fd, IPPROTO_IP, IP_BOUND_IF, &index, sizeof index);
+    if (rc != 0) return errno;
+#else
+    return EOPNOTSUPP;
+#endif
+  }
+  if (binding.network != 0) {
+#if defined(__ANDROID__) && __ANDROID_API__ >= 23
+    if (::android_setsocknetwork(static_cast<net_handle_t>(binding.network), fd) != 0) {
+      return errno != 0 ? errno : EOPNOTSUPP;
+    }
+#else
+    return EOPNOTSUPP;
+#endif
+  }
+  if (binding.configure != nullptr && !binding.configure(fd, binding.context)) return EPERM;
+  return 0;
 }
 
 }  // namespace stepback::https

@@ -372,6 +372,81 @@ TEST(TcpTransport, RefusedPortIsConnectFailed) {
   EXPECT_EQ(t.step_connect(platform::monotonic_now()), Status::kConnectFailed);  // Sticky.
 }
 
+// NetworkBinding (binding.hpp): the device and the app's hook apply to each socket before it
+// connects.
+struct HookLog {
+  int calls = 0;
+  int last_fd = -1;
+  bool allow = true;
+};
+
+bool record_socket(int fd, void* context) {
+  auto* log = static_cast<HookLog*>(context);
+  ++log->calls;
+  log->last_fd = fd;
+  return log->allow;
+}
+
+#if defined(__linux__)
+TEST(TcpTransport, BoundToTheLoopbackDeviceItConnectsAndTheHookSeesTheSocket) {
+  LoopbackSocket l = loopback_socket(AF_INET, 4);
+  ASSERT_GE(l.fd.get(), 0);
+  HookLog log;
+  https::NetworkBinding binding;
+  binding.interface = "lo";
+  binding.configure = &record_socket;
+  binding.context = &log;
+  TcpTransport t;
+  t.set_binding(&binding);
+  ASSERT_EQ(start_at(t, "127.0.0.1", l.port, platform::monotonic_now(), Millis(2000)), Status::kOk);
+  ASSERT_EQ(connect_within(t), Status::kOk);
+  EXPECT_EQ(log.calls, 1);
+  EXPECT_EQ(log.last_fd, t.fd());
+  OwnedFd server = accept_within(l.fd.get());
+  EXPECT_GE(server.get(), 0);
+}
+
+TEST(TcpTransport, AMissingDeviceFailsTheConnectNamingIt) {
+  LoopbackSocket l = loopback_socket(AF_INET, 4);
+  ASSERT_GE(l.fd.get(), 0);
+  HookLog log;
+  https::NetworkBinding binding;
+  binding.interface = "sbnosuch0";
+  binding.configure = &record_socket;
+  binding.context = &log;
+  TcpTransport t;
+  t.set_binding(&binding);
+  const Status started = start_at(t, "127.0.0.1", l.port, platform::monotonic_now(), Millis(2000));
+  EXPECT_EQ(started, Status::kConnectFailed) << https::to_string(started);
+  EXPECT_EQ(t.last_error(), ENODEV);
+  EXPECT_EQ(log.calls, 0);  // The device failed first: the hook never saw the socket.
+  char why[256];
+  ASSERT_EQ(t.describe_failure(why, sizeof why), 1U);
+  EXPECT_NE(std::strstr(why, "No such device"), nullptr) << why;
+  EXPECT_NE(std::strstr(why, "over device 'sbnosuch0'"), nullptr) << why;
+}
+#endif
+
+TEST(TcpTransport, AHookThatRefusesTheSocketFailsItsConnectAsEPERM) {
+  LoopbackSocket l = loopback_socket(AF_INET, 4);
+  ASSERT_GE(l.fd.get(), 0);
+  HookLog log;
+  log.allow = false;
+  https::NetworkBinding binding;
+  binding.configure = &record_socket;
+  binding.context = &log;
+  TcpTransport t;
+  t.set_binding(&binding);
+  const Status started = start_at(t, "127.0.0.1", l.port, platform::monotonic_now(), Millis(2000));
+  EXPECT_EQ(started, Status::kConnectFailed) << https::to_string(started);
+  EXPECT_EQ(t.last_error(), EPERM);
+  EXPECT_EQ(log.calls, 1);
+  t.set_binding(nullptr);  // Unbound again: the next connect goes.
+  ASSERT_EQ(start_at(t, "127.0.0.1", l.port, platform::monotonic_now(), Millis(2000)), Status::kOk);
+  EXPECT_EQ(connect_within(t), Status::kOk);
+  EXPECT_EQ(log.calls, 1);
+}
+
 TEST(TcpTransport, ConnectTimeoutOnAFakeClock) {
   HangingListener h;
   ASSERT_TRUE(make_hanging_listener(&h));

@@ -89,6 +89,10 @@ class TcpConnector final : public Connector {
   // too). kInvalidArgument (and no proxy) without a room, for a host longer than 253
   // characters, or for credentials longer than 255 bytes together.
   [[nodiscard]] Status set_proxy(const ProxyConfig* proxy, ProxyRoom* room);
+  // Sends later connections and lookups over `binding` (tcp/binding.hpp; null: the OS's
+  // choice), which must outlive the connector: a transfer kept on cellular while Wi-Fi has
+  // no internet. kInvalidArgument (and no binding) for a device name longer than the OS takes.
+  [[nodiscard]] Status set_binding(const NetworkBinding* binding);
 
   // The lookup and connect alone, for a connector that builds on this one: begins reaching
   // `host` (NUL-terminated) on `port` within `connect_timeout` of `now`; then step() until

@@ -51,6 +51,10 @@ class TcpTlsConnector final : public Connector {
   [[nodiscard]] Status set_proxy(const ProxyConfig* proxy, ProxyRoom* room) {
     return tcp_.set_proxy(proxy, room);
   }
+  // Sends later connections and lookups over `binding`; as TcpConnector::set_binding.
+  [[nodiscard]] Status set_binding(const NetworkBinding* binding) {
+    return tcp_.set_binding(binding);
+  }
 
  private:
   enum class Phase : std::uint8_t { kIdle, kDialing, kHandshaking, kReady };

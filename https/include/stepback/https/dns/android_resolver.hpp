@@ -46,6 +46,11 @@ class AndroidResolver final : public Resolver {
 
   // The Network later lookups use (e.g. after ConnectivityManager reported a switch).
   void set_network(std::uint64_t network) { network_ = network; }
+  // Lookups go on the binding's network when it names one (its device and configure hook do
+  // not apply: the system resolver makes the sockets).
+  void set_binding(const NetworkBinding* binding) override {
+    if (binding != nullptr && binding->network != 0) network_ = binding->network;
+  }
 
   void start(const char* host, std::uint16_t port, Millis now) override;
   [[nodiscard]] ResolverNext step(Millis now) override;

@@ -117,6 +117,9 @@ class CaresResolver final : public Resolver {
   // ares_reinit(); servers given in CaresOptions stay as they are. A failure to read it
   // keeps the old servers (the next lookup says what fails).
   void network_changed() override;
+  // Binds every socket c-ares opens (UDP and TCP, to each server) to `binding`; one it cannot
+  // bind counts as a server c-ares could not reach.
+  void set_binding(const NetworkBinding* binding) override { binding_ = binding; }
 
   // Most sockets of one channel tracked for the loop (c-ares rarely opens more than two: UDP,
   // and TCP after a truncated answer).
@@ -129,6 +132,7 @@ class CaresResolver final : public Resolver {
   };
 
   static void on_socket_state(void* self, int fd, int readable, int writable);
+  static int on_socket_configure(int fd, int type, void* self);
   static void on_answer(void* self, int status, int timeouts, ares_addrinfo* result);
   void finish(int status, ares_addrinfo* result);
   void destroy();
@@ -141,6 +145,8 @@ class CaresResolver final : public Resolver {
   Millis deadline_ = Millis::max();
   char host_[256] = {};  // The name being looked up, for messages.
   std::uint16_t port_ = 0;
+  const NetworkBinding* binding_ = nullptr;
+  int bind_error_ = 0;          // errno of the last socket binding_ could not bind, this lookup.
   bool pending_ = false;        // A lookup was started and has not finished.
   bool timed_out_ = false;      // The lookup is being cancelled because `limit` passed.
   bool out_of_memory_ = false;  // The lookup is being cancelled because the pool ran out.

@@ -15,6 +15,7 @@
 #include <cstdint>
 
 #include "stepback/core/millis.hpp"
+#include "stepback/https/tcp/binding.hpp"
 #include "stepback/https/tcp/tcp_transport.hpp"
 #include "stepback/https/types.hpp"
 
@@ -100,6 +101,10 @@ class Resolver {
   // The device's network changed (Connector::network_changed(), outside step()): whatever
   // the resolver read from the old network's configuration is read again. Nothing by default.
   virtual void network_changed() {}
+  // Sends later lookups over `binding` (must outlive the resolver; null: none), as far as the
+  // resolver can: CaresResolver binds each of its sockets, AndroidResolver asks on the
+  // binding's network, a FixedResolver looks nothing up. Nothing by default.
+  virtual void set_binding(const NetworkBinding* /*binding*/) {}
 
  protected:
   Resolver() = default;

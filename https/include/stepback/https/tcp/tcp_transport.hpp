@@ -14,6 +14,7 @@
 
 #include "stepback/core/millis.hpp"
 #include "stepback/https/tcp/address.hpp"
+#include "stepback/https/tcp/binding.hpp"
 #include "stepback/https/transport.hpp"
 #include "stepback/https/types.hpp"
 
@@ -104,6 +105,10 @@ class TcpTransport final : public Transport {
   IoInterest wants() const override { return wants_; }
   // Closes the descriptor; safe to call twice. ever_connected() keeps its value.
   void close() override;
+  // Binds the sockets of later connects to `binding` (binding.hpp; null: none), which must
+  // outlive the transport. A socket it cannot bind fails like a refused connect, with the
+  // reason (ENODEV: "No such device") in describe_failure().
+  void set_binding(const NetworkBinding* binding) { binding_ = binding; }
 
  private:
   enum class State : std::uint8_t { kIdle, kConnecting, kConnected, kFailed, kClosed };
@@ -138,6 +143,7 @@ class TcpTransport final : public Transport {
   Status failure_ = Status::kError;
   State state_ = State::kIdle;
   IoInterest wants_ = IoInterest::kNone;
+  const NetworkBinding* binding_ = nullptr;
   bool ever_connected_ = false;
 };
 
