@@ -17,7 +17,8 @@
 #      <stdarg.h> and <stdint.h>), and linked with ld.lld into a shared library with core
 #      and profiles; the symbols left undefined are listed (they come from platform/ and
 #      the NDK's runtime).
-#   4. examples/android/looper_request.cpp (the ALooper + timerfd driver) compiled for the
+#   4. examples/android/looper_request.cpp (the ALooper + timerfd driver) and network_jni.cpp
+#      (the NetworkCallback bridge) compiled for the
 #      HOST (x86-64, glibc) against AOSP's <android/looper.h> (Debian's
 #      android-platform-frameworks-native-headers): checks its use of stepback's API and of
 #      the ALooper declarations, not bionic.
@@ -258,18 +259,19 @@ done
 # ---------------------------------------------------------------------------------------
 # 4. The ALooper driver, on the host
 
-looper_obj="$tmp/looper_request.o"
-if (cd "$repo" && "$cxx" -std=c++17 "${warnings[@]}" -isystem "$aosp_ndk_dir" \
-      -isystem third_party/mbedtls/include \
-      -DMBEDTLS_CONFIG_FILE="\"$repo/https/mbedtls/stepback_mbedtls_config.h\"" \
-      -Icore/include -Iprofiles/include -Iplatform/include -Ihttps/include -DSTEPBACK_PROFILE_MOBILE \
-      -c examples/android/looper_request.cpp -o "$looper_obj") 2>"$tmp/looper.err"; then
-  pass "examples/android/looper_request.cpp (ALooper + timerfd driver), compile only" \
-    "host $(uname -m), glibc" "AOSP android/looper.h + stepback https headers; NOT a bionic check"
-else
-  cat "$tmp/looper.err" >&2
-  fail "examples/android/looper_request.cpp" "host" "see the errors above"
-fi
+for example in looper_request network_jni; do
+  if (cd "$repo" && "$cxx" -std=c++17 "${warnings[@]}" -isystem "$aosp_ndk_dir" \
+        -isystem "$aosp_jni_dir" -isystem third_party/mbedtls/include -Ihttps/mbedtls/gcm/include \
+        -DMBEDTLS_CONFIG_FILE="\"$repo/https/mbedtls/stepback_mbedtls_config.h\"" \
+        -Icore/include -Iprofiles/include -Iplatform/include -Ihttps/include -DSTEPBACK_PROFILE_MOBILE \
+        -c "examples/android/$example.cpp" -o "$tmp/$example.o") 2>"$tmp/$example.err"; then
+    pass "examples/android/$example.cpp, compile only" \
+      "host $(uname -m), glibc" "AOSP android/looper.h and jni.h + stepback https headers; NOT a bionic check"
+  else
+    cat "$tmp/$example.err" >&2
+    fail "examples/android/$example.cpp" "host" "see the errors above"
+  fi
+done
 
 # ---------------------------------------------------------------------------------------
 # What needs bionic
@@ -279,8 +281,8 @@ for target in "${targets[@]}"; do
     "need bionic's <time.h> (clock_gettime, CLOCK_BOOTTIME), <stdlib.h> (arc4random_buf) and libc++'s <atomic>: NDK only"
   not_verified "https/ (TCP, TLS, HTTP/1.1, RetryInfo) and mbedTLS/nanopb" "$target" \
     "need bionic (sockets, getaddrinfo, poll, <cstring>) and mbedTLS built by the NDK: NDK only"
-  not_verified "examples/android/looper_request.cpp" "$target" \
-    "needs bionic's <sys/timerfd.h>, <unistd.h> and libandroid: NDK only (compiled on the host above)"
+  not_verified "examples/android/looper_request.cpp, network_jni.cpp" "$target" \
+    "need bionic's <sys/timerfd.h>, <unistd.h> and libandroid: the android kit (by hand) or an NDK (compiled on the host above)"
 done
 
 echo

@@ -65,6 +65,55 @@ bool restart_body(void* context) {
 
 }  // namespace
 
+bool defer_now(const https::RunHint& hint, Millis now, Millis after) {
+  if (hint.state == https::RunHint::State::kWaitingForNetwork) return true;
+  return hint.state == https::RunHint::State::kWaiting && hint.run_at != Millis::max() &&
+         hint.run_at > now && hint.run_at - now > after;
+}
+
+void report_deferred(const char* prefix, const https::RunHint& hint, Millis now,
+                     std::optional<Millis> trace_at) {
+  const bool for_network = hint.state == https::RunHint::State::kWaitingForNetwork;
+  const bool timed = !for_network && hint.run_at != Millis::max() && hint.run_at > now;
+  const unsigned long long run_in = timed ? (hint.run_at - now).count() : 0;
+  const unsigned long long left = hint.bytes_left.value_or(0);
+  if (trace_at) {
+    std::fprintf(stderr, "{\"event\":\"deferred\",\"t_ms\":%llu,\"state\":\"%s\",\"run_in_ms\":",
+                 static_cast<unsigned long long>(trace_at->count()),
+                 for_network ? "waiting_for_network" : "waiting");
+    if (timed) {
+      std::fprintf(stderr, "%llu", run_in);
+    } else {
+      std::fputs("null", stderr);
+    }
+    std::fprintf(stderr, ",\"unmetered\":%s,\"not_roaming\":%s,\"bytes_left\":",
+                 hint.unmetered ? "true" : "false", hint.not_roaming ? "true" : "false");
+    if (hint.bytes_left) {
+      std::fprintf(stderr, "%llu}\n", left);
+    } else {
+      std::fputs("null}\n", stderr);
+    }
+    return;
+  }
+  const char* network = hint.unmetered && hint.not_roaming
+                            ? " on an unmetered network that is not roaming"
+                        : hint.unmetered   ? " on an unmetered network"
+                        : hint.not_roaming ? " on a network that is not roaming"
+                        : for_network      ? " when a network is up"
+                                           : "";
+  if (timed) {
+    std::fprintf(stderr, "%sdeferred: run the same command again in %llu.%03llu s%s", prefix,
+                 run_in / 1000, run_in % 1000, network);
+  } else {
+    std::fprintf(stderr, "%sdeferred: run the same command again%s", prefix, network);
+  }
+  if (hint.bytes_left) {
+    std::fprintf(stderr, " (%llu bytes left)\n", left);
+  } else {
+    std::fputs("\n", stderr);
+  }
+}
+
 int exit_code(const https::ClientResult& result, bool output_failed) {
   if (output_failed) return kExitLocalIo;
   switch (result.outcome) {

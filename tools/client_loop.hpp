@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdio>
+#include <optional>
 
 #include "reporter.hpp"
 #include "stepback/core/millis.hpp"
@@ -33,8 +34,19 @@ enum ExitCode : int {
   kExitRedirect = 14,      // A redirect was not followed: a loop, too many, https to http.
   kExitProxyAuth = 15,     // The proxy answered CONNECT with 407: credentials missing or refused.
   kExitOffline = 16,       // No network the transfer may use came within --offline-limit.
+  kExitDeferred = 17,      // --defer-after: saved, to be run again later (the line says when).
   kExitInterrupted = 130,  // SIGINT or SIGTERM ended a transfer (after a checkpoint).
 };
+
+// --defer-after: whether a transfer whose RunHint is `hint` at `now` is handed to a scheduler:
+// it waits for a network it may use, or has nothing to do for longer than `after`.
+bool defer_now(const https::RunHint& hint, Millis now, Millis after);
+// Says when to run a deferred transfer again (`hint` at `now`), on what network, and the
+// bytes left: a line after `prefix`, or with `trace_at` (time since the start) a JSON event
+// {"event":"deferred","t_ms":..,"state":"waiting"|"waiting_for_network","run_in_ms":N|null,
+// "unmetered":B,"not_roaming":B,"bytes_left":N|null}.
+void report_deferred(const char* prefix, const https::RunHint& hint, Millis now,
+                     std::optional<Millis> trace_at);
 
 // The exit code for a finished request; `output_failed` when writing the body failed.
 int exit_code(const https::ClientResult& result, bool output_failed);

@@ -331,6 +331,8 @@ void print_get_usage(std::FILE* out) {
       "  15 the proxy asked for credentials (407): none were given, or it refused them\n"
       "  16 no network the transfer may use came within --offline-limit (with -o the\n"
       "     checkpoint is kept)\n"
+      "  17 --defer-after: the transfer was saved (with -o its checkpoint) to run again\n"
+      "     later, as the last line says\n"
       "  130 Ctrl-C or SIGTERM ended a download; with -o its checkpoint is kept, and the\n"
       "      same command run again goes on from it\n",
       kTrustFlagsHelp, kSystemBundle, profiles::active.name, kSpeedFlagsHelp, kRateFlagHelp,
@@ -489,6 +491,10 @@ int run_get(int argc, char** argv) {
   const std::string_view method = !o.method.empty() ? o.method : (o.data ? "POST" : "GET");
   // A plain GET is a transfer::Download (get_download.cpp): it opens its own output.
   const bool download = method == "GET" && !o.data && !o.operation;
+  if (o.retry.defer_after && !download) {
+    std::fprintf(stderr, "%s--defer-after is for a GET (a download), not this request\n", kPrefix);
+    return kExitUsage;
+  }
   if (o.range_size > 0 && !download) {
     std::fprintf(stderr, "%s--range-size is for a GET (a download), not this request\n", kPrefix);
     return kExitUsage;
@@ -621,6 +627,7 @@ int run_get(int argc, char** argv) {
     command.max_rate = o.retry.limit_rate;
     command.range_size = o.range_size;
     command.network_type = o.retry.network_type;
+    command.defer_after = o.retry.defer_after;
     command.output = o.output;
     command.state = o.state;
     command.reporter = &reporter;

@@ -52,7 +52,11 @@ bool save_checkpoint(void* context, const transfer::TransferState& state) {
 
 struct Stepping {
   transfer::Download* download = nullptr;
-  bool stopped = false;  // A signal ended the download.
+  std::optional<Millis> defer_after;  // --defer-after.
+  bool stopped = false;               // A signal ended the download.
+  bool deferred = false;              // --defer-after ended it, at `deferred_at`, with `hint`.
+  Millis deferred_at{};
+  https::RunHint hint;
 };
 
 https::ClientNext step_download(void* context, Millis now) {
@@ -61,6 +65,15 @@ https::ClientNext step_download(void* context, Millis now) {
     s->stopped = true;
     s->download->cancel(now);
   }
+  const https::ClientNext next = s->download->step(now);
+  if (!s->defer_after || s->stopped || s->deferred) return next;
+  const https::RunHint hint = s->download->run_hint(next);
+  if (!defer_now(hint, now, *s->defer_after)) return next;
+  // Handed to the scheduler: a last checkpoint (with the wait under way) and the end.
+  s->deferred = true;
+  s->deferred_at = now;
+  s->hint = hint;
+  s->download->cancel(now);
   return s->download->step(now);
 }
 
@@ -70,7 +83,7 @@ https::ClientNext step_download(void* context, Millis now) {
 bool worth_keeping(int code) {
   return code == kExitGaveUp || code == kExitTransport || code == kExitTimeLimit ||
          code == kExitLocalIo || code == kExitTlsVerify || code == kExitInterrupted ||
-         code == kExitOffline;
+         code == kExitOffline || code == kExitDeferred;
 }
 
 }  // namespace
@@ -210,7 +223,9 @@ int run_download_command(const DownloadCommand& command) {
                  state_path.c_str());
   }
   command.reporter->attach(&download.client());
-  Stepping stepping{&download};
+  Stepping stepping;
+  stepping.download = &download;
+  stepping.defer_after = command.defer_after;
   struct sigaction action {};
   action.sa_handler = &on_stop_signal;
   struct sigaction old_int {};
@@ -238,7 +253,13 @@ int run_download_command(const DownloadCommand& command) {
                        command.trace ? std::optional<Millis>(end - command.start) : std::nullopt);
   finish_output(&output, command.output != nullptr, prefix,
                 via_part ? part.c_str() : (command.output != nullptr ? command.output : "stdout"));
-  const int code = stepping.stopped ? kExitInterrupted : exit_code(result, output.failed);
+  const int code = stepping.stopped    ? kExitInterrupted
+                   : stepping.deferred ? kExitDeferred
+                                       : exit_code(result, output.failed);
+  if (stepping.deferred) {
+    report_deferred(prefix, stepping.hint, stepping.deferred_at,
+                    command.trace ? std::optional<Millis>(end - command.start) : std::nullopt);
+  }
   if (command.trace && via_part && (download.checkpoints() > 0 || resuming)) {
     std::fprintf(stderr,
                  "{\"event\":\"checkpoints\",\"t_ms\":%llu,\"made\":%u,\"stored\":%u,"

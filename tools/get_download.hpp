@@ -30,6 +30,8 @@ struct DownloadCommand {
   std::uint64_t range_size = 0;  // --range-size, bytes a piece; 0: one request.
   // --network-type: the network, fixed; none: the routes say, and their changes are followed.
   std::optional<https::NetworkInfo> network_type;
+  // --defer-after: a wait longer than this (or one for a network) saves and ends the run.
+  std::optional<Millis> defer_after;
   const char* output = nullptr;  // -o FILE; null: stdout.
   const char* state = nullptr;   // --state FILE; null: FILE.part.state with -o.
   Reporter* reporter = nullptr;

@@ -326,6 +326,8 @@ void add_retry_flags(std::vector<Flag>* flags, RetryFlags* out) {
                                 return true;
                               }));
   flags->push_back(text_flag("--interface", &out->interface));
+  flags->push_back(value_flag("--defer-after", "expected seconds such as 60 or 0.5, above 0",
+                              seconds(&out->defer_after, false)));
   flags->push_back(value_flag("--offline-limit", "expected seconds such as 60 or 0.5, above 0",
                               seconds(&out->offline_limit, false)));
   flags->push_back(value_flag("--idempotency", "allowed: auto, strict, yes, no",
@@ -408,7 +410,12 @@ const char kNetworkFlagsHelp[] =
     "                       (default: desktop 300, mobile 1800)\n"
     "  --interface NAME     send connections and DNS queries through this device only\n"
     "                       (SO_BINDTODEVICE: wlan0, eth1), whatever the routes prefer;\n"
-    "                       a device that is missing or down fails the connect, retried\n";
+    "                       a device that is missing or down fails the connect, retried\n"
+    "  --defer-after S      when the transfer has nothing to do for longer than S (a\n"
+    "                       backoff, a Retry-After) or waits for a network it may use,\n"
+    "                       save where it stands and exit 17, saying when to run the same\n"
+    "                       command again, on what network and the bytes left: for a\n"
+    "                       scheduler (a systemd timer, WorkManager) to wake it then\n";
 
 bool bind_network(const RetryFlags& flags, https::TcpTlsConnector* connector, std::string* error) {
   static https::NetworkBinding binding;

@@ -50,6 +50,7 @@ struct RetryFlags {
   std::optional<https::NetworkInfo> network_type;
   std::optional<Millis> offline_limit;  // --offline-limit S: Timeouts::offline.
   const char* interface = nullptr;      // --interface NAME: the device to send through.
+  std::optional<Millis> defer_after;    // --defer-after S: hand a longer wait to a scheduler.
 };
 // Appends the retry flags to a subcommand's flag table, each writing into *out.
 void add_retry_flags(std::vector<Flag>* flags, RetryFlags* out);

@@ -213,6 +213,8 @@ void print_upload_usage(std::FILE* out) {
       "  8  the metadata had to start over and stdout cannot; nothing was spliced\n"
       "  15 the proxy asked for credentials (407): none were given, or it refused them\n"
       "  16 no network the upload may use came within --offline-limit\n"
+      "  17 --defer-after: the upload was paused (with --state its state saved) to run again\n"
+      "     later, as the last line says\n"
       "  130 Ctrl-C or SIGTERM stopped the upload; the session stays open and, with --state,\n"
       "      its state is saved: run the same command again to go on\n",
       kMaxHeaders, kTrustFlagsHelp, kSystemBundle, profiles::active.name, kSpeedFlagsHelp,
@@ -254,20 +256,29 @@ volatile std::sig_atomic_t g_stop = 0;
 
 void on_stop_signal(int) { g_stop = 1; }
 
+// How run_loop() ended.
+enum class LoopEnd : std::uint8_t { kDone, kStopped, kDeferred };
+
 // Steps `upload` (started) from a poll() loop until it is done, or until a signal pauses it
-// (returns true then). With `state` (may be null), saves the upload's state between steps
-// when it changed, and once more when a signal stopped it. With `watch` (may be null), the
-// network's changes reach the upload from the same loop.
-bool run_loop(transfer::Upload& upload, UploadReporter& reporter, StateFile* state,
-              NetworkWatch* watch) {
+// (kStopped), or, with `defer` (--defer-after), until it has a longer wait than that or waits
+// for a network (kDeferred: *hint and *deferred_at say which, when). With `state` (may be
+// null), saves the upload's state between steps when it changed, and once more when it was
+// stopped or deferred. With `watch` (may be null), the network's changes reach the upload
+// from the same loop.
+LoopEnd run_loop(transfer::Upload& upload, UploadReporter& reporter, StateFile* state,
+                 NetworkWatch* watch, std::optional<Millis> defer, https::RunHint* hint,
+                 Millis* deferred_at) {
   Millis now = platform::monotonic_now();
   transfer::UploadNext next = upload.step(now);
   for (;;) {
-    if (g_stop != 0 && next.kind != transfer::UploadNext::Kind::kDone) {
+    const bool deferred = defer && next.kind == transfer::UploadNext::Kind::kWaitUntil &&
+                          defer_now(*hint = upload.run_hint(next), now, *defer);
+    if ((g_stop != 0 || deferred) && next.kind != transfer::UploadNext::Kind::kDone) {
       // The session stays open on the server; the record says where it stood.
       upload.pause(now);
       if (state != nullptr) state->save_now(upload, now);
-      return true;
+      *deferred_at = now;
+      return deferred ? LoopEnd::kDeferred : LoopEnd::kStopped;
     }
     if (state != nullptr && next.kind != transfer::UploadNext::Kind::kDone) {
       state->maybe_save(upload, now, reporter.waits());
@@ -287,7 +298,7 @@ bool run_loop(transfer::Upload& upload, UploadReporter& reporter, StateFile* sta
     const bool ready = io && fds[0].revents != 0;
     if (ready || changed || now >= next.at) next = upload.step(now);
   }
-  return false;
+  return LoopEnd::kDone;
 }
 
 }  // namespace
@@ -474,15 +485,25 @@ int run_upload(int argc, char** argv) {
   if (o.retry.network_type || !network.connected) {
     upload.network_changed(platform::monotonic_now(), network);
   }
-  const bool stopped =
-      run_loop(upload, reporter, state_file ? &*state_file : nullptr, watching ? &watch : nullptr);
+  https::RunHint hint;
+  Millis deferred_at{};
+  const LoopEnd end =
+      run_loop(upload, reporter, state_file ? &*state_file : nullptr, watching ? &watch : nullptr,
+               o.retry.defer_after, &hint, &deferred_at);
   (void)::sigaction(SIGINT, &old_int, nullptr);
   (void)::sigaction(SIGTERM, &old_term, nullptr);
   ::close(file.fd);
-  if (stopped) {
+  if (end == LoopEnd::kStopped) {
     reporter.interrupted(platform::monotonic_now());
     (void)std::fflush(output.file);
     return kExitInterrupted;
+  }
+  if (end == LoopEnd::kDeferred) {
+    report_deferred(kPrefix, hint, deferred_at,
+                    o.trace ? std::optional<Millis>(deferred_at - start) : std::nullopt);
+    reporter.interrupted(deferred_at, "saved");
+    (void)std::fflush(output.file);
+    return kExitDeferred;
   }
   const transfer::UploadResult& result = upload.result();
   if (state_file) {

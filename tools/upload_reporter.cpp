@@ -208,14 +208,14 @@ void UploadReporter::done(const transfer::UploadEvent& e) {
   }
 }
 
-void UploadReporter::interrupted(Millis now) {
+void UploadReporter::interrupted(Millis now, const char* what) {
   const std::string_view uri = upload_->session_uri();
   if (trace_) {
     LineBuffer j;
     j.appendf(
-        "{\"event\":\"interrupted\",\"t_ms\":%llu,\"committed\":%llu,\"size\":%llu,"
+        "{\"event\":\"%s\",\"t_ms\":%llu,\"committed\":%llu,\"size\":%llu,"
         "\"session\":",
-        static_cast<unsigned long long>((now - start_).count()),
+        what, static_cast<unsigned long long>((now - start_).count()),
         static_cast<unsigned long long>(upload_->committed()),
         static_cast<unsigned long long>(size_));
     append_json_string(&j, uri);
@@ -227,7 +227,7 @@ void UploadReporter::interrupted(Millis now) {
   end_line();
   LineBuffer l;
   l.append(prefix_);
-  l.appendf("interrupted; the server holds %llu of %llu bytes; ",
+  l.appendf("%s; the server holds %llu of %llu bytes; ", what,
             static_cast<unsigned long long>(upload_->committed()),
             static_cast<unsigned long long>(size_));
   if (uri.empty()) {

@@ -46,9 +46,10 @@ class UploadReporter {
   bool wants_ticks() const { return terminal_ && waiting_; }
   // Redraws the countdown if kTick has passed since the last drawing.
   void tick(Millis now);
-  // Says that a signal stopped the upload at `now` (paused, its session kept) and how to go
-  // on: the same command again (with --state), or with --session.
-  void interrupted(Millis now);
+  // Says that the upload stopped at `now` (paused, its session kept: a signal's
+  // "interrupted", --defer-after's "saved") and how to go on: the same command again (with
+  // --state), or with --session. With --trace, an event named `what`.
+  void interrupted(Millis now, const char* what = "interrupted");
 
  private:
   static void on_event(void* self, const transfer::UploadEvent& e);

@@ -58,6 +58,12 @@ void LooperRequest::cancel() {
   advance();  // The client now answers kDone.
 }
 
+void LooperRequest::network_changed(const https::NetworkInfo& network) {
+  if (done_) return;
+  client_.network_changed(platform::monotonic_now(), network);
+  advance();
+}
+
 int LooperRequest::on_timer(int fd, int /*events*/, void* self) {
   std::uint64_t expirations = 0;
   (void)read(fd, &expirations, sizeof expirations);  // Clears the readiness.
@@ -73,6 +79,7 @@ int LooperRequest::on_socket(int /*fd*/, int /*events*/, void* self) {
 void LooperRequest::advance() {
   if (done_) return;
   const https::ClientNext next = client_.step(platform::monotonic_now());
+  last_ = next;
   switch (next.kind) {
     case https::ClientNext::Kind::kWaitIo:
       watch_socket(next.fd, next.interest);

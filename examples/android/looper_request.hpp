@@ -34,6 +34,13 @@ class LooperRequest {
   [[nodiscard]] bool start();
   // Cancels the request; on_done still runs, from this call.
   void cancel();
+  // The default network changed (ConnectivityManager.NetworkCallback, see network_jni.cpp):
+  // the client drops what ran on the old one (https::Client::network_changed) and is stepped
+  // at once.
+  void network_changed(const https::NetworkInfo& network);
+  // What the request waits for after its last step, for an app that hands a long wait to
+  // WorkManager instead of staying alive (https::RunHint).
+  https::RunHint run_hint() const { return client_.run_hint(last_); }
 
  private:
   static int on_timer(int fd, int events, void* self);
@@ -52,6 +59,7 @@ class LooperRequest {
   int timer_fd_ = -1;
   int socket_fd_ = -1;  // The client fd registered with the looper, -1 if none.
   bool done_ = false;
+  https::ClientNext last_;  // The client's answer to the last step().
 };
 
 }  // namespace stepback::examples

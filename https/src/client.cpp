@@ -398,6 +398,30 @@ void Client::network_changed(Millis now, const NetworkInfo& network) {
 
 bool Client::network_usable() const { return network_refusal()[0] == '\0'; }
 
+void set_network_needs(RunHint* hint, const NetworkPolicy& policy, std::uint64_t size) {
+  hint->unmetered = !policy.metered || size > policy.metered_up_to;
+  hint->not_roaming = !policy.roaming;
+}
+
+RunHint Client::run_hint(const ClientNext& next) const {
+  RunHint hint;
+  if (next.kind == ClientNext::Kind::kDone) return hint;
+  hint.run_at = next.at;
+  if (next.kind == ClientNext::Kind::kWaitIo) {
+    hint.state = RunHint::State::kRunning;
+  } else {
+    hint.state = held_ ? RunHint::State::kWaitingForNetwork : RunHint::State::kWaiting;
+  }
+  const std::uint64_t size = spec_.body.size > 0 ? spec_.body.size : total_.value_or(0);
+  set_network_needs(&hint, options_.network, size);
+  if (total_) {
+    hint.bytes_left = *total_ > delivered_ ? *total_ - delivered_ : 0;
+  } else if (spec_.body.size > 0) {
+    hint.bytes_left = spec_.body.size;
+  }
+  return hint;
+}
+
 const char* Client::network_refusal() const {
   const NetworkPolicy& policy = options_.network;
   if (!network_.connected) return "there is no network";

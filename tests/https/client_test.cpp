@@ -904,6 +904,67 @@ TEST(ClientNetwork, AMeteredNetworkHoldsALargeDownloadUntilAnUnmeteredOne) {
   EXPECT_EQ(h.body.bytes, "0123456789");
 }
 
+// RunHint: what an OS scheduler is told at each stage: running, a backoff's end, held for an
+// unmetered network with the bytes left, done.
+TEST(ClientNetwork, TheRunHintFollowsTheRequestFromRunningToWaitingToDone) {
+  Harness h;
+  h.network.metered_up_to = 8;
+  h.connector.add().recv_data(std::string(kHead10) + "01").recv_would_block();
+  // The 503 keeps its connection: the retry goes on it.
+  h.connector.add().recv_data(k503).recv_would_block().recv_data(
+      "HTTP/1.1 206 Partial Content\r\nETag: \"v1\"\r\nContent-Range: bytes 2-9/10\r\n"
+      "Content-Length: 8\r\n\r\n23456789");
+  ClientNext next = h.start();
+  for (int i = 0; i < 20 && next.kind != ClientNext::Kind::kWaitIo; ++i) {
+    next = h.client->step(h.now);
+  }
+  RunHint hint = h.client->run_hint(next);
+  EXPECT_EQ(hint.state, RunHint::State::kRunning);
+  ASSERT_TRUE(hint.bytes_left.has_value());
+  EXPECT_EQ(*hint.bytes_left, 8U);  // Ten bytes, two delivered.
+  EXPECT_TRUE(hint.unmetered) << "ten bytes are above metered_up_to";
+  EXPECT_FALSE(hint.not_roaming);
+  NetworkInfo metered;
+  metered.metered = true;
+  h.client->network_changed(h.now, metered);
+  next = h.client->step(h.now);
+  for (int i = 0; i < 20 && next.kind != ClientNext::Kind::kWaitUntil; ++i) {
+    next = h.client->step(h.now);
+  }
+  ASSERT_EQ(next.kind, ClientNext::Kind::kWaitUntil);
+  hint = h.client->run_hint(next);
+  EXPECT_EQ(hint.state, RunHint::State::kWaitingForNetwork);
+  EXPECT_EQ(hint.run_at, next.at) << "the offline limit's end";
+  EXPECT_EQ(hint.bytes_left.value_or(0), 8U);
+  // An unmetered network: the 503 comes, and its backoff is a plain wait.
+  h.client->network_changed(h.now, NetworkInfo{});
+  next = h.client->step(h.now);
+  for (int i = 0; i < 20 && next.kind != ClientNext::Kind::kWaitUntil; ++i) {
+    next = h.client->step(h.now);
+  }
+  ASSERT_EQ(next.kind, ClientNext::Kind::kWaitUntil);
+  hint = h.client->run_hint(next);
+  EXPECT_EQ(hint.state, RunHint::State::kWaiting);
+  EXPECT_EQ(hint.run_at, next.at);
+  EXPECT_GT(hint.run_at, h.now);
+  h.run(next);
+  EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess) << h.client->result().message;
+  EXPECT_EQ(h.body.bytes, "0123456789");
+  EXPECT_EQ(h.client->run_hint(ClientNext::done()).state, RunHint::State::kDone);
+}
+
+TEST(ClientNetwork, TheRunHintAsksForANetworkThatIsNotRoamingWhenThePolicySays) {
+  Harness h;
+  h.network.roaming = false;
+  h.network.metered = false;
+  h.connector.add().recv_would_block();
+  const ClientNext next = h.start();
+  const RunHint hint = h.client->run_hint(next);
+  EXPECT_TRUE(hint.not_roaming);
+  EXPECT_TRUE(hint.unmetered);
+  EXPECT_FALSE(hint.bytes_left.has_value()) << "no length is known before a response";
+}
+
 // Bounded work: a peer that never pauses still hands the loop its turn.
 TEST(ClientLimits, StepReturnsAfterBoundedWorkWhileBytesKeepArriving) {
   Harness h;

@@ -48,6 +48,8 @@ SERVERS = """  server {{
     location = /chain2 {{ return 307 /slow/small.bin; }}
     location = /loop1 {{ return 302 /loop2; }}
     location = /loop2 {{ return 302 /loop1; }}
+    location = /busy30 {{ add_header Retry-After 30 always; return 503; }}
+    location = /busy1 {{ add_header Retry-After 1 always; return 503; }}
     location = /elsewhere {{ return 302 http://127.0.0.1:{port2}/small.bin; }}
   }}
   server {{
@@ -368,6 +370,70 @@ def case_network_policy():
             nginx.stop()
 
 
+def case_defer():
+    # --defer-after: a wait longer than it, or one for a network, saves and exits 17 at once,
+    # saying when to run again, on what network and the bytes left (RunHint); the same
+    # command then goes on from the part.
+    with tempfile.TemporaryDirectory() as tmp:
+        nginx = Nginx(tmp)
+        try:
+            out = os.path.join(tmp, "big.out")
+            url = nginx.url("/fast/big.bin")
+            args = [url, "-o", out, "--network-type", "metered", "--metered-up-to", "1M",
+                    "--defer-after", "60", "--trace"]
+            start = time.monotonic()
+            code, _, err = get(*args)
+            check(code == 17, f"metered, above the limit: exit {code}: {err}")
+            check(time.monotonic() - start < 20, "it waited instead of deferring")
+            events = trace_events(err, args)
+            deferred = [e for e in events if e["event"] == "deferred"]
+            kept = [e for e in events if e["event"] == "checkpoints"]
+            check(deferred and kept, f"no deferred or checkpoints event: {events}")
+            d = deferred[0]
+            check(d["state"] == "waiting_for_network" and d["unmetered"] and
+                  not d["not_roaming"] and d["run_in_ms"] is None,
+                  f"the hint is not 'an unmetered network': {d}")
+            check(d["bytes_left"] == SIZE - kept[0]["delivered"],
+                  f"bytes_left {d['bytes_left']}, expected {SIZE} - {kept[0]['delivered']}")
+            check(os.path.exists(out + ".part.state"), "the state was not kept")
+            code, _, err = get(url, "-o", out, "--network-type", "unmetered", "--defer-after", "60")
+            check(code == 0, f"unmetered: exit {code}: {err}")
+            with open(out, "rb") as f:
+                check(f.read() == nginx.big, "the file differs")
+            ranges = [line[3] for line in nginx.log() if line[0] == "/fast/big.bin"]
+            check(len(ranges) == 2 and f"bytes={kept[0]['delivered']}-" in ranges[1],
+                  f"the second run did not go on by Range: {ranges}")
+            # A server's Retry-After longer than --defer-after: deferred with its time.
+            args = [nginx.url("/busy30"), "--defer-after", "5", "--trace"]
+            code, _, err = get(*args)
+            check(code == 17, f"Retry-After 30: exit {code}: {err}")
+            d = [e for e in trace_events(err, args) if e["event"] == "deferred"]
+            check(d and d[0]["state"] == "waiting" and 29000 <= d[0]["run_in_ms"] <= 30000,
+                  f"the hint is not 'in 30 s': {d}")
+            code, _, err = get(nginx.url("/busy30"), "--defer-after", "5")
+            check(code == 17 and "run the same command again in 30.000 s" in err,
+                  f"Retry-After 30, in words: exit {code}: {err}")
+            # A shorter one is waited out as usual.
+            code, _, err = get(nginx.url("/busy1"), "--defer-after", "5", "--max-retries", "1")
+            check(code == 3 and "deferred" not in err, f"Retry-After 1: exit {code}: {err}")
+            # Only a GET is a transfer that can be saved and taken up again.
+            code, _, err = get("-X", "POST", "--data", "x", "--defer-after", "3", url)
+            check(code == 2 and "--defer-after is for a GET" in err, f"a POST: exit {code}: {err}")
+            # An upload without a network defers at once, sending nothing.
+            data = os.path.join(tmp, "data.bin")
+            with open(data, "wb") as f:
+                f.write(b"x" * 1000)
+            before = len(nginx.log())
+            p = subprocess.run([BINARY, "upload", "--network-type", "none", "--defer-after", "1",
+                                data, nginx.url("/upload")], capture_output=True, text=True,
+                               timeout=30)
+            check(p.returncode == 17 and "when a network is up (1000 bytes left)" in p.stderr,
+                  f"upload without a network: exit {p.returncode}: {p.stderr}")
+            check(len(nginx.log()) == before, f"the upload sent requests: {nginx.log()}")
+        finally:
+            nginx.stop()
+
+
 def bench(n):
     # Kills at random points over the whole transfer; prints one line per run and a summary.
     rows = []
@@ -397,6 +463,7 @@ CASES = {
     "redirects": case_redirects,
     "range_size": case_range_size,
     "network_policy": case_network_policy,
+    "defer": case_defer,
 }
 
 if __name__ == "__main__":

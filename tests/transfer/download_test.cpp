@@ -515,6 +515,39 @@ TEST(Download, AMeteredNetworkHoldsItCheckpointedAndAnUnmeteredOneResumesIt) {
   EXPECT_TRUE(h.body.bytes == body);
 }
 
+// RunHint: held for an unmetered network with the bytes left, paused while paused.
+TEST(Download, TheRunHintSaysWhatTheDownloadWaitsForAndTheBytesLeft) {
+  const std::string body = body_of(4000);
+  Harness h;
+  h.network.metered = false;
+  h.connector.add().recv_data(ok_head(body.size()) + body.substr(0, 1500)).recv_would_block();
+  h.connector.add().recv_data(
+      "HTTP/1.1 206 Partial Content\r\nETag: \"v1\"\r\nContent-Range: bytes 1500-3999/4000\r\n"
+      "Content-Length: 2500\r\n\r\n" +
+      body.substr(1500));
+  DownloadNext next = h.run_until(h.start(), 1500);
+  https::NetworkInfo metered;
+  metered.metered = true;
+  h.download->network_changed(h.now, metered);
+  next = h.download->step(h.now);
+  ASSERT_EQ(next.kind, DownloadNext::Kind::kWaitUntil);
+  https::RunHint hint = h.download->run_hint(next);
+  EXPECT_EQ(hint.state, https::RunHint::State::kWaitingForNetwork);
+  EXPECT_TRUE(hint.unmetered);
+  EXPECT_EQ(hint.bytes_left.value_or(0), 2500U);
+  h.download->pause(h.now);
+  next = h.download->step(h.now);
+  hint = h.download->run_hint(next);
+  EXPECT_EQ(hint.state, https::RunHint::State::kPaused);
+  EXPECT_EQ(hint.run_at, Millis::max());
+  EXPECT_EQ(hint.bytes_left.value_or(0), 2500U);
+  ASSERT_EQ(h.download->resume(h.now), https::Status::kOk);
+  h.download->network_changed(h.now, https::NetworkInfo{});
+  ASSERT_EQ(h.run(h.download->step(h.now)).kind, DownloadNext::Kind::kDone);
+  EXPECT_TRUE(h.body.bytes == body);
+  EXPECT_EQ(h.download->run_hint(DownloadNext::done()).state, https::RunHint::State::kDone);
+}
+
 TEST(Download, PauseMidBodyThenResumeGoesOnWithRange) {
   const std::string body = body_of(4000);
   const std::string hash = goog_crc32c(body);

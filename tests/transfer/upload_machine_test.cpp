@@ -359,6 +359,27 @@ TEST(Upload, WithoutANetworkItWaitsAndGoesOnWhenOneComes) {
   EXPECT_EQ(h.upload->result().outcome, Outcome::kSuccess) << h.upload->result().message;
 }
 
+// RunHint: a backoff is a wait until its end, with the bytes the server does not hold yet.
+TEST(Upload, TheRunHintGivesTheBackoffsEndAndTheBytesNotYetCommitted) {
+  Harness h(1000);
+  h.connector.add().recv_data(session_created());
+  h.connector.add().recv_data(status_only(503));
+  h.connector.add().recv_data(resume_incomplete(0));
+  h.connector.add().recv_data(finished());
+  h.start();
+  UploadNext next = h.step_until(h.upload->step(h.now), [&](const UploadNext& n) {
+    return n.kind == UploadNext::Kind::kWaitUntil && n.at > h.now;
+  });
+  ASSERT_EQ(next.kind, UploadNext::Kind::kWaitUntil);
+  const https::RunHint hint = h.upload->run_hint(next);
+  EXPECT_EQ(hint.state, https::RunHint::State::kWaiting);
+  EXPECT_EQ(hint.run_at, next.at);
+  EXPECT_EQ(hint.bytes_left.value_or(0), 1000U);
+  EXPECT_FALSE(hint.unmetered);
+  h.run(h.upload->step(h.now));
+  EXPECT_EQ(h.upload->result().outcome, Outcome::kSuccess) << h.upload->result().message;
+}
+
 TEST(Upload, RetryableStatusesOnAPutWaitThenQuery) {
   for (const int status : {503, 408, 429, 500}) {
     Harness h(1000);

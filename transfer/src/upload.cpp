@@ -214,6 +214,27 @@ Upload::Step Upload::on_exchange(Millis now) {
   return end_exchange(now);
 }
 
+https::RunHint Upload::run_hint(const UploadNext& next) const {
+  https::RunHint hint;
+  if (phase_ == Phase::kDone || next.kind == UploadNext::Kind::kDone) return hint;
+  if (phase_ == Phase::kExchange) {
+    hint = client_.run_hint(next);
+  } else if (phase_ == Phase::kPaused || phase_ == Phase::kStarved) {
+    hint.state = https::RunHint::State::kPaused;
+  } else {
+    hint.state = next.kind == UploadNext::Kind::kWaitIo ? https::RunHint::State::kRunning
+                                                        : https::RunHint::State::kWaiting;
+    hint.run_at = next.at;
+  }
+  if (spec_.size_final) {
+    hint.bytes_left = spec_.body.size > committed_ ? spec_.body.size - committed_ : 0;
+  } else {
+    hint.bytes_left.reset();
+  }
+  https::set_network_needs(&hint, options_.network, spec_.size_final ? spec_.body.size : 0);
+  return hint;
+}
+
 void Upload::network_changed(Millis now, const https::NetworkInfo& network) {
   if (phase_ == Phase::kExchange && exchange_ != Exchange::kOpen) {
     client_.cancel();

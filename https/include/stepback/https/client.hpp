@@ -215,6 +215,35 @@ struct NetworkPolicy {
   bool roaming = true;  // Whether a roaming network may be used.
 };
 
+// What an OS scheduler needs to run a transfer later instead of keeping the app alive through
+// a long wait (Android's WorkManager or JobScheduler, Apple's BGTaskScheduler): read after a
+// step(), from its answer. An app that hands the transfer over saves it (a checkpoint, an
+// upload's TransferState), ends it, and starts it again from the record when woken: a wait
+// the record holds ends at its wall-clock time, so a scheduler that waited it out leaves none.
+struct RunHint {
+  enum class State : std::uint8_t {
+    kRunning,            // Working, or about to: keep stepping.
+    kWaiting,            // Nothing to do until run_at (a backoff, a Retry-After, a rate limit).
+    kWaitingForNetwork,  // Until a network it may use comes (see unmetered, not_roaming); at
+                         // run_at the offline limit ends it (Timeouts::offline).
+    kPaused,             // Until the app goes on with it (resume(), or an upload's extend()).
+    kDone,               // Finished.
+  };
+  State state = State::kDone;
+  // When the transfer next needs to run (monotonic): the end of the wait, or Millis::max().
+  Millis run_at = Millis::max();
+  // What a network must be for the transfer to use it, from its NetworkPolicy and size:
+  // unmetered (WorkManager's NetworkType.UNMETERED), not roaming (NOT_ROAMING).
+  bool unmetered = false;
+  bool not_roaming = false;
+  // Bytes the transfer still has to move, when its size is known.
+  std::optional<std::uint64_t> bytes_left;
+};
+
+// Sets hint->unmetered and hint->not_roaming as `policy` says for a transfer of `size` bytes
+// (0: not known yet).
+void set_network_needs(RunHint* hint, const NetworkPolicy& policy, std::uint64_t size);
+
 // Everything a Client is configured with, besides its connector and retry context.
 struct ClientOptions {
   Timeouts timeouts;
@@ -356,6 +385,9 @@ class Client {
   // How long the request has waited for a network it may use (excluded from its deadline);
   // a layer that retries across requests excludes it from its own (transfer::Upload).
   Millis time_offline() const { return time_offline_; }
+  // The request's RunHint after step() answered `next`: what it waits for, until when, what
+  // network it needs and the response bytes left (or the request body's, before a response).
+  RunHint run_hint(const ClientNext& next) const;
   // The result; meaningful after step() answered kDone.
   const ClientResult& result() const { return result_; }
   // The URL redirects led the request to, as text in ClientOptions::redirect_url; "" when no

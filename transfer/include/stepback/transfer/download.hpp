@@ -123,6 +123,17 @@ class Download {
   [[nodiscard]] https::Status resume(Millis now);
   // Whether the download is paused.
   bool paused() const { return paused_; }
+  // The download's RunHint (https/client.hpp) after step() answered `next`: kPaused while
+  // paused, else the request's (the bytes left of the whole representation, across pieces).
+  https::RunHint run_hint(const DownloadNext& next) const {
+    if (paused_ && next.kind != DownloadNext::Kind::kDone) {
+      https::RunHint hint = client_.run_hint(next);
+      hint.state = https::RunHint::State::kPaused;
+      hint.run_at = Millis::max();
+      return hint;
+    }
+    return client_.run_hint(next);
+  }
 
   // The result; meaningful after step() answered kDone.
   const https::ClientResult& result() const { return client_.result(); }

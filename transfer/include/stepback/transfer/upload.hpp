@@ -239,6 +239,10 @@ class Upload {
   // again as the Client's idempotency rule allows. On a network UploadOptions::network
   // refuses, or none, the upload waits for one (Timeouts::offline), spending no retry.
   void network_changed(Millis now, const https::NetworkInfo& network);
+  // The upload's RunHint (https/client.hpp) after step() answered `next`: kPaused while
+  // paused or waiting for extend(), the network its NetworkPolicy needs for the body's size,
+  // and the bytes the server does not hold yet (when the size is final).
+  https::RunHint run_hint(const UploadNext& next) const;
 
   // The result; meaningful after step() answered kDone.
   const UploadResult& result() const { return result_; }
