@@ -87,7 +87,6 @@ class RetryMachine {
     outcome_ = outcome;
     phase_ = Phase::kDone;
   }
-  std::uint64_t deadline_ms() const;
   // The answer of step() and report() in the current phase (never kIdle).
   Next next() const;
 
