@@ -16,7 +16,8 @@
 # bench/footprint_components.sh's.
 #
 # Usage: bench/footprint_core.sh [--strict]
-#   --strict     also exit 1 when the Cortex-M4 .text target is not met.
+#   --strict     also exit 1 when the stepback code in the linked Cortex-M4 image (the figure
+#                issue 27 judges) passes the target.
 # Environment: CXX (host compiler, default g++), KEEP_TMP=1 keeps the temp dir.
 set -euo pipefail
 
@@ -24,7 +25,7 @@ repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # shellcheck source=bench/lib.sh
 source "$repo/bench/lib.sh"
 
-readonly TARGET_TEXT=1024  # Bytes of core .text on Cortex-M4 at -Os.
+readonly TARGET_TEXT=1024  # Bytes of stepback code in a linked Cortex-M4 image at -Os.
 readonly TYPES=(RetryMachine RetryBudget Policy Xoshiro128)
 
 strict=0
@@ -148,8 +149,9 @@ done
 m4="$tmp/cortex-m4"
 verdict() { if (( $1 <= TARGET_TEXT )); then echo "met"; else echo "NOT met"; fi; }
 echo
-echo "**Target: core .text <= $TARGET_TEXT bytes on Cortex-M4 at -Os.** Berkeley text"
-echo "${tot_text[cortex-m4]} bytes: $(verdict "${tot_text[cortex-m4]}"); code only ${code_only[cortex-m4]} bytes: $(verdict "${code_only[cortex-m4]}")."
+echo "All of core/src on Cortex-M4 (RateLimiter, ProgressMeter and the to_string() tables"
+echo "included, which a retry loop does not link): berkeley text ${tot_text[cortex-m4]} bytes, code"
+echo "only ${code_only[cortex-m4]} bytes. The target (<= $TARGET_TEXT bytes) is judged on the linked image below."
 
 echo
 echo "### Cortex-M4 by object"
@@ -186,7 +188,7 @@ done | sort -k1,1nr -k3 | "$(binutil "${compiler[cortex-m4]}" c++filt)" |
   done
 echo
 undefined="$("$m4_nm" -u "$m4"/*.o | awk 'NF == 2 { print $2 }' | sort -u |
-  grep -v '^_ZN8stepback' || true)"
+  grep -vE '^_ZNK?8stepback' || true)"
 echo "Runtime symbols the core needs: ${undefined:-none}."
 
 echo
@@ -199,14 +201,16 @@ echo
   -I"$repo/core/include" "$repo/bench/m4_image.cpp" "$repo"/core/src/*.cpp \
   -Wl,--gc-sections --specs=nano.specs --specs=nosys.specs -o "$m4/image.elf" 2>"$m4/link.log" ||
   { cat "$m4/link.log" >&2; exit 1; }
-image_text=$("$m4_nm" -S "$m4/image.elf" | awk '$3 ~ /^[Tt]$/ && $4 ~ /^_ZN8stepback/ { print $1, $2 }' |
+# _ZNK: const member functions (deadline_ms) are stepback code too; W: inline ones kept
+# out of line (weak symbols).
+image_text=$("$m4_nm" -S "$m4/image.elf" | awk '$3 ~ /^[TtWw]$/ && $4 ~ /^_ZNK?8stepback/ { print $1, $2 }' |
   sort -u | while read -r _ hex; do echo "$((16#$hex))"; done | awk "{ s += \$1 } END { print s + 0 }")
 echo "stepback code in a linked Cortex-M4 image (bench/m4_image.cpp, -Os, --gc-sections): **$image_text bytes** ($(verdict "$image_text") against $TARGET_TEXT)."
 
 echo
 echo "(Components, contexts, TLS arena and static binaries: bench/footprint_components.sh, by hand.)"
 
-if [[ "$strict" == 1 ]] && (( tot_text[cortex-m4] > TARGET_TEXT )); then
-  echo "footprint_core.sh: Cortex-M4 core text ${tot_text[cortex-m4]} > $TARGET_TEXT bytes" >&2
+if [[ "$strict" == 1 ]] && (( image_text > TARGET_TEXT )); then
+  echo "footprint_core.sh: stepback code in the Cortex-M4 image $image_text > $TARGET_TEXT bytes" >&2
   exit 1
 fi

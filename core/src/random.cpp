@@ -5,12 +5,14 @@ namespace stepback {
 std::uint32_t uniform(RandomSource& random, std::uint32_t bound) {
   if (bound == ~std::uint32_t{0}) return random.next_u32();
   const std::uint32_t range = bound + 1;
-  std::uint64_t m = std::uint64_t{random.next_u32()} * range;
-  if (static_cast<std::uint32_t>(m) < range) {
-    // Rejects the 2^32 mod range draws that would make some results more likely.
-    const std::uint32_t threshold = (0U - range) % range;
-    while (static_cast<std::uint32_t>(m) < threshold) m = std::uint64_t{random.next_u32()} * range;
-  }
+  // Rejects the 2^32 mod range draws that would make some results more likely. The
+  // threshold is below range, so a draw whose low half reaches range is never rejected
+  // (Lemire's shortcut, which would only skip a hardware divide here).
+  const std::uint32_t threshold = (0U - range) % range;
+  std::uint64_t m = 0;
+  do {
+    m = std::uint64_t{random.next_u32()} * range;
+  } while (static_cast<std::uint32_t>(m) < threshold);
   return static_cast<std::uint32_t>(m >> 32);
 }
 
@@ -30,15 +32,15 @@ constexpr std::uint32_t rotl(std::uint32_t x, int k) { return (x << k) | (x >> (
 
 }  // namespace
 
-Xoshiro128::Xoshiro128(std::uint64_t seed) : s_{} {
-  const auto lo = static_cast<std::uint32_t>(seed);
-  const auto hi = static_cast<std::uint32_t>(seed >> 32) ^ 0x6A09E667U;
-  // s_[0] and s_[1] mix different inputs through a bijection, so they differ: the state
-  // is never all zero.
-  s_[0] = mix32(lo);
-  s_[1] = mix32(lo + 0x9E3779B9U);
-  s_[2] = mix32(hi);
-  s_[3] = mix32(hi + 0x9E3779B9U);
+Xoshiro128::Xoshiro128(std::uint64_t seed) {
+  // mix32 of lo, lo + G, hi and hi + G: s_[0] and s_[1] mix different inputs through a
+  // bijection, so they differ and the state is never all zero. (A loop: one copy of
+  // mix32 is smaller on a Cortex-M than four.)
+  auto x = static_cast<std::uint32_t>(seed);
+  for (unsigned i = 0; i < 4; ++i) {
+    s_[i] = mix32(x);
+    x = i == 1 ? static_cast<std::uint32_t>(seed >> 32) ^ 0x6A09E667U : x + 0x9E3779B9U;
+  }
 }
 
 std::uint32_t Xoshiro128::next_u32() {

@@ -1,6 +1,6 @@
 #include "stepback/core/retry_machine.hpp"
 
-#include "stepback/core/backoff.hpp"
+#include "jitter.hpp"
 
 namespace stepback {
 namespace {
@@ -10,7 +10,14 @@ namespace {
 constexpr std::uint64_t kLatestInstant = std::uint64_t{1} << 62;
 
 constexpr std::uint64_t clamp(Millis now) {
-  return now.count() < kLatestInstant ? now.count() : kLatestInstant;
+  // A test of the top two bits: no 64-bit compare with a constant on a 32-bit core.
+  return (now.count() >> 62) == 0 ? now.count() : kLatestInstant;
+}
+
+// The deadline of a loop started at `start`, ~0 without one. A free function, which -Os
+// inlines into step() and schedule(); as a member called from both it stayed a 36-byte call.
+constexpr std::uint64_t deadline_of(const Policy& p, std::uint64_t start) {
+  return p.total_deadline.count() == 0 ? ~std::uint64_t{0} : start + p.total_deadline.count();
 }
 
 }  // namespace
@@ -36,58 +43,59 @@ Next RetryMachine::step(Millis now) {
       start_ = t > elapsed ? t - elapsed : 0;
       wake_ = t + wait_;
     }
-    if (t < wake_) return Next::wait_until(Millis(wake_));
-    if (t > deadline_ms()) {
-      phase_ = Phase::kDone;
-      outcome_ = Outcome::kDeadline;
-    } else {
-      ++retries_;
-      phase_ = Phase::kAttempting;
+    if (t >= wake_) {
+      if (t > deadline_of(context_->policy, start_)) {
+        end(Outcome::kDeadline);
+      } else {
+        ++retries_;
+        phase_ = Phase::kAttempting;
+      }
     }
   }
-  return phase_ == Phase::kAttempting ? Next::send() : Next::done(outcome_);
+  return next();
 }
 
 Next RetryMachine::report(Millis now, const AttemptResult& result) {
   if (phase_ != Phase::kAttempting) return step(now);
-  if (schedule(clamp(now), result)) return Next::wait_until(Millis(wake_));
-  phase_ = Phase::kDone;
-  return Next::done(outcome_);
+  schedule(result, now);
+  return next();
 }
 
-bool RetryMachine::schedule(std::uint64_t now, const AttemptResult& result) {
+Next RetryMachine::next() const {
+  if (phase_ == Phase::kWaiting) return Next::wait_until(Millis(wake_));
+  return phase_ == Phase::kAttempting ? Next::send() : Next::done(outcome_);
+}
+
+void RetryMachine::schedule(const AttemptResult& result, Millis at) {
+  const std::uint64_t now = clamp(at);
   const Policy& p = context_->policy;
   RetryBudget* budget = context_->budget;
   const Verdict verdict = classify(p, result);
   if (verdict == Verdict::kSuccess) {
     if (budget != nullptr) budget->record_success();
-    outcome_ = Outcome::kSuccess;
-    return false;
+    return end(Outcome::kSuccess);
   }
   if (verdict == Verdict::kTerminal) {
-    outcome_ =
-        result.failure == Failure::kNone ? Outcome::kTerminalStatus : Outcome::kTerminalFailure;
-    return false;
+    return end(result.failure == Failure::kNone ? Outcome::kTerminalStatus
+                                                : Outcome::kTerminalFailure);
   }
   if (result.may_have_been_processed && idempotent_ == Idempotent::kNo &&
       p.idempotency == IdempotencyRule::kSafeOnly) {
-    outcome_ = Outcome::kNotIdempotent;
-    return false;
+    return end(Outcome::kNotIdempotent);
   }
   if (budget != nullptr) {
     budget->record_failure();
     // This request's failures so far, this one included, took at most a token each.
-    if (!budget->allows_retry((static_cast<std::uint64_t>(retries_) + 1) * 1000)) {
-      outcome_ = Outcome::kBudgetExhausted;
-      return false;
+    if (retries_ != ~std::uint32_t{0} &&
+        !budget->allows_retry(std::uint64_t{retries_ + 1} * 1000)) {
+      return end(Outcome::kBudgetExhausted);
     }
   }
   if (retries_ >= p.max_retries) {
-    outcome_ = Outcome::kRetriesExhausted;
-    return false;
+    return end(Outcome::kRetriesExhausted);
   }
-  auto wait = static_cast<std::uint32_t>(
-      jittered(p, Millis(carry_), Millis(carry_), context_->random).count());
+  // jittered(p, Millis(carry_), Millis(carry_), random): carry_ <= max_backoff < 2^32.
+  std::uint32_t wait = jitter_ms(p, carry_, carry_, context_->random);
   if (p.jitter == Jitter::kDecorrelated) {
     carry_ = wait;
   } else {
@@ -98,8 +106,7 @@ bool RetryMachine::schedule(std::uint64_t now, const AttemptResult& result) {
   WaitReason reason = WaitReason::kBackoff;
   if (p.honor_server_delay && result.delay_source != DelaySource::kNone) {
     if (result.server_delay > p.max_server_delay) {
-      outcome_ = Outcome::kServerDelayTooLong;
-      return false;
+      return end(Outcome::kServerDelayTooLong);
     }
     const auto asked = static_cast<std::uint32_t>(result.server_delay.count());
     if (asked >= wait) {
@@ -109,21 +116,17 @@ bool RetryMachine::schedule(std::uint64_t now, const AttemptResult& result) {
     }
   }
   // Gives up now rather than sleeping into the deadline.
-  if (now + wait > deadline_ms()) {
-    outcome_ = Outcome::kDeadline;
-    return false;
+  if (now + wait > deadline_of(p, start_)) {
+    return end(Outcome::kDeadline);
   }
   wait_reason_ = reason;
   wait_ = wait;
   wake_ = now + wait;
   phase_ = Phase::kWaiting;
-  return true;
 }
 
 void RetryMachine::cancel() {
-  if (phase_ == Phase::kDone) return;
-  phase_ = Phase::kDone;
-  outcome_ = Outcome::kCancelled;
+  if (phase_ != Phase::kDone) end(Outcome::kCancelled);
 }
 
 void RetryMachine::network_available(Millis now) {
@@ -142,12 +145,7 @@ void RetryMachine::network_available(Millis now) {
 }
 
 Millis RetryMachine::deadline() const {
-  return phase_ == Phase::kIdle ? Millis::max() : Millis(deadline_ms());
-}
-
-std::uint64_t RetryMachine::deadline_ms() const {
-  const std::uint64_t total = context_->policy.total_deadline.count();
-  return total == 0 ? ~std::uint64_t{0} : start_ + total;
+  return phase_ == Phase::kIdle ? Millis::max() : Millis(deadline_of(context_->policy, start_));
 }
 
 void RetryMachine::exclude(Millis span) {

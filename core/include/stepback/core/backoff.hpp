@@ -20,7 +20,8 @@ constexpr Millis exponential(const Policy& p, std::uint32_t n) {
 }
 
 // The wait drawn by p.jitter from t = exponential(p, n); `previous` is the last wait
-// (initial_delay before the first), used only by kDecorrelated. Needs valid(p).
+// (initial_delay before the first), used only by kDecorrelated. Needs valid(p), and t and
+// previous at most p.max_backoff (as exponential() and every wait are).
 Millis jittered(const Policy& p, Millis t, Millis previous, RandomSource& random);
 
 // The wait before retry n: jittered(p, exponential(p, n), previous, random).

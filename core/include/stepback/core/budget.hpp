@@ -43,7 +43,9 @@ class RetryBudget {
   // a client's traffic as a whole; a request is never throttled by its own failures alone,
   // which its policy (retries, deadline) already bounds.
   constexpr bool allows_retry(std::uint64_t own_milli = 0) const {
-    return milli_tokens_ + own_milli > max_milli_ / 2;
+    // milli_tokens_ + own_milli > half, without a 64-bit sum.
+    const std::uint32_t half = max_milli_ / 2;
+    return milli_tokens_ > half || own_milli > half - milli_tokens_;
   }
   // The tokens left, in thousandths.
   constexpr std::uint32_t milli_tokens() const { return milli_tokens_; }

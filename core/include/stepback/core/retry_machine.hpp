@@ -80,10 +80,15 @@ class RetryMachine {
  private:
   enum class Phase : std::uint8_t { kIdle, kAttempting, kWaiting, kDone };
 
-  // Decides what follows the attempt: true when a wait is scheduled, false with outcome_ set
-  // when the loop ends.
-  bool schedule(std::uint64_t now, const AttemptResult& result);
-  std::uint64_t deadline_ms() const;
+  // Decides what follows the attempt at `now`: a wait (kWaiting) or the end (kDone).
+  void schedule(const AttemptResult& result, Millis now);
+  // Ends the loop with `outcome`.
+  void end(Outcome outcome) {
+    outcome_ = outcome;
+    phase_ = Phase::kDone;
+  }
+  // The answer of step() and report() in the current phase (never kIdle).
+  Next next() const;
 
   const RetryContext* context_;
   std::uint64_t start_ = 0;  // When the first step happened, in ms.
