@@ -628,6 +628,7 @@ int run_get(int argc, char** argv) {
     command.range_size = o.range_size;
     command.network_type = o.retry.network_type;
     command.defer_after = o.retry.defer_after;
+    command.interface = o.retry.interface;
     command.output = o.output;
     command.state = o.state;
     command.reporter = &reporter;

@@ -239,6 +239,7 @@ int run_download_command(const DownloadCommand& command) {
                                     },
                                     &download});
   https::NetworkInfo network;
+  watch.set_device(command.interface);
   const bool watching = !command.network_type && watch.open(&network);
   if (command.network_type) network = *command.network_type;
   if (command.network_type || !network.connected) {

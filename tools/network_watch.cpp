@@ -82,7 +82,13 @@ constexpr std::uint64_t kRouteReject = 0x200;  // RTF_REJECT (an unreachable rou
 
 }  // namespace
 
-NetworkWatch::Routes NetworkWatch::read_routes(const char* ipv4_text, const char* ipv6_text) {
+NetworkWatch::Routes NetworkWatch::read_routes(const char* ipv4_text, const char* ipv6_text,
+                                               const char* device) {
+  const std::size_t device_size = device == nullptr ? 0 : std::strlen(device);
+  // Whether a route through the interface named by `name` (`size` bytes) is not counted.
+  const auto other_device = [&](const char* name, std::size_t size) {
+    return device != nullptr && (size != device_size || std::memcmp(name, device, size) != 0);
+  };
   std::uint64_t h = kFnvOffset;
   Routes r;
   const char* f[16];
@@ -95,6 +101,7 @@ NetworkWatch::Routes NetworkWatch::read_routes(const char* ipv4_text, const char
     const std::uint64_t flags = hex(f[3], n[3]);
     const bool lo = n[0] == 2 && std::memcmp(f[0], "lo", 2) == 0;
     if ((flags & kRouteUp) == 0 || (flags & kRouteReject) != 0 || lo) continue;
+    if (other_device(f[0], n[0])) continue;
     r.any = true;
     if (all_zero(f[1], n[1]) && all_zero(f[7], n[7])) {
       r.defaults = 1;
@@ -108,6 +115,7 @@ NetworkWatch::Routes NetworkWatch::read_routes(const char* ipv4_text, const char
     const std::uint64_t flags = hex(f[8], n[8]);
     const bool lo = n[9] == 2 && std::memcmp(f[9], "lo", 2) == 0;
     if ((flags & kRouteUp) == 0 || (flags & kRouteReject) != 0 || lo || n[0] < 4) continue;
+    if (other_device(f[9], n[9])) continue;
     const std::uint64_t prefix = hex(f[1], n[1]);
     if (all_zero(f[0], n[0]) && prefix == 0) {
       r.any = true;
@@ -128,12 +136,12 @@ NetworkWatch::Routes NetworkWatch::read_routes(const char* ipv4_text, const char
 
 namespace {
 
-NetworkWatch::Routes read_system_routes() {
+NetworkWatch::Routes read_system_routes(const char* device) {
   static char v4[16384];
   static char v6[16384];
   read_text("/proc/net/route", v4, sizeof v4);
   read_text("/proc/net/ipv6_route", v6, sizeof v6);
-  return NetworkWatch::read_routes(v4, v6);
+  return NetworkWatch::read_routes(v4, v6, device);
 }
 
 }  // namespace
@@ -156,7 +164,7 @@ bool NetworkWatch::open(https::NetworkInfo* network) {
     fd_ = -1;
     return false;
   }
-  routes_ = read_system_routes();
+  routes_ = read_system_routes(device_);
   closed_ = routes_.defaults == 0 && routes_.any;
   network->connected = connected(routes_);
   return true;
@@ -182,7 +190,7 @@ bool NetworkWatch::serve(Millis now) {
   // Drains what the kernel sent; the messages only say that something changed.
   while (::recv(fd_, buffer, sizeof buffer, MSG_DONTWAIT) > 0) heard = true;
   if (!heard) return false;
-  const Routes routes = read_system_routes();
+  const Routes routes = read_system_routes(device_);
   if (routes == routes_) return false;
   routes_ = routes;
   https::NetworkInfo network;

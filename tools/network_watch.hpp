@@ -37,6 +37,9 @@ class NetworkWatch final : public LoopPeer {
   NetworkWatch(const NetworkWatch&) = delete;
   NetworkWatch& operator=(const NetworkWatch&) = delete;
 
+  // Watches only the routes through `device` (--interface: the transfer is bound to it, so
+  // the other devices' routes are not its network); null: every device. Before open().
+  void set_device(const char* device) { device_ = device; }
   // Opens the rtnetlink socket and reads the default routes; false (and nothing is watched)
   // where that cannot be done. The network as it is now, in *network.
   bool open(https::NetworkInfo* network);
@@ -47,13 +50,15 @@ class NetworkWatch final : public LoopPeer {
 
   // What the route files' text (/proc/net/route, /proc/net/ipv6_route) says: a digest of the
   // default routes (0: none), and whether any route leaves the device (not on lo, not an
-  // unreachable one, not IPv6 link-local, multicast or a single address); for tests.
+  // unreachable one, not IPv6 link-local, multicast or a single address), counting only the
+  // routes through `device` when it is not null; for tests.
   struct Routes {
     std::uint64_t defaults = 0;
     bool any = false;
     bool operator==(const Routes& o) const { return defaults == o.defaults && any == o.any; }
   };
-  static Routes read_routes(const char* ipv4_text, const char* ipv6_text);
+  static Routes read_routes(const char* ipv4_text, const char* ipv6_text,
+                            const char* device = nullptr);
 
  private:
   // Whether `routes` make a network on this device (see above).
@@ -63,6 +68,7 @@ class NetworkWatch final : public LoopPeer {
   int fd_ = -1;
   Routes routes_;        // At the last look.
   bool closed_ = false;  // Routes but no default one when the watch began.
+  const char* device_ = nullptr;
 };
 
 }  // namespace stepback::tools

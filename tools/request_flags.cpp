@@ -1,5 +1,7 @@
 #include "request_flags.hpp"
 
+#include <net/if.h>
+
 #include <cstdlib>
 #include <initializer_list>
 #include <string>
@@ -423,6 +425,13 @@ bool bind_network(const RetryFlags& flags, https::TcpTlsConnector* connector, st
   if (connector->set_binding(&binding) != https::Status::kOk) {
     *error = "--interface: a device name has at most " +
              std::to_string(https::kInterfaceNameCapacity - 1) + " characters";
+    return false;
+  }
+  // A device that goes away later is waited for, as a lost network; one that is not there
+  // at the start is most likely a typo.
+  if (flags.interface != nullptr && flags.interface[0] != '\0' &&
+      ::if_nametoindex(flags.interface) == 0) {
+    *error = std::string("--interface: no such device '") + flags.interface + "'";
     return false;
   }
   return true;

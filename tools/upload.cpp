@@ -480,6 +480,7 @@ int run_upload(int argc, char** argv) {
                                     },
                                     &upload});
   https::NetworkInfo network;
+  watch.set_device(o.retry.interface);
   const bool watching = !o.retry.network_type && watch.open(&network);
   if (o.retry.network_type) network = *o.retry.network_type;
   if (o.retry.network_type || !network.connected) {

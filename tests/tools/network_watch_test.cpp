@@ -66,5 +66,22 @@ TEST(NetworkWatchRoutes, LinkLocalMulticastAndUnreachableRoutesAreNoNetwork) {
                    .any);
 }
 
+// Bound to one device (--interface), only its routes are the network: Wi-Fi's default route
+// going away does not touch a transfer bound to cellular, and the bound device's does.
+TEST(NetworkWatchRoutes, ABoundDeviceCountsOnlyItsOwnRoutes) {
+  const std::string both = v4((std::string(kWifi) + kCellular).c_str());
+  const NetworkWatch::Routes bound = NetworkWatch::read_routes(both.c_str(), kV6Default, "wwan0");
+  EXPECT_TRUE(bound.any);
+  EXPECT_NE(bound.defaults, 0U);
+  EXPECT_TRUE(NetworkWatch::read_routes(v4(kCellular).c_str(), "", "wwan0") == bound)
+      << "Wi-Fi's routes (v4 and v6) going away is no change for a transfer bound to wwan0";
+  const NetworkWatch::Routes gone =
+      NetworkWatch::read_routes(v4(kWifi).c_str(), kV6Default, "wwan0");
+  EXPECT_FALSE(gone.any);
+  EXPECT_EQ(gone.defaults, 0U);
+  EXPECT_FALSE(NetworkWatch::read_routes(v4(kWifi).c_str(), "", "wwan").any)
+      << "a prefix of a device's name is another device";
+}
+
 }  // namespace
 }  // namespace stepback::tools
