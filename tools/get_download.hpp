@@ -33,8 +33,8 @@ struct DownloadCommand {
   // --defer-after: a wait longer than this (or one for a network) saves and ends the run.
   std::optional<Millis> defer_after;
   const char* interface = nullptr;  // --interface: the device whose routes are the network.
-  const char* output = nullptr;  // -o FILE; null: stdout.
-  const char* state = nullptr;   // --state FILE; null: FILE.part.state with -o.
+  const char* output = nullptr;     // -o FILE; null: stdout.
+  const char* state = nullptr;      // --state FILE; null: FILE.part.state with -o.
   Reporter* reporter = nullptr;
   const char* prefix = "";
   bool trace = false;

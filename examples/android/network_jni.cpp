@@ -52,7 +52,7 @@ JNIEXPORT void JNICALL Java_com_example_stepback_NativeNetwork_nativeBindTo(JNIE
 // runs or waits for a network, -2 when there is none or it is done: above a threshold, the
 // app saves it and enqueues a WorkManager job with that initial delay instead.
 JNIEXPORT jlong JNICALL Java_com_example_stepback_NativeNetwork_nativeRunIn(JNIEnv*, jclass,
-                                                                           jlong now_ms) {
+                                                                            jlong now_ms) {
   using stepback::examples::g_request;
   if (g_request == nullptr) return -2;
   const stepback::https::RunHint hint = g_request->run_hint();
