@@ -61,6 +61,10 @@ time_t stepback_mbedtls_time(time_t* timer);
 #define MBEDTLS_RSA_C
 #define MBEDTLS_PKCS1_V15
 #define MBEDTLS_PKCS1_V21
+/* Without it the client offers no rsa_pss_rsae_* signature scheme, which TLS 1.3 requires of
+ * an RSA certificate: every TLS 1.3 server with one (openssl s_server, nginx) refused the
+ * handshake (tools.tls_interop.*.rsa). */
+#define MBEDTLS_X509_RSASSA_PSS_SUPPORT
 
 /* Hashes: SHA-256 and SHA-384 for the TLS cipher suites and certificate signatures
  * (SHA-384 is built on the SHA-512 code). */

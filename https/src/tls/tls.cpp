@@ -5,6 +5,7 @@
 #include <mbedtls/platform.h>
 #include <psa/crypto.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 
@@ -38,6 +39,22 @@ constexpr int kAesFirstSuites[] = {
     MBEDTLS_TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
     MBEDTLS_TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
     0,
+};
+
+// mbedTLS's own list with RSA-PSS (which TLS 1.3 requires of an RSA certificate) after
+// PKCS#1 v1.5: mbedTLS 3.6.6's TLS 1.2 client offers rsa_pss_rsae_* but rejects a
+// ServerKeyExchange signed with one (fixed upstream after 3.6.6, Mbed-TLS/mbedtls c4738fab), so
+// a TLS 1.2 server that follows the client's order must meet PKCS#1 v1.5 first.
+constexpr std::uint16_t kSignatureSchemes[] = {
+    MBEDTLS_TLS1_3_SIG_ECDSA_SECP256R1_SHA256,
+    MBEDTLS_TLS1_3_SIG_ECDSA_SECP384R1_SHA384,
+    MBEDTLS_TLS1_3_SIG_RSA_PKCS1_SHA512,
+    MBEDTLS_TLS1_3_SIG_RSA_PKCS1_SHA384,
+    MBEDTLS_TLS1_3_SIG_RSA_PKCS1_SHA256,
+    MBEDTLS_TLS1_3_SIG_RSA_PSS_RSAE_SHA256,
+    MBEDTLS_TLS1_3_SIG_RSA_PSS_RSAE_SHA384,
+    MBEDTLS_TLS1_3_SIG_RSA_PSS_RSAE_SHA512,
+    MBEDTLS_TLS1_3_SIG_NONE,
 };
 
 mbedtls_ssl_protocol_version to_mbedtls(TlsVersion v) {
@@ -82,6 +99,7 @@ Status TlsClientConfig::init() {
   // Without this mbedTLS 3.6 drops TLS 1.3 tickets, and reconnections never resume.
   mbedtls_ssl_conf_tls13_enable_signal_new_session_tickets(
       &conf_, MBEDTLS_SSL_TLS1_3_SIGNAL_NEW_SESSION_TICKETS_ENABLED);
+  mbedtls_ssl_conf_sig_algs(&conf_, kSignatureSchemes);
   apply_versions();
 #if defined(MBEDTLS_GCM_ALT)
   if (stepback::gcm::engine() != stepback::gcm::Engine::kSoftware) {
