@@ -75,7 +75,7 @@ Status TlsClientConfig::init() {
   mbedtls_ssl_conf_rng(&conf_, mbedtls_ctr_drbg_random, &drbg_);
   mbedtls_ssl_conf_authmode(&conf_, MBEDTLS_SSL_VERIFY_REQUIRED);
   if (store_ != nullptr) {
-    mbedtls_ssl_conf_ca_cb(&conf_, &TrustStore::ca_callback, store_);
+    mbedtls_ssl_conf_ca_cb(&conf_, &TlsClientConfig::store_ca_callback, this);
   } else {
     mbedtls_ssl_conf_ca_chain(&conf_, &ca_, nullptr);
   }
@@ -129,12 +129,40 @@ Status TlsClientConfig::add_ca_pem(const char* pem, std::size_t size) {
   return Status::kOk;
 }
 
+// mbedTLS trusts a self-issued leaf that is byte for byte one of the anchors of its own list
+// without checking the leaf's signature (x509_crt_check_ee_locally_trusted), but it has no list
+// to compare with when a CA callback supplies the anchors: it then checks that signature against
+// the anchor found, one ECDSA or RSA verification that proves nothing more. Giving such a
+// certificate no candidates leaves mbedTLS's chain at it, marked not trusted, and
+// TlsTransport::verify_certificate lifts that one flag for it: the same rule as mbedTLS's list.
+int TlsClientConfig::store_ca_callback(void* self, const mbedtls_x509_crt* child,
+                                       mbedtls_x509_crt** candidates) {
+  auto* config = static_cast<TlsClientConfig*>(self);
+  config->store_anchor_ = nullptr;
+  const int ret = TrustStore::ca_callback(config->store_, child, candidates);
+  const bool self_issued =
+      child->issuer_raw.len == child->subject_raw.len &&
+      std::memcmp(child->issuer_raw.p, child->subject_raw.p, child->issuer_raw.len) == 0;
+  if (ret != 0 || !self_issued) return ret;
+  for (const mbedtls_x509_crt* c = *candidates; c != nullptr; c = c->next) {
+    if (c->version != 0 && c->raw.len == child->raw.len &&
+        std::memcmp(c->raw.p, child->raw.p, child->raw.len) == 0) {
+      mbedtls_x509_crt_free(*candidates);
+      mbedtls_free(*candidates);
+      *candidates = nullptr;
+      config->store_anchor_ = child;
+      break;
+    }
+  }
+  return ret;
+}
+
 Status TlsClientConfig::use_trust_store(TrustStore& store) {
   if (store.source_count() == 0) return Status::kInvalidArgument;
   store_ = &store;
   // init() installs the callback if it has not run yet (mbedtls_ssl_config_defaults would
   // not keep it anyway).
-  if (ready_) mbedtls_ssl_conf_ca_cb(&conf_, &TrustStore::ca_callback, store_);
+  if (ready_) mbedtls_ssl_conf_ca_cb(&conf_, &TlsClientConfig::store_ca_callback, this);
   ++anchors_;
   return Status::kOk;
 }
@@ -336,6 +364,10 @@ int TlsTransport::verify_certificate(void* self, mbedtls_x509_crt* crt, int dept
                                      std::uint32_t* flags) {
   auto* t = static_cast<TlsTransport*>(self);
   t->cert_seen_ = true;
+  // One of the trust store's anchors itself (TlsClientConfig::store_ca_callback).
+  if (t->config_ != nullptr && crt == t->config_->store_anchor_) {
+    *flags &= ~static_cast<std::uint32_t>(MBEDTLS_X509_BADCERT_NOT_TRUSTED);
+  }
   if (t->config_ == nullptr || t->config_->public_key_pin_count() == 0) return 0;
   if (!t->pin_matched_ &&
       matches_pin(*crt, t->config_->public_key_pins(), t->config_->public_key_pin_count())) {
