@@ -380,8 +380,8 @@ stepback::https::TlsClientConfig::init|PSA init, DRBG seeding
 stepback::https::TlsClientConfig::add_ca_file|parse --cacert
 mbedtls_ssl_handshake|the whole TLS handshake
 mbedtls_ecdsa_verify_restartable|server's CertificateVerify signature (ECDSA P-256)
-psa_export_public_key|X25519 key share (public key computed on export)
-psa_raw_key_agreement|X25519 shared secret
+psa_export_public_key|ECDHE key share, P-256 offered first (public key computed on export)
+psa_raw_key_agreement|ECDHE shared secret
 mbedtls_ssl_tls13_process_certificate|parse and check the server certificate
 mbedtls_ssl_write|send the request
 mbedtls_ssl_read|receive the response (and the session tickets)
@@ -433,8 +433,8 @@ if ((callgrind)); then
   done <<'ROWS'
 mbedtls_ssl_handshake|both handshakes
 mbedtls_ecdsa_verify_restartable|CertificateVerify, full handshake only (ECDSA P-256)
-psa_export_public_key|X25519 key shares, both handshakes (2 per round)
-psa_raw_key_agreement|X25519 shared secrets, both handshakes (2 per round)
+psa_export_public_key|ECDHE key shares, both handshakes (2 per round)
+psa_raw_key_agreement|ECDHE shared secrets, both handshakes (2 per round)
 sb_exchange|the three request/response exchanges
 ROWS
 fi
@@ -471,7 +471,7 @@ fi
 kratio="$(ratio "${dcpu[keepalive_get]}" "${dcpu[full_handshake]}")"
 echo "| (for reference: a retry over the kept-alive connection) | ${dcpu[keepalive_get]} / ${dcpu[full_handshake]} ms = $kratio x | |"
 echo
-echo "Diagnosis rows: on loopback the server's handshake work (nginx: ECDSA signature, X25519)"
+echo "Diagnosis rows: on loopback the server's handshake work (nginx: ECDSA signature, ECDHE)"
 echo "lies on the client's critical path, so wall = client CPU + server CPU + idle; idle near 0"
 echo "means no stall (no Nagle/delayed-ACK wait, poll timeout or sleep)."
 

@@ -146,6 +146,15 @@ if(stepback_mbedtls_dir)
   # The pipelined AES-GCM (MBEDTLS_GCM_ALT), compiled into mbedcrypto; after the include
   # directories above, which it extends.
   include(${PROJECT_SOURCE_DIR}/https/mbedtls/gcm/gcm.cmake)
+  # p256-m, mbedTLS's P-256 driver (3rdparty/p256-m): Debian's tree leaves 3rdparty/ out of
+  # mbedTLS's CMake, so its two sources are compiled into mbedcrypto here. They compile to
+  # nothing unless the configuration sets MBEDTLS_PSA_P256M_DRIVER_ENABLED.
+  set(stepback_p256m_dir "${stepback_mbedtls_dir}/3rdparty/p256-m")
+  if(NOT TARGET p256m AND EXISTS "${stepback_p256m_dir}/p256-m/p256-m.c")
+    target_sources(mbedcrypto PRIVATE "${stepback_p256m_dir}/p256-m_driver_entrypoints.c"
+                                      "${stepback_p256m_dir}/p256-m/p256-m.c")
+    target_include_directories(mbedcrypto PRIVATE "${stepback_p256m_dir}")
+  endif()
   # mbedTLS's time source (MBEDTLS_PLATFORM_STD_TIME): the wall clock of the handshake's
   # TlsClientConfig, compiled into mbedcrypto as the GCM engine is (platform.c names it).
   add_library(stepback_certificate_clock OBJECT ${PROJECT_SOURCE_DIR}/https/mbedtls/certificate_clock.cpp)

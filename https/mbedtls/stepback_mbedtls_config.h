@@ -180,3 +180,26 @@ time_t stepback_mbedtls_time(time_t* timer);
 
 /* Diagnostics: mbedtls_strerror() and x509_crt_verify_info() text for error messages. */
 #define MBEDTLS_ERROR_C
+
+/* ---- Handshake public-key work (issue 27): chosen by measurement --------------------------
+ * Callgrind instructions of one `stepback get` against nginx (TLS 1.3, self-signed ECDSA P-256
+ * certificate, X25519), x86-64 Release, and the .text of libmbedcrypto.a, each option alone
+ * against what is set here (41.9 M instructions before the trust-store fix, 297 KB):
+ *   ECP window 3: +1.0 M (same size); 2: +2.3 M, -1.4 KB (the small-RAM build takes 2 above,
+ *     for about 3 KiB less arena); 5 or 6: no change for P-256, whose window mbedTLS caps at 4
+ *     and whose generator has a static comb table (only P-384 and RAM would grow);
+ *   MBEDTLS_ECP_FIXED_POINT_OPTIM 0: +10.5 M, -6.1 KB;
+ *   MBEDTLS_ECP_NIST_OPTIM (set above) off: +60.7 M, -3.4 KB;
+ *   p256-m (MBEDTLS_PSA_P256M_DRIVER_ENABLED, with MBEDTLS_USE_PSA_CRYPTO so that X.509 and TLS
+ *     verify through PSA): +85.8 M, +22 KB: its portable 32-bit code takes 4.5 times the
+ *     instructions of mbedTLS's NIST arithmetic for an ECDSA P-256 verification here. On ARM
+ *     (-Os, CPU time under qemu-user, which is no hardware's timing) it verified in 0.7x
+ *     (aarch64) and 0.65x (armhf) of mbedTLS's time, ECDHE unchanged, for +18 KB and +9.7 KB:
+ *     worth measuring on a device, not taken on qemu's word.
+ * So the defaults stay, written out so that a change is a decision. The groups offered, P-256
+ * first, are https/src/tls/tls.cpp's. */
+#if !(defined(STEPBACK_SMALL_RAM) && STEPBACK_SMALL_RAM)
+#define MBEDTLS_ECP_WINDOW_SIZE 4
+#endif
+#define MBEDTLS_ECP_FIXED_POINT_OPTIM 1
+/* ---- end of the handshake block ---------------------------------------------------------- */

@@ -759,15 +759,17 @@ TEST_F(TrustStoreTest, TlsClientConfigTakesTheStoreBeforeOrAfterInit) {
   ASSERT_EQ(before.use_trust_store(store), Status::kOk);
   ASSERT_EQ(before.init(), Status::kOk);
   EXPECT_TRUE(before.has_trust_anchors());
-  EXPECT_EQ(before.config()->MBEDTLS_PRIVATE(f_ca_cb), &TrustStore::ca_callback);
-  EXPECT_EQ(before.config()->MBEDTLS_PRIVATE(p_ca_cb), &store);
+  // The config's own callback over the store (TlsClientConfig::store_ca_callback).
+  EXPECT_NE(before.config()->MBEDTLS_PRIVATE(f_ca_cb), nullptr);
+  EXPECT_EQ(before.config()->MBEDTLS_PRIVATE(p_ca_cb), &before);
   // mbedTLS uses the callback or a loaded list, never both: loading is refused from now on.
   EXPECT_EQ(before.add_ca_pem(w().root.pem.c_str(), w().root.pem.size()), Status::kInvalidArgument);
   TlsClientConfig after;
   ASSERT_EQ(after.init(), Status::kOk);
   EXPECT_EQ(after.config()->MBEDTLS_PRIVATE(f_ca_cb), nullptr);
   ASSERT_EQ(after.use_trust_store(store), Status::kOk);
-  EXPECT_EQ(after.config()->MBEDTLS_PRIVATE(f_ca_cb), &TrustStore::ca_callback);
+  EXPECT_EQ(after.config()->MBEDTLS_PRIVATE(f_ca_cb), before.config()->MBEDTLS_PRIVATE(f_ca_cb));
+  EXPECT_EQ(after.config()->MBEDTLS_PRIVATE(p_ca_cb), &after);
   const PublicKeyPin pins[2] = {};
   after.set_public_key_pins(pins, 2);
   EXPECT_EQ(after.public_key_pin_count(), 2U);

@@ -119,8 +119,15 @@ class TlsClientConfig {
   mbedtls_ssl_config* config() { return &conf_; }
 
  private:
+  friend class TlsTransport;  // Reads store_anchor_ in its verify callback.
+
   // Hands mbedTLS the versions asked for, capped at TLS 1.2 while max_fragment_length is on.
   void apply_versions();
+  // mbedTLS's CA callback over store_: TrustStore::ca_callback's candidates, except that a
+  // self-issued certificate that is one of the anchors byte for byte gets none and is noted in
+  // store_anchor_, for TlsTransport::verify_certificate to trust as the anchor it is.
+  static int store_ca_callback(void* self, const mbedtls_x509_crt* child,
+                               mbedtls_x509_crt** candidates);
 
   // Zeroed here, then set up by their mbedtls_*_init() in the constructor.
   mbedtls_ssl_config conf_{};
@@ -128,6 +135,9 @@ class TlsClientConfig {
   mbedtls_entropy_context entropy_{};
   mbedtls_ctr_drbg_context drbg_{};
   TrustStore* store_ = nullptr;
+  // The certificate store_ca_callback last found to be an anchor in the verification under way
+  // (each callback call clears it first).
+  const mbedtls_x509_crt* store_anchor_ = nullptr;
   const PublicKeyPin* pins_ = nullptr;
   std::size_t pin_count_ = 0;
   const int* suites_ = nullptr;
