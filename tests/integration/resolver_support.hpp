@@ -52,7 +52,7 @@ class DnsServer {
   std::uint16_t port() const { return port_; }
   // "127.0.0.1:PORT", for CaresOptions::servers.
   std::string servers() const { return "127.0.0.1:" + std::to_string(port_); }
-  // One line per query ("query proto=udp name=ok.test type=A").
+  // One line per query ("query proto=udp name=ok.test type=A from=127.0.0.1").
   std::string log() const { return read_file(dir_.file("queries.log")); }
 
  private:

@@ -406,6 +406,8 @@ int TlsTransport::verify_certificate(void* self, mbedtls_x509_crt* crt, int dept
   if (t->config_ != nullptr && crt == t->config_->store_anchor_) {
     *flags &= ~static_cast<std::uint32_t>(MBEDTLS_X509_BADCERT_NOT_TRUSTED);
   }
+  // The leaf comes last: no later verification may meet a stale pointer at the same address.
+  if (t->config_ != nullptr && depth == 0) t->config_->store_anchor_ = nullptr;
   if (t->config_ == nullptr || t->config_->public_key_pin_count() == 0) return 0;
   if (!t->pin_matched_ &&
       matches_pin(*crt, t->config_->public_key_pins(), t->config_->public_key_pin_count())) {

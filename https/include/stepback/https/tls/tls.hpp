@@ -136,8 +136,8 @@ class TlsClientConfig {
   mbedtls_ctr_drbg_context drbg_{};
   TrustStore* store_ = nullptr;
   // The certificate store_ca_callback last found to be an anchor in the verification under way
-  // (each callback call clears it first).
-  const mbedtls_x509_crt* store_anchor_ = nullptr;
+  // (each callback call clears it first, and the verification of the leaf after it).
+  mutable const mbedtls_x509_crt* store_anchor_ = nullptr;
   const PublicKeyPin* pins_ = nullptr;
   std::size_t pin_count_ = 0;
   const int* suites_ = nullptr;
