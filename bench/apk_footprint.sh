@@ -5,7 +5,11 @@
 # makes one HTTPS GET with the Client and TcpTlsConnector (bench/apk_lib.cpp), linked with
 # the static stepback, nanopb, mbedTLS and c-ares archives; and the same link with mbedTLS left out
 # (its symbols unresolved), to show stepback's own share. glibc stands in for bionic: the
-# C library is dynamic in both, so its size is not counted either way. Run by hand:
+# C library is dynamic in both, so its size is not counted either way. The library is built
+# as an app's is (no tests, no tools: STEPBACK_TLS_SERVER leaves out mbedTLS's server side).
+# Printed: the stripped file (GNU ld's 64 KiB segment alignment on aarch64, and 16 KiB and
+# 4 KiB as the NDK's lld links), its text + data (the measure of code), and per ABI where the
+# bytes go, per component and per object file, from the link's map. Run by hand:
 #
 #   bench/apk_footprint.sh            (needs the cross compilers of scripts/setup.sh)
 #   ABIS=aarch64 bench/apk_footprint.sh   (one ABI; default "aarch64 armhf")
@@ -108,6 +112,7 @@ for abi in ${ABIS:-aarch64 armhf}; do
   # The same link with 16 KiB and 4 KiB segment alignment (-z max-page-size): GNU ld pads
   # aarch64 segments to 64 KiB, the NDK's lld to 16 KiB (r28, for 16 KiB-page devices) or 4 KiB.
   for page in 16384 4096; do
+    # shellcheck disable=SC2086  # flag strings are split on purpose.
     "$p-g++" ${arch_flags[$abi]} "${link[@]}" -Wl,-z,max-page-size=$page -o "$b/libwith$page.so" \
       "$b/apk_lib.o" -Wl,--start-group "${ours[@]}" "${mbed[@]}" -Wl,--end-group
     "$p-strip" --strip-all "$b/libwith$page.so"
