@@ -5,14 +5,27 @@
 # makes one HTTPS GET with the Client and TcpTlsConnector (bench/apk_lib.cpp), linked with
 # the static stepback, nanopb, mbedTLS and c-ares archives; and the same link with mbedTLS left out
 # (its symbols unresolved), to show stepback's own share. glibc stands in for bionic: the
-# C library is dynamic in both, so its size is not counted either way. Run by hand:
+# C library is dynamic in both, so its size is not counted either way. The library is built
+# as an app's is (no tests, no tools: STEPBACK_TLS_SERVER leaves out mbedTLS's server side).
+# Printed: the stripped file (GNU ld's 64 KiB segment alignment on aarch64, and 16 KiB and
+# 4 KiB as the NDK's lld links), its text + data (the measure of code), and per ABI where the
+# bytes go, per component and per object file, from the link's map. Run by hand:
 #
 #   bench/apk_footprint.sh            (needs the cross compilers of scripts/setup.sh)
 #   ABIS=aarch64 bench/apk_footprint.sh   (one ABI; default "aarch64 armhf")
+#   TLS_SERVER=ON bench/apk_footprint.sh  (with mbedTLS's server side, as the tests' builds)
+#   APK_TMP=/tmp/apk bench/apk_footprint.sh  (builds kept there; a second run is incremental)
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/stepback-apk.XXXXXX")
-trap '[ "${KEEP_TMP:-0}" = 1 ] && echo "apk_footprint: keeping $tmp" >&2 || rm -rf "$tmp"' EXIT
+# shellcheck source=bench/lib.sh
+source "$repo/bench/lib.sh"
+if [ -n "${APK_TMP:-}" ]; then
+  tmp=$APK_TMP # kept, and built again incrementally by the next run with the same APK_TMP
+  mkdir -p "$tmp"
+else
+  tmp=$(mktemp -d "${TMPDIR:-/tmp}/stepback-apk.XXXXXX")
+  trap '[ "${KEEP_TMP:-0}" = 1 ] && echo "apk_footprint: keeping $tmp" >&2 || rm -rf "$tmp"' EXIT
+fi
 
 declare -A prefix=([aarch64]=aarch64-linux-gnu [armhf]=arm-linux-gnueabihf)
 declare -A processor=([aarch64]=aarch64 [armhf]=arm)
@@ -20,7 +33,60 @@ declare -A arch_flags=([aarch64]="" [armhf]="-mthumb")
 flags="-Os -ffunction-sections -fdata-sections -fvisibility=hidden -fPIC"
 cxx_only="-fno-exceptions -fno-rtti -fvisibility-inlines-hidden"
 
+# apk_breakdown ABI MAP CODE: where the linked library's bytes come from, per component and per
+# object file: the input sections the link kept after --gc-sections, from its map (.bss
+# excluded), against CODE, the stripped library's text + data. The linker's own tables
+# (dynamic symbols and strings, hash, relocations, GOT, PLT, .eh_frame_hdr) are a row of their
+# own; what is left over is strings the linker merged and alignment.
+apk_breakdown() {
+  local sections
+  sections=$(map_sections "$2" | awk '
+    $3 ~ /^\.(dynsym|dynstr|gnu\.hash|hash|gnu\.version.*|rela?\.(dyn|plt)|plt|got|got\.plt|dynamic|eh_frame_hdr|note\..*|interp)$/ {
+      $2 = "(linker)" }
+    { print }')
+  echo "$1, by component (input sections kept by the link, from its map; .bss excluded):"
+  echo
+  md_head component bytes "of which unwind tables" "share of text + data"
+  awk -v code="$3" '
+    function component(f) {
+      if (f == "(linker)") return "linker-made: dynamic symbols, relocations, GOT, PLT, .eh_frame_hdr"
+      if (f ~ /libstepback_core\.a/) return "stepback core"
+      if (f ~ /libstepback_platform\.a/) return "stepback platform"
+      if (f ~ /libstepback_profiles\.a/) return "stepback profiles"
+      if (f ~ /libstepback_nanopb[^\/]*\.a/) return "nanopb"
+      if (f ~ /libstepback_https\.a/) return "stepback https"
+      if (f ~ /apk_lib\.o/) return "apk_lib.cpp (the caller)"
+      if (f ~ /libmbedcrypto\.a\((gcm_|certificate_clock)/) return "mbedcrypto: stepback GCM + clock"
+      if (f ~ /libmbedcrypto\.a/) return "mbedcrypto"
+      if (f ~ /libmbedx509\.a|libstepback_mbedtls_time\.a/) return "mbedx509"
+      if (f ~ /libmbedtls\.a/) return "mbedtls (TLS)"
+      if (f ~ /libcares[^\/]*\.a/) return "c-ares"
+      if (f ~ /libstdc\+\+|libsupc\+\+/) return "libstdc++ (static)"
+      if (f ~ /libgcc|crt[^\/]*\.o/) return "libgcc, crt objects"
+      return "other: " f
+    }
+    {
+      c = component($2); bytes[c] += $1; total += $1
+      if ($3 ~ /^\.(eh_frame|ARM\.ex(idx|tab))$/) unwind[c] += $1
+    }
+    END {
+      for (k in bytes) if (bytes[k] > 0) printf "%d\t| %s | %d | %d | %.1f%% |\n", bytes[k], k, bytes[k], unwind[k], 100 * bytes[k] / code | "sort -k1,1nr | cut -f2"
+      close("sort -k1,1nr | cut -f2")
+      printf "| rows summed | %d | | %.1f%% |\n", total, 100 * total / code
+      printf "| **text + data** (GNU size of the stripped .so) | **%d** | | |\n", code
+    }' <<<"$sections"
+  echo
+  echo "$1, the 15 largest object files:"
+  echo
+  md_head "object file" bytes
+  awk '$2 != "(linker)" { n = split($2, p, "/"); bytes[p[n]] += $1 }
+    END { for (k in bytes) printf "%d %s\n", bytes[k], k }' <<<"$sections" |
+    sort -k1,1nr | head -15 | awk '{ printf "| %s | %d |\n", $2, $1 }'
+}
+
+server=${TLS_SERVER:-OFF}
 rows=()
+breakdown=()
 for abi in ${ABIS:-aarch64 armhf}; do
   p=${prefix[$abi]}
   b="$tmp/$abi"
@@ -28,7 +94,7 @@ for abi in ${ABIS:-aarch64 armhf}; do
     -DCMAKE_C_COMPILER="$p-gcc" -DCMAKE_CXX_COMPILER="$p-g++" -DCMAKE_BUILD_TYPE=MinSizeRel \
     -DCMAKE_POSITION_INDEPENDENT_CODE=ON -DSTEPBACK_PROFILE=mobile \
     -DSTEPBACK_BUILD_TESTS=OFF -DSTEPBACK_BUILD_TOOLS=OFF -DSTEPBACK_BUILD_EXAMPLES=OFF \
-    -DSTEPBACK_INSTALL=OFF \
+    -DSTEPBACK_INSTALL=OFF -DSTEPBACK_TLS_SERVER="$server" \
     -DCMAKE_C_FLAGS="${arch_flags[$abi]} $flags" \
     -DCMAKE_CXX_FLAGS="${arch_flags[$abi]} $flags $cxx_only" >"$b.log" 2>&1
   cmake --build "$b" --target stepback_https stepback_platform stepback_profiles >>"$b.log" 2>&1
@@ -36,12 +102,21 @@ for abi in ${ABIS:-aarch64 armhf}; do
   mapfile -t mbed < <(find "$b/third_party" \( -name 'libmbed*.a' -o -name 'libcares*.a' \) | sort)
   inc=(-I"$repo/core/include" -I"$repo/platform/include" -I"$repo/profiles/include"
        -I"$repo/https/include" -I"$repo/https/mbedtls/gcm/include" -I"$repo/third_party/mbedtls/include"
-       -DMBEDTLS_CONFIG_FILE="\"$repo/https/mbedtls/stepback_mbedtls_config.h\"" -DSTEPBACK_PROFILE_MOBILE)
+       -DMBEDTLS_CONFIG_FILE="\"$repo/https/mbedtls/stepback_mbedtls_config.h\"" -DSTEPBACK_PROFILE_MOBILE
+       -DSTEPBACK_TLS_SERVER="$([ "$server" = ON ] && echo 1 || echo 0)")
   # shellcheck disable=SC2086  # flag strings are split on purpose.
   "$p-g++" -std=c++17 ${arch_flags[$abi]} $flags $cxx_only "${inc[@]}" -c "$repo/bench/apk_lib.cpp" -o "$b/apk_lib.o"
   link=(-shared -Wl,--gc-sections -Wl,--exclude-libs,ALL -Wl,-z,defs -Wl,--as-needed)
-  "$p-g++" ${arch_flags[$abi]} "${link[@]}" -o "$b/libwith.so" "$b/apk_lib.o" \
+  "$p-g++" ${arch_flags[$abi]} "${link[@]}" -Wl,-Map="$b/libwith.map" -o "$b/libwith.so" "$b/apk_lib.o" \
     -Wl,--start-group "${ours[@]}" "${mbed[@]}" -Wl,--end-group
+  # The same link with 16 KiB and 4 KiB segment alignment (-z max-page-size): GNU ld pads
+  # aarch64 segments to 64 KiB, the NDK's lld to 16 KiB (r28, for 16 KiB-page devices) or 4 KiB.
+  for page in 16384 4096; do
+    # shellcheck disable=SC2086  # flag strings are split on purpose.
+    "$p-g++" ${arch_flags[$abi]} "${link[@]}" -Wl,-z,max-page-size=$page -o "$b/libwith$page.so" \
+      "$b/apk_lib.o" -Wl,--start-group "${ours[@]}" "${mbed[@]}" -Wl,--end-group
+    "$p-strip" --strip-all "$b/libwith$page.so"
+  done
   "$p-g++" ${arch_flags[$abi]} -shared -Wl,--gc-sections -Wl,--exclude-libs,ALL \
     -Wl,--unresolved-symbols=ignore-all -o "$b/libwithout.so" "$b/apk_lib.o" \
     -Wl,--start-group "${ours[@]}" -Wl,--end-group
@@ -52,8 +127,12 @@ for abi in ${ABIS:-aarch64 armhf}; do
   # The file size moves in steps of the segment alignment (64 KiB on aarch64); text + data
   # (GNU size) is the measure of code added.
   code=$("$p-size" "$b/libwith.so" | awk 'NR == 2 { print $1 + $2 }')
-  rows+=("| $abi | $with B ($((with / 1024)) KiB) | $code B | $without B ($((without / 1024)) KiB) | $needed|")
+  with16=$(stat -c %s "$b/libwith16384.so")
+  with4=$(stat -c %s "$b/libwith4096.so")
+  rows+=("| $abi | $with B ($((with / 1024)) KiB) | $with16 B | $with4 B | $code B ($((code / 1024)) KiB) | $without B ($((without / 1024)) KiB) | $needed|")
+  breakdown+=("$(apk_breakdown "$abi" "$b/libwith.map" "$code")")
 done
-echo "| ABI | stripped .so, everything (stepback + nanopb + mbedTLS + c-ares) | its text + data | without mbedTLS and c-ares | dynamic dependencies |"
-echo "|---|---:|---:|---:|---|"
+echo "| ABI | stripped .so, everything (stepback + nanopb + mbedTLS + c-ares) | same, 16 KiB pages | same, 4 KiB pages | its text + data | without mbedTLS and c-ares | dynamic dependencies |"
+echo "|---|---:|---:|---:|---:|---:|---|"
 printf '%s\n' "${rows[@]}"
+printf '\n%s\n' "${breakdown[@]}"

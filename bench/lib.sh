@@ -108,9 +108,11 @@ asm_value() {
     END { if (!done) exit 1 }' "$1"
 }
 
-# map_sections MAP: "BYTES INPUT" per input section a GNU ld map (-Wl,-Map) says the link
-# kept: code, read-only data, data, unwind tables; not .bss, debug info, comments, notes or
-# attributes. INPUT is the file as the map names it, e.g. /usr/lib/.../libc.a(printf.o).
+# map_sections MAP: "BYTES INPUT OUTPUT" per input section a GNU ld map (-Wl,-Map) says the
+# link kept: code, read-only data, data, unwind tables; not .bss, debug info, comments, notes
+# or attributes. INPUT is the file as the map names it, e.g. /usr/lib/.../libc.a(printf.o);
+# OUTPUT the output section it went to (.text, .eh_frame, .dynsym: the linker's own tables,
+# which the map puts under the first input file).
 map_sections() {
   awk '
     function hex(h,  i, v) {
@@ -120,12 +122,13 @@ map_sections() {
     }
     /^Linker script and memory map/ { on = 1; next }
     !on { next }
+    /^\.[^ ]+/ { out = $1 }
     /^ \.[^ ]+$/ { sec = $1; next }
     /^ (\.[^ ]+)?[ ]+0x[0-9a-f]+[ ]+0x[0-9a-f]+[ ]+[^ ]+/ {
       # " .sec 0xADDR 0xSIZE FILE" or, after a long section name, " 0xADDR 0xSIZE FILE".
       f = ($1 ~ /^\./) ? 2 : 1; s = (f == 2) ? $1 : sec; sec = ""
       if (s == "" || s ~ /^\.(debug|comment|note|gnu\.attributes|ARM\.attributes)/ || s ~ /bss/) next
-      printf "%d %s\n", hex($(f + 1)), $(f + 2)
+      printf "%d %s %s\n", hex($(f + 1)), $(f + 2), out
     }' "$1"
 }
 

@@ -48,14 +48,39 @@ if(STEPBACK_SMALL_RAM)
 else()
   set(stepback_small_ram 0)
 endif()
+# mbedTLS's server side (TLS server, session-ticket keys, writing keys and certificates): the
+# library is a client and never calls it; the tests and `stepback demo` run in-process
+# servers. AUTO: ON when the tests or the tools are built, OFF otherwise (an app's build, as
+# bench/apk_footprint.sh's), which leaves out what a client never runs.
+set(STEPBACK_TLS_SERVER AUTO CACHE STRING
+  "Build mbedTLS's server side too (needed by the tests and tools): AUTO, ON or OFF")
+set_property(CACHE STEPBACK_TLS_SERVER PROPERTY STRINGS AUTO ON OFF)
+if(STEPBACK_TLS_SERVER STREQUAL "AUTO")
+  if(STEPBACK_BUILD_TESTS OR STEPBACK_BUILD_TOOLS)
+    set(stepback_tls_server 1)
+  else()
+    set(stepback_tls_server 0)
+  endif()
+elseif(STEPBACK_TLS_SERVER)
+  set(stepback_tls_server 1)
+else()
+  set(stepback_tls_server 0)
+  if(STEPBACK_BUILD_TESTS OR STEPBACK_BUILD_TOOLS)
+    message(FATAL_ERROR "STEPBACK_TLS_SERVER=OFF leaves out the TLS server that the tests and "
+      "`stepback demo` run: also set STEPBACK_BUILD_TESTS=OFF and STEPBACK_BUILD_TOOLS=OFF, "
+      "or STEPBACK_TLS_SERVER=AUTO")
+  endif()
+endif()
 message(STATUS "TLS record buffers: ${STEPBACK_TLS_IN_CONTENT_LEN} in, "
-               "${STEPBACK_TLS_OUT_CONTENT_LEN} out; small-RAM build: ${STEPBACK_SMALL_RAM}")
+               "${STEPBACK_TLS_OUT_CONTENT_LEN} out; small-RAM build: ${STEPBACK_SMALL_RAM}; "
+               "TLS server side: ${stepback_tls_server}")
 # Public definitions of the mbedTLS targets, so that the library and everything that includes
 # its headers read the same configuration (stepback::https's kTlsInputBufferBytes, the tools).
 set(STEPBACK_MBEDTLS_DEFINITIONS
   "STEPBACK_TLS_IN_CONTENT_LEN=${STEPBACK_TLS_IN_CONTENT_LEN}"
   "STEPBACK_TLS_OUT_CONTENT_LEN=${STEPBACK_TLS_OUT_CONTENT_LEN}"
-  "STEPBACK_SMALL_RAM=${stepback_small_ram}")
+  "STEPBACK_SMALL_RAM=${stepback_small_ram}"
+  "STEPBACK_TLS_SERVER=${stepback_tls_server}")
 set_property(GLOBAL PROPERTY STEPBACK_MBEDTLS_DEFINITIONS ${STEPBACK_MBEDTLS_DEFINITIONS})
 
 # Sets <out> to the MBEDTLS_VERSION_STRING of the source tree <dir>, or "" if there is none.

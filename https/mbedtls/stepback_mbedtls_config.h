@@ -78,6 +78,9 @@ time_t stepback_mbedtls_time(time_t* timer);
 #define MBEDTLS_CIPHER_C
 #define MBEDTLS_AES_C
 #define MBEDTLS_AES_ROM_TABLES
+/* AES only ever encrypts here (GCM and CTR_DRBG run the block cipher forwards; no CBC or ECB
+ * decryption): the decryption tables and code left out, 5.6-6.4 KiB (bench/apk_footprint.sh). */
+#define MBEDTLS_BLOCK_CIPHER_NO_DECRYPT
 #define MBEDTLS_AESNI_C
 #define MBEDTLS_AESCE_C
 #define MBEDTLS_GCM_C
@@ -92,28 +95,22 @@ time_t stepback_mbedtls_time(time_t* timer);
 #define MBEDTLS_POLY1305_C
 #define MBEDTLS_CHACHAPOLY_C
 
-/* Keys and ASN.1: parse CA and server keys, write the demo's self-generated key. */
+/* Keys and ASN.1: parse CA and server keys (ASN.1 writing is ECDSA's signature encoding). */
 #define MBEDTLS_OID_C
 #define MBEDTLS_ASN1_PARSE_C
 #define MBEDTLS_ASN1_WRITE_C
 #define MBEDTLS_BASE64_C
 #define MBEDTLS_PK_C
 #define MBEDTLS_PK_PARSE_C
-#define MBEDTLS_PK_WRITE_C
 #define MBEDTLS_PEM_PARSE_C
-#define MBEDTLS_PEM_WRITE_C
 
-/* X.509: verify server chains (DER and PEM); create the demo's self-signed certificate. */
+/* X.509: verify server chains (DER and PEM). */
 #define MBEDTLS_X509_USE_C
 #define MBEDTLS_X509_CRT_PARSE_C
-#define MBEDTLS_X509_CREATE_C
-#define MBEDTLS_X509_CRT_WRITE_C
 
-/* TLS: 1.2 and 1.3 only (no SSLv3/TLS 1.0/1.1, no DTLS), client and server (the demo and the
- * tests run an in-process server). */
+/* TLS: 1.2 and 1.3 only (no SSLv3/TLS 1.0/1.1, no DTLS), client (the server side below). */
 #define MBEDTLS_SSL_TLS_C
 #define MBEDTLS_SSL_CLI_C
-#define MBEDTLS_SSL_SRV_C
 #define MBEDTLS_SSL_PROTO_TLS1_2
 #define MBEDTLS_SSL_PROTO_TLS1_3
 
@@ -130,15 +127,28 @@ time_t stepback_mbedtls_time(time_t* timer);
 #define MBEDTLS_SSL_KEEP_PEER_CERTIFICATE
 
 /* Extensions: SNI (virtual hosts), ALPN (to say http/1.1), extended master secret (TLS 1.2
- * resumption safety), session tickets on both sides (retries resume instead of a full
- * handshake), and max fragment length (ask for small records where servers honour it). */
+ * resumption safety), session tickets (retries resume instead of a full handshake), and max
+ * fragment length (ask for small records where servers honour it). */
 #define MBEDTLS_SSL_SERVER_NAME_INDICATION
 #define MBEDTLS_SSL_ALPN
 #define MBEDTLS_SSL_EXTENDED_MASTER_SECRET
 #define MBEDTLS_SSL_SESSION_TICKETS
-#define MBEDTLS_SSL_TICKET_C
 #define MBEDTLS_SSL_MAX_FRAGMENT_LENGTH
 #define MBEDTLS_SSL_ALL_ALERT_MESSAGES
+
+/* The server side, which the library never runs: the TLS server and its session-ticket keys,
+ * and writing keys and self-signed certificates, for the tests' and `stepback demo`'s
+ * in-process servers. CMake option STEPBACK_TLS_SERVER (build-wide definition,
+ * cmake/StepbackMbedTLS.cmake): on when the tests or the tools are built, off in an app's
+ * build (bench/apk_footprint.sh). */
+#if defined(STEPBACK_TLS_SERVER) && STEPBACK_TLS_SERVER
+#define MBEDTLS_SSL_SRV_C
+#define MBEDTLS_SSL_TICKET_C
+#define MBEDTLS_PK_WRITE_C
+#define MBEDTLS_PEM_WRITE_C
+#define MBEDTLS_X509_CREATE_C
+#define MBEDTLS_X509_CRT_WRITE_C
+#endif
 
 /* Record buffers, from the CMake options STEPBACK_TLS_IN_CONTENT_LEN and _OUT_ (build-wide
  * definitions, cmake/StepbackMbedTLS.cmake): by default the incoming one takes a full 16 KiB
