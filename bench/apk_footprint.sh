@@ -87,6 +87,8 @@ apk_breakdown() {
 server=${TLS_SERVER:-OFF}
 rows=()
 breakdown=()
+android_rows=()
+breakdown_android=()
 for abi in ${ABIS:-aarch64 armhf}; do
   p=${prefix[$abi]}
   b="$tmp/$abi"
@@ -130,9 +132,48 @@ for abi in ${ABIS:-aarch64 armhf}; do
   with16=$(stat -c %s "$b/libwith16384.so")
   with4=$(stat -c %s "$b/libwith4096.so")
   rows+=("| $abi | $with B ($((with / 1024)) KiB) | $with16 B | $with4 B | $code B ($((code / 1024)) KiB) | $without B ($((without / 1024)) KiB) | $needed|")
+  # The same app for Android API 29+ with AndroidResolver (android_res_nquery): c-ares is kept
+  # for its DNS answer parser only, and --gc-sections drops its channel, sockets and config.
+  # apk_lib.cpp and android_resolver.cpp are compiled as for Android against the NDK-documented
+  # stub of <android/multinetwork.h> (tests/https/dns/android_stub) and AOSP's jni.h (ares.h
+  # includes it on Android); the three android_res_* functions come from a stub libandroid.so,
+  # dynamic as the real one is, so they add nothing. glibc still stands in for bionic.
+  android=(-D__ANDROID__=1 -D__ANDROID_API__=29 -DAPK_ANDROID_RESOLVER
+           -I"$repo/tests/https/dns/android_stub" -I/usr/include/android/nativehelper
+           -I"$repo/https/src" -I"$repo/third_party/c-ares/include" -I"$b/third_party/c-ares")
+  if [[ -f /usr/include/android/nativehelper/jni.h ]]; then
+    # shellcheck disable=SC2086  # flag strings are split on purpose.
+    "$p-g++" -std=c++17 ${arch_flags[$abi]} $flags $cxx_only "${inc[@]}" "${android[@]}" \
+      -c "$repo/bench/apk_lib.cpp" -o "$b/apk_lib_android.o"
+    # shellcheck disable=SC2086
+    "$p-g++" -std=c++17 ${arch_flags[$abi]} $flags $cxx_only "${inc[@]}" "${android[@]}" \
+      -DSTEPBACK_HAVE_CARES=1 -c "$repo/https/src/dns/android_resolver.cpp" -o "$b/android_resolver.o"
+    printf 'int android_res_nquery(){return -1;}\nint android_res_nresult(){return -1;}\nvoid android_res_cancel(){}\n' \
+      >"$b/libandroid_stub.c"
+    # shellcheck disable=SC2086
+    "$p-gcc" ${arch_flags[$abi]} -shared -fPIC -o "$b/libandroid.so" "$b/libandroid_stub.c"
+    # shellcheck disable=SC2086
+    "$p-g++" ${arch_flags[$abi]} "${link[@]}" -Wl,-Map="$b/libandroid29.map" -o "$b/libandroid29.so" \
+      "$b/apk_lib_android.o" "$b/android_resolver.o" -Wl,--start-group "${ours[@]}" "${mbed[@]}" \
+      -Wl,--end-group -L"$b" -landroid
+    "$p-strip" --strip-all "$b/libandroid29.so"
+    a29=$(stat -c %s "$b/libandroid29.so")
+    a29code=$("$p-size" "$b/libandroid29.so" | awk 'NR == 2 { print $1 + $2 }')
+    android_rows+=("| $abi | $a29 B ($((a29 / 1024)) KiB) | $a29code B ($((a29code / 1024)) KiB) |")
+    breakdown_android+=("$(apk_breakdown "$abi (AndroidResolver, API 29+)" "$b/libandroid29.map" "$a29code")")
+  else
+    android_rows+=("| $abi | skipped: /usr/include/android/nativehelper/jni.h is missing | |")
+  fi
   breakdown+=("$(apk_breakdown "$abi" "$b/libwith.map" "$code")")
 done
 echo "| ABI | stripped .so, everything (stepback + nanopb + mbedTLS + c-ares) | same, 16 KiB pages | same, 4 KiB pages | its text + data | without mbedTLS and c-ares | dynamic dependencies |"
 echo "|---|---:|---:|---:|---:|---:|---|"
 printf '%s\n' "${rows[@]}"
+echo
+echo "The same app for Android API 29+, resolving with AndroidResolver (c-ares only parses answers):"
+echo
+echo "| ABI | stripped .so (64 KiB pages on aarch64) | its text + data |"
+echo "|---|---:|---:|"
+printf '%s\n' "${android_rows[@]}"
 printf '\n%s\n' "${breakdown[@]}"
+printf '\n%s\n' "${breakdown_android[@]}"

@@ -6,6 +6,7 @@
 
 #include "stepback/core/random.hpp"
 #include "stepback/https/client.hpp"
+#include "stepback/https/dns/android_resolver.hpp"
 #include "stepback/https/dns/cares_resolver.hpp"
 #include "stepback/https/poll_wait.hpp"
 #include "stepback/https/tcp_tls_connector.hpp"
@@ -61,10 +62,15 @@ extern "C" __attribute__((visibility("default"))) long stepback_apk_fetch(const 
   const auto& profile = stepback::profiles::active;
   stepback::RetryBudget budget(profile.budget);
   const stepback::RetryContext context{profile.retry, random, &budget};
+#if defined(APK_ANDROID_RESOLVER)
+  // Android API 29+: the system's resolver (android_res_nquery), c-ares only parses answers.
+  https::AndroidResolver resolver;
+#else
   // The resolver reads resolv.conf once, here, outside the loop (a failure is reported by
   // the first lookup, with why; numeric hosts need no lookup).
   https::CaresResolver resolver;
   (void)resolver.init(https::CaresOptions{});
+#endif
   https::TcpTlsConnector connector(tls, resolver);
   Out body{out, out_size, 0};
   https::ClientOptions options;
