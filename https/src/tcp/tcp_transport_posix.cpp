@@ -501,18 +501,20 @@ int apply_binding(const NetworkBinding& binding, int fd) {
     const std::size_t n = std::strlen(binding.interface);
     if (n >= kInterfaceNameCapacity) return ENODEV;
     if (::setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, binding.interface,
-                     static_cast<socklen_t>(n + 1)) != 0) {
+                     detail::to_socket_length<socklen_t>(n + 1)) != 0) {
       return errno;
     }
 #elif defined(IP_BOUND_IF)
     const unsigned index = ::if_nametoindex(binding.interface);
     if (index == 0) return ENODEV;
     sockaddr_storage self{};
-    socklen_t size = sizeof self;
+    auto size = detail::to_socket_length<socklen_t>(sizeof self);
     if (::getsockname(fd, reinterpret_cast<sockaddr*>(&self), &size) != 0) return errno;
     const int rc = self.ss_family == AF_INET6
-                       ? ::setsockopt(fd, IPPROTO_IPV6, IPV6_BOUND_IF, &index, sizeof index)
-                       : ::setsockopt(fd, IPPROTO_IP, IP_BOUND_IF, &index, sizeof index);
+                       ? ::setsockopt(fd, IPPROTO_IPV6, IPV6_BOUND_IF, &index,
+                                      detail::to_socket_length<socklen_t>(sizeof index))
+                       : ::setsockopt(fd, IPPROTO_IP, IP_BOUND_IF, &index,
+                                      detail::to_socket_length<socklen_t>(sizeof index));
     if (rc != 0) return errno;
 #else
     return EOPNOTSUPP;
