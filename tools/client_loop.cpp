@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 
@@ -75,21 +76,21 @@ void report_deferred(const char* prefix, const https::RunHint& hint, Millis now,
                      std::optional<Millis> trace_at) {
   const bool for_network = hint.state == https::RunHint::State::kWaitingForNetwork;
   const bool timed = !for_network && hint.run_at != Millis::max() && hint.run_at > now;
-  const unsigned long long run_in = timed ? (hint.run_at - now).count() : 0;
-  const unsigned long long left = hint.bytes_left.value_or(0);
+  const std::uint64_t run_in = timed ? (hint.run_at - now).count() : 0;
+  const std::uint64_t left = hint.bytes_left.value_or(0);
   if (trace_at) {
     std::fprintf(stderr, "{\"event\":\"deferred\",\"t_ms\":%llu,\"state\":\"%s\",\"run_in_ms\":",
                  static_cast<unsigned long long>(trace_at->count()),
                  for_network ? "waiting_for_network" : "waiting");
     if (timed) {
-      std::fprintf(stderr, "%llu", run_in);
+      std::fprintf(stderr, "%llu", static_cast<unsigned long long>(run_in));
     } else {
       std::fputs("null", stderr);
     }
     std::fprintf(stderr, ",\"unmetered\":%s,\"not_roaming\":%s,\"bytes_left\":",
                  hint.unmetered ? "true" : "false", hint.not_roaming ? "true" : "false");
     if (hint.bytes_left) {
-      std::fprintf(stderr, "%llu}\n", left);
+      std::fprintf(stderr, "%llu}\n", static_cast<unsigned long long>(left));
     } else {
       std::fputs("null}\n", stderr);
     }
@@ -103,12 +104,13 @@ void report_deferred(const char* prefix, const https::RunHint& hint, Millis now,
                                            : "";
   if (timed) {
     std::fprintf(stderr, "%sdeferred: run the same command again in %llu.%03llu s%s", prefix,
-                 run_in / 1000, run_in % 1000, network);
+                 static_cast<unsigned long long>(run_in / 1000),
+                 static_cast<unsigned long long>(run_in % 1000), network);
   } else {
     std::fprintf(stderr, "%sdeferred: run the same command again%s", prefix, network);
   }
   if (hint.bytes_left) {
-    std::fprintf(stderr, " (%llu bytes left)\n", left);
+    std::fprintf(stderr, " (%llu bytes left)\n", static_cast<unsigned long long>(left));
   } else {
     std::fputs("\n", stderr);
   }
