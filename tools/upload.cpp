@@ -271,8 +271,11 @@ LoopEnd run_loop(transfer::Upload& upload, UploadReporter& reporter, StateFile* 
   Millis now = platform::monotonic_now();
   transfer::UploadNext next = upload.step(now);
   for (;;) {
-    const bool deferred = defer && next.kind == transfer::UploadNext::Kind::kWaitUntil &&
-                          defer_now(*hint = upload.run_hint(next), now, *defer);
+    bool deferred = false;
+    if (defer && next.kind == transfer::UploadNext::Kind::kWaitUntil) {
+      *hint = upload.run_hint(next);
+      deferred = defer_now(*hint, now, *defer);
+    }
     if ((g_stop != 0 || deferred) && next.kind != transfer::UploadNext::Kind::kDone) {
       // The session stays open on the server; the record says where it stood.
       upload.pause(now);

@@ -412,8 +412,7 @@ RunHint Client::run_hint(const ClientNext& next) const {
   } else {
     hint.state = held_ ? RunHint::State::kWaitingForNetwork : RunHint::State::kWaiting;
   }
-  const std::uint64_t size = spec_.body.size > 0 ? spec_.body.size : total_.value_or(0);
-  set_network_needs(&hint, options_.network, size);
+  set_network_needs(&hint, options_.network, transfer_size());
   if (total_) {
     hint.bytes_left = *total_ > delivered_ ? *total_ - delivered_ : 0;
   } else if (spec_.body.size > 0) {
@@ -422,14 +421,17 @@ RunHint Client::run_hint(const ClientNext& next) const {
   return hint;
 }
 
+std::uint64_t Client::transfer_size() const {
+  return spec_.body.size > 0 ? spec_.body.size : total_.value_or(0);
+}
+
 const char* Client::network_refusal() const {
   const NetworkPolicy& policy = options_.network;
   if (!network_.connected) return "there is no network";
   if (network_.roaming && !policy.roaming) return "the network is roaming, which it may not use";
   if (network_.metered) {
     if (!policy.metered) return "the network is metered, which it may not use";
-    const std::uint64_t size = spec_.body.size > 0 ? spec_.body.size : total_.value_or(0);
-    if (size > policy.metered_up_to) {
+    if (transfer_size() > policy.metered_up_to) {
       return "the network is metered and the transfer is larger than it may move over one";
     }
   }

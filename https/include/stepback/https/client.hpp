@@ -467,6 +467,9 @@ class Client {
   Step hold(Millis now);
   // Why the current network may not be used, in words ("" when it may).
   const char* network_refusal() const;
+  // What NetworkPolicy::metered_up_to weighs: the request body's size, else the response's
+  // length once known (0 before).
+  std::uint64_t transfer_size() const;
 
   Step begin_attempt(Millis now);
   void reset_exchange(Millis now);
