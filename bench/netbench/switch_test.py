@@ -234,6 +234,12 @@ def case_bind(tmp, cert, big):
             args = ["ip", "netns", "exec", CLI, BINARY, "get", "--cacert", cert, "--max-retries",
                     "0", "--dns-servers", servers, f"https://{NAME}:{PORT}/probe.txt", *extra]
             p = subprocess.run(args, capture_output=True, text=True, timeout=60)
+            # nginx logs a request after its response has gone, so the client can be done
+            # before the line is written (seen under stress-ng: an empty log); wait for it.
+            for _ in range(200):
+                if p.returncode != 0 or "/probe.txt" in open(access).read():
+                    break
+                time.sleep(0.025)
             return p, open(log).read(), open(access).read()
 
         with open(os.path.join(tmp, "www", "probe.txt"), "w") as f:
