@@ -118,6 +118,7 @@ Status TcpConnector::dial_to(const char* host, std::uint16_t port, Millis now,
                              Millis connect_timeout, bool proxy) {
   close();
   message_[0] = '\0';
+  unreachable_ = false;
   via_proxy_ = proxy;  // Set first: a connect that fails at once names the proxy too.
   tunnel_size_ = 0;
   host_ = host == nullptr ? "" : host;
@@ -166,6 +167,7 @@ Status TcpConnector::step_resolve(Millis now) {
   }
   const ResolveResult& result = resolver_.result();
   if (result.error != ResolveError::kNone || result.count == 0) {
+    unreachable_ = result.error == ResolveError::kNoNetwork;
     return fail(lookup_status(result.error),
                 result.message[0] != '\0' ? result.message : "name lookup failed");
   }
@@ -306,6 +308,7 @@ Status TcpConnector::connect_failed(Status s) {
   // than ours; a name is named too, since its addresses are not what the user typed.
   char tried[304];  // With the host cut to 120 characters, the message fits message_.
   const std::size_t count = tcp_.describe_failure(tried, sizeof tried);
+  unreachable_ = tcp_.unreachable();
   const bool named = !is_numeric_host(host_) || via_proxy_;
   const char* proxy = via_proxy_ ? "the proxy " : "";
   const char* verdict = s == Status::kConnectTimeout ? " within the connect timeout" : "";

@@ -30,6 +30,9 @@ class ScriptedConnector final : public https::Connector {
     return *connections_.back();
   }
   std::vector<https::Status> open_failures;
+  // Whether those failures (and the one after the scripted connections) are for lack of a
+  // path (Connector::unreachable()): no route, as a device without a network meets.
+  bool unreachable_failures = false;
   // Each connection's step() first answers kWouldBlock `connect_blocks` times, waiting on
   // `connecting_fd` (-1: a connector with nothing to watch) for writing.
   int connect_blocks = 0;
@@ -38,8 +41,15 @@ class ScriptedConnector final : public https::Connector {
   https::Status open(const https::Url&, const char* host, Millis now, const Timeouts& t) override {
     host_ = host;
     deadline_ = now + t.connect;
-    if (opened_failures_ < open_failures.size()) return open_failures[opened_failures_++];
-    if (next_ >= connections_.size()) return https::Status::kConnectFailed;
+    unreachable_ = false;
+    if (opened_failures_ < open_failures.size()) {
+      unreachable_ = unreachable_failures;
+      return open_failures[opened_failures_++];
+    }
+    if (next_ >= connections_.size()) {
+      unreachable_ = unreachable_failures;
+      return https::Status::kConnectFailed;
+    }
     current_ = connections_[next_++].get();
     blocks_left_ = connect_blocks;
     connecting_ = false;
@@ -63,6 +73,7 @@ class ScriptedConnector final : public https::Connector {
   Millis deadline() const override { return deadline_; }
   bool resumed() const override { return false; }
   const char* failure_message() const override { return "scripted failure"; }
+  bool unreachable() const override { return unreachable_; }
   void exchange_done() override { ++exchanges_; }
   void close() override {
     if (current_ != nullptr) current_->close();
@@ -91,6 +102,7 @@ class ScriptedConnector final : public https::Connector {
   Millis deadline_ = Millis::max();
   int blocks_left_ = 0;
   bool connecting_ = false;
+  bool unreachable_ = false;
   std::size_t exchanges_ = 0;
   std::string host_;
 };

@@ -67,6 +67,23 @@ Status connect_status(int error) {
   }
 }
 
+// Whether a connect failed with `error` for lack of a path from this device: the network
+// or the host cannot be reached from here, the network or the bound device is down, or the
+// local address is gone. A refusal, a reset or a timeout came from (or went to) somewhere.
+bool no_path(int error) {
+  switch (error) {
+    case ENETUNREACH:
+    case EHOSTUNREACH:
+    case ENETDOWN:
+    case EHOSTDOWN:
+    case EADDRNOTAVAIL:
+    case ENODEV:
+      return true;
+    default:
+      return false;
+  }
+}
+
 // The status of a failed send() or recv() on an established connection.
 Status io_status(int error) {
   if (error == EAGAIN || error == EWOULDBLOCK) return Status::kWouldBlock;
@@ -229,6 +246,14 @@ Status TcpTransport::start_attempt(Millis now) {
   const int error = errno;
   fail_attempt(i, error);
   return connect_status(error);
+}
+
+bool TcpTransport::unreachable() const {
+  if (state_ != State::kFailed || next_address_ == 0) return false;
+  for (std::size_t i = 0; i < next_address_ && i < address_count_; ++i) {
+    if (!no_path(attempt_error_[i])) return false;
+  }
+  return true;
 }
 
 void TcpTransport::fail_attempt(std::size_t i, int error) {

@@ -41,6 +41,11 @@ class Connector {
   virtual bool resumed() const = 0;
   // What the last failure was, in words ("" if none).
   virtual const char* failure_message() const = 0;
+  // Whether the last failure was for lack of a network, not at the far end: no address could
+  // be reached from here (no route, network unreachable, the bound device gone) or no DNS
+  // server could be. With the platform saying it is offline, the Client then waits for a
+  // network instead of spending retries (Client::network_changed). False by default.
+  virtual bool unreachable() const { return false; }
   // A response was read completely; a TLS connector saves the session (TLS 1.3 tickets
   // arrive after the handshake).
   virtual void exchange_done() = 0;

@@ -78,6 +78,7 @@ class TcpConnector final : public Connector {
   Millis deadline() const override;
   bool resumed() const override { return false; }
   const char* failure_message() const override { return message_; }
+  bool unreachable() const override { return unreachable_; }
   void exchange_done() override {}
   void close() override;
   // Closes, and lets the resolver re-read the new network's configuration.
@@ -137,6 +138,7 @@ class TcpConnector final : public Connector {
   const char* host_ = "";
   Phase phase_ = Phase::kIdle;
   char message_[512] = {};
+  bool unreachable_ = false;  // The last failure was for lack of a path (see unreachable()).
 
   const ProxyConfig* proxy_ = nullptr;
   ProxyRoom* room_ = nullptr;  // With proxy_.

@@ -40,6 +40,7 @@ class TcpTlsConnector final : public Connector {
   Millis deadline() const override;
   bool resumed() const override { return resumed_; }
   const char* failure_message() const override;
+  bool unreachable() const override { return !tls_failed_ && tcp_.unreachable(); }
   void exchange_done() override;
   void close() override;
   // Closes, and lets the resolver re-read the new network's configuration.

@@ -80,6 +80,11 @@ class TcpTransport final : public Transport {
   // NUL-terminated): "[::1]:443 (no answer), 127.0.0.1:443 (Connection refused)". How many
   // addresses were tried.
   std::size_t describe_failure(char* out, std::size_t size) const;
+  // After a failed connect, whether it failed for lack of a path rather than at the far end:
+  // every address tried was unreachable from here (no route, network or host unreachable,
+  // network down, no such address or device), none refused or timed out. The Client waits
+  // for a network on this only when the platform also says it is offline.
+  bool unreachable() const;
   // How many connects are under way now (0 when not connecting).
   std::size_t attempts_in_flight() const;
   // Whether a connection is established now (step_connect() returned kOk and no close()).
