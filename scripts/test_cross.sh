@@ -19,6 +19,7 @@ not_on_target=(
 # Tests the desktop build has and no ARM build can run, as "ctest-name-pattern reason".
 host_only=(
   "netbench.* the latency bench drives the host's kernel (namespaces, NFQUEUE) as root"
+  "tools.reachability.* network namespaces of the host's kernel, made as root"
   "consumers.add_subdirectory the source tree built once more inside a consumer project (2-3 minutes), on the desktop build only"
 )
 

@@ -4,7 +4,9 @@
 // /proc/net/ipv6_route. When the default routes differ from before (another interface or
 // gateway, or none), or the device goes from some route to none or back, the transfer is told
 // (Client::network_changed): what ran on the old network ends at once and goes on over the new
-// one, and without a network it waits for one. Which routes make a network depends on the
+// one. The routes are the platform's word, not a verdict on a destination: without a network
+// a transfer is still tried (loopback, an address of the device's own), and it waits for one
+// only once an attempt finds no path. Which routes make a network depends on the
 // device: one that had a default route when the watch began needs one (while Wi-Fi hands over
 // to cellular there is a moment with the cellular subnet but no default route, which is no
 // network yet); one that had routes but no default route (a closed network, a test's

@@ -52,6 +52,16 @@ bool has_precondition(const RequestHead& head) {
          has_query_parameter(head.url.target, "ifSourceGenerationMatch");
 }
 
+// Whether the request already names a Cloud Storage generation (in its URL, or a precondition
+// field of the app's): then the Client adds none of its own.
+bool names_generation(const RequestHead& head) {
+  for (std::size_t i = 0; i < head.header_count; ++i) {
+    if (http1_text::iequals(head.headers[i].name, "x-goog-if-generation-match")) return true;
+  }
+  return has_query_parameter(head.url.target, "generation") ||
+         has_query_parameter(head.url.target, "ifGenerationMatch");
+}
+
 bool is_safe_method(std::string_view m) {
   return m == "GET" || m == "HEAD" || m == "OPTIONS" || m == "TRACE";
 }
@@ -157,7 +167,7 @@ Status Client::start(const RequestSpec& spec) {
   url_refreshes_ = 0;
   url_expired_ = false;
   uncounted_ = false;
-  held_ = switch_pending_ = false;
+  held_ = switch_pending_ = unreachable_ = hold_armed_ = false;
   time_offline_ = Millis{};
   visited_[0] = url_id(url);
   started_ = false;
@@ -213,7 +223,7 @@ Status Client::continue_body(std::uint64_t until) {
   last_attempt_ = AttemptResult{};
   refresh_token_ = token_refreshed_ = false;
   uncounted_ = false;
-  held_ = switch_pending_ = false;
+  held_ = switch_pending_ = unreachable_ = hold_armed_ = false;
   time_offline_ = Millis{};
   redirects_ = 0;
   visited_[0] = url_id(spec_.head.url);
@@ -358,6 +368,9 @@ void Client::reset_exchange(Millis now) {
   skip_ = 0;
   body_use_ = BodyUse::kUndecided;
   refetch_ = false;
+  unasked_part_ = "";
+  part_limit_ = UINT64_MAX;
+  overlong_part_ = false;
   send_failure_ = Status::kOk;
   parser_.reset(spec_.head.method == "HEAD");
   io_deadline_ = now + options_.timeouts.read;
@@ -384,6 +397,9 @@ void Client::network_available(Millis now) {
 
 void Client::network_changed(Millis now, const NetworkInfo& network) {
   network_ = network;
+  // Whatever changed, a destination may be reachable again: the next attempt finds out.
+  unreachable_ = false;
+  if (network.connected && network_usable()) hold_armed_ = false;
   const bool under_way =
       phase_ == Phase::kConnecting || phase_ == Phase::kSending || phase_ == Phase::kReceiving;
   if (under_way) {
@@ -393,7 +409,9 @@ void Client::network_changed(Millis now, const NetworkInfo& network) {
   // A connection kept from the old network would only fail on its first use.
   if (connection_open_) close_connection();
   connector_.network_changed();
-  if (phase_ != Phase::kDone && network_usable()) machine_.network_available(now);
+  if (phase_ != Phase::kDone && network.connected && network_usable()) {
+    machine_.network_available(now);
+  }
 }
 
 bool Client::network_usable() const { return network_refusal()[0] == '\0'; }
@@ -427,7 +445,9 @@ std::uint64_t Client::transfer_size() const {
 
 const char* Client::network_refusal() const {
   const NetworkPolicy& policy = options_.network;
-  if (!network_.connected) return "there is no network";
+  // No network is a verdict only on a destination an attempt could not reach: loopback, the
+  // device's own addresses and a LAN without a default route are tried all the same.
+  if (!network_.connected && unreachable_) return "there is no network";
   if (network_.roaming && !policy.roaming) return "the network is roaming, which it may not use";
   if (network_.metered) {
     if (!policy.metered) return "the network is metered, which it may not use";
@@ -464,9 +484,14 @@ Client::Step Client::hold(Millis now) {
     held_ = true;
     held_mark_ = now;
     const Millis limit = options_.timeouts.offline;
-    hold_end_ = now + limit;  // Saturating.
+    // The limit runs from the first hold until a usable network is announced: a route table
+    // that changes without giving a way out does not restart it.
+    if (!hold_armed_) {
+      hold_armed_ = true;
+      hold_end_ = now + limit;  // Saturating.
+    }
     ClientEvent e = event(ClientEvent::Kind::kWait, now);
-    e.wait = limit;
+    e.wait = hold_end_ - now;
     e.wait_reason = WaitReason::kOffline;
     e.message = network_refusal();
     emit(e);
@@ -704,9 +729,11 @@ Client::Step Client::end_response(Millis now, bool reusable) {
     }
     delivered_ = kept.size;
   }
-  if (refetch_) {
-    return fail_attempt(now, Status::kReset,
-                        "the server's range did not continue the body; fetching it whole again");
+  if (refetch_) return fail_attempt(now, Status::kReset, refetch_why_);
+  if (unasked_part_[0] != '\0') return fail_attempt(now, Status::kProtocol, unasked_part_);
+  if (overlong_part_) {
+    return fail_attempt(now, Status::kProtocol,
+                        "a 206 part carried more bytes than its Content-Range says");
   }
   if (resumable_ && body_use_ == BodyUse::kDeliver && parser_.status() / 100 == 2 &&
       integrity_.has_expectation() && (!total_ || delivered_ >= *total_)) {
@@ -764,13 +791,36 @@ Client::Step Client::fail_attempt(Millis now, Status status, const char* message
   }
   const bool stale_reuse =
       reused_ && !parser_.started() && (status == Status::kReset || status == Status::kClosed);
+  // No path to the destination while the platform says there is no network: the request
+  // waits for one (hold()), and this attempt is not counted. Without the platform's word
+  // (or with a network it calls connected) an unreachable destination is an ordinary retry.
+  const bool offline =
+      phase_ == Phase::kConnecting && !network_.connected && connector_.unreachable();
   close_connection();
+  if (offline) {
+    unreachable_ = true;
+    ClientEvent e = event(ClientEvent::Kind::kError, now);
+    e.failure = to_failure(status);
+    e.message = message;
+    emit(e);
+    // The machine still waits for this attempt's report: it answers kSend again, and
+    // on_machine() holds until the network changes.
+    uncounted_ = true;
+    return go(Phase::kWaiting);
+  }
   // A kept connection the server had already closed: that is no attempt; the request goes
   // again at once on a fresh connection if re-sending it is safe and it failed before any
   // of its body left. Once body bytes have gone the server may have taken them in (an
   // upload chunk it partly committed): that is a failed attempt, which the caller's retry
   // rules see.
   if (stale_reuse && (sent_ == 0 || (idempotent_ && sent_ <= head_size_))) {
+    // Said, not counted: a trace shows why a second connection was opened.
+    ClientEvent e = event(ClientEvent::Kind::kError, now);
+    e.failure = to_failure(status);
+    e.message =
+        "the kept connection had been closed by the server: the request goes again at once "
+        "on a new one (not a retry)";
+    emit(e);
     reset_exchange(now);
     return open_connection();
   }
@@ -976,30 +1026,13 @@ Client::Step Client::refuse_splice(Millis now) {
 Status Client::write_head(bool ranged, std::uint64_t range_from) {
   range_from_ = 0;
   ranged_ = false;
+  generation_sent_ = false;
   RequestHead head = spec_.head;  // Through a forward proxy: absolute form and its credentials.
   head.absolute_form = connector_.forwards(head.url, &head.proxy_authorization);
   forwarded_ = head.absolute_form;
   const Status s = write_request_head(head, options_.buffers.request, &head_size_);
   if (s != Status::kOk || !ranged) return s;
   MutableBytes out = options_.buffers.request;
-  // Cloud Storage: pins the resumed read to the generation the first part came from, so it
-  // can never continue another version of the object (unless the URL already names one).
-  if (generation_size_ > 0 && !has_query_parameter(spec_.head.url.target, "generation")) {
-    const std::string_view line(reinterpret_cast<const char*>(out.data), head_size_);
-    const std::size_t end = line.find(" HTTP/1.1\r\n");
-    char param[48];
-    const int n =
-        std::snprintf(param, sizeof param, "%cgeneration=%.*s",
-                      spec_.head.url.target.find('?') == std::string_view::npos ? '?' : '&',
-                      static_cast<int>(generation_size_), generation_);
-    const auto len = static_cast<std::size_t>(n);
-    if (end == std::string_view::npos || n <= 0 || out.size - head_size_ < len) {
-      return Status::kBufferTooSmall;
-    }
-    std::memmove(out.data + end + len, out.data + end, head_size_ - end);
-    std::memcpy(out.data + end, param, len);
-    head_size_ += len;
-  }
   // Inserts Range (and If-Range, when something pins the bytes) before the blank line that
   // ends the head.
   std::size_t at = head_size_ - 2;
@@ -1015,6 +1048,15 @@ Status Client::write_head(bool ranged, std::uint64_t range_from) {
   if (validator_size_ > 0) {
     fits = fits && append(out, &at, "If-Range: ") &&
            append(out, &at, std::string_view(validator_, validator_size_)) &&
+           append(out, &at, "\r\n");
+  }
+  // Cloud Storage: the generation the first part came from, as a precondition field (the
+  // XML API answers 412 once the object is another; decide_body() then starts it over). The
+  // URL is never touched: a signed URL's query is part of its signature.
+  generation_sent_ = generation_size_ > 0 && !names_generation(spec_.head);
+  if (generation_sent_) {
+    fits = fits && append(out, &at, "x-goog-if-generation-match: ") &&
+           append(out, &at, std::string_view(generation_, generation_size_)) &&
            append(out, &at, "\r\n");
   }
   fits = fits && append(out, &at, "\r\n");
@@ -1120,6 +1162,39 @@ void Client::remember_validator() {
   }
 }
 
+const char* Client::other_representation() const {
+  const std::optional<std::string_view> etag = parser_.header("etag");
+  const std::string_view pinned(validator_, validator_size_);
+  if (validator_is_etag_) {
+    if (!etag) return "a part came without the ETag the body is pinned to; fetching it whole again";
+    if (*etag != pinned) {
+      return "a part came from another version of the object (another ETag); fetching it whole "
+             "again";
+    }
+  } else {
+    const std::optional<std::string_view> modified = parser_.header("last-modified");
+    if (!modified || *modified != pinned) {
+      return "a part came from another version of the object (another Last-Modified); "
+             "fetching it whole again";
+    }
+  }
+  const std::optional<std::string_view> generation = parser_.header("x-goog-generation");
+  if (generation_size_ > 0 && generation &&
+      *generation != std::string_view(generation_, generation_size_)) {
+    return "a part came from another generation of the object; fetching it whole again";
+  }
+  return nullptr;
+}
+
+void Client::refetch_whole(const char* why) {
+  body_use_ = BodyUse::kDiscard;
+  validator_size_ = 0;
+  generation_size_ = 0;
+  piece_end_ = UINT64_MAX;
+  refetch_why_ = why;
+  refetch_ = restart_sink();
+}
+
 void Client::decide_body(Millis now) {
   if (body_use_ != BodyUse::kUndecided) return;
   const std::uint16_t status = parser_.status();
@@ -1143,25 +1218,49 @@ void Client::decide_body(Millis now) {
     return;
   }
   body_use_ = BodyUse::kDeliver;
+  std::uint64_t first = 0;
+  std::uint64_t last = 0;
+  std::optional<std::uint64_t> total;
+  const auto range = parser_.header("content-range");
+  const bool part = status == 206 && range.has_value() &&
+                    detail::parse_content_range(*range, &first, &last, &total);
   if (status == 206 && ranged_) {
-    std::uint64_t first = 0;
-    std::uint64_t last = 0;
-    std::optional<std::uint64_t> total;
-    const auto range = parser_.header("content-range");
-    if (range && detail::parse_content_range(*range, &first, &last, &total) &&
-        first == delivered_ && (!total_ || !total || *total == *total_)) {
+    // The first piece of a ranged download, or a resume from byte 0: nothing pins the
+    // representation yet. Otherwise the part must be of the pinned one.
+    const char* other = validator_size_ > 0 ? other_representation() : nullptr;
+    const std::optional<std::uint64_t> length = parser_.content_length();
+    if (part && other == nullptr && first == delivered_ &&
+        (!total_ || !total || *total == *total_) && (!length || *length == last - first + 1)) {
       if (total) total_ = total;
       part_end_ = last + 1;
-      // The first piece of a ranged download: nothing pins the representation yet.
+      part_limit_ = part_end_;
       if (delivered_ == 0 && validator_size_ == 0) remember_validator();
       take_digests(/*whole_body=*/false);
       return;  // The missing bytes, in place.
     }
-    // Another range or another length: never splice; start the body over, whole.
-    body_use_ = BodyUse::kDiscard;
-    validator_size_ = 0;
-    piece_end_ = UINT64_MAX;
-    refetch_ = restart_sink();
+    // Another version, another range or another length: never splice; start the body over,
+    // whole.
+    refetch_whole(other != nullptr ? other
+                                   : "the server's range did not continue the body; fetching "
+                                     "it whole again");
+    return;
+  }
+  if (status == 206) {
+    // A part nobody asked for. Only one that is plainly the whole representation is taken as
+    // it; any other would leave a short body looking complete.
+    if (!part || first != 0 || !total || last + 1 != *total) {
+      body_use_ = BodyUse::kDiscard;
+      unasked_part_ =
+          "the server answered a request without Range with 206 Partial Content that is not "
+          "the whole representation";
+      return;
+    }
+  }
+  if (status == 412 && ranged_ && generation_sent_) {
+    // The generation precondition failed: the object is another version now.
+    refetch_whole(
+        "the object is another generation now (412 to x-goog-if-generation-match); fetching "
+        "it whole again");
     return;
   }
   if (status / 100 == 2) {
@@ -1169,9 +1268,8 @@ void Client::decide_body(Millis now) {
     // If it is provably the one the sink has part of, the part is skipped; otherwise the sink
     // starts over.
     piece_end_ = UINT64_MAX;
-    const std::optional<std::string_view> etag = parser_.header("etag");
-    const bool same = delivered_ > 0 && validator_is_etag_ && etag &&
-                      *etag == std::string_view(validator_, validator_size_);
+    const bool same = delivered_ > 0 && validator_is_etag_ && validator_size_ > 0 &&
+                      other_representation() == nullptr;
     if (same) {
       skip_ = delivered_;
     } else if (!restart_sink()) {
@@ -1188,10 +1286,7 @@ void Client::decide_body(Millis now) {
   if (status == 416 && ranged_) {
     // The range no longer fits the object (it changed, or a piece was asked of an empty
     // one): start over, whole.
-    body_use_ = BodyUse::kDiscard;
-    validator_size_ = 0;
-    piece_end_ = UINT64_MAX;
-    refetch_ = restart_sink();
+    refetch_whole("the server's range did not continue the body; fetching it whole again");
     return;
   }
   // Perhaps a pre-signed URL's expiry answer: read to be checked (is_expired_url()).
@@ -1332,6 +1427,13 @@ bool Client::deliver_body(void* self, ConstBytes data) {
     c->refetched_ += n;
     data.data += n;
     data.size -= n;
+    if (data.size == 0) return true;
+  }
+  if (data.size > c->part_limit_ - c->delivered_) {
+    // A chunked part that runs past its own Content-Range: what it claims is kept, the rest
+    // never reaches the sink, and the attempt fails at the end of the response.
+    c->overlong_part_ = true;
+    data.size = static_cast<std::size_t>(c->part_limit_ - c->delivered_);
     if (data.size == 0) return true;
   }
   if (c->integrity_.has_expectation()) c->integrity_.update(data);

@@ -453,25 +453,172 @@ TEST(ClientResume, CutBodyResumesWithRangeAndIfRange) {
   EXPECT_EQ(h.connector.connection(0).sent().find("Range:"), std::string::npos);
 }
 
-TEST(ClientResume, CloudStorageGenerationIsPinnedOnResume) {
-  Harness h("https://storage.example.test/storage/v1/b/bkt/o/obj?alt=media");
+// Issue 34: the generation is pinned with a precondition field; the URL goes as given. A V4
+// signed URL's query is part of its signature: before, `&generation=N` was appended to it on
+// resume, and the server answered 403.
+TEST(ClientResume, CloudStorageGenerationIsPinnedOnResumeByAFieldNotTheUrl) {
+  const std::string target =
+      "/bkt/obj?X-Goog-Algorithm=GOOG4-RSA-SHA256&X-Goog-Credential=a%2F20261129%2Fauto%2F"
+      "storage%2Fgoog4_request&X-Goog-Date=20261129T000000Z&X-Goog-Expires=900&"
+      "X-Goog-SignedHeaders=host&X-Goog-Signature=0123abcd";
+  static const std::string url = "https://storage.example.test" + target;  // The Url views it.
+  Harness h(url.c_str());
   h.connector.add()
       .recv_data(
           "HTTP/1.1 200 OK\r\nETag: \"v1\"\r\nx-goog-generation: 1700000000123456\r\n"
           "Content-Length: 10\r\n\r\n01234")
       .recv_reset();
   h.connector.add().recv_data(
-      "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 5-9/10\r\nContent-Length: "
-      "5\r\n\r\n56789");
+      "HTTP/1.1 206 Partial Content\r\nETag: \"v1\"\r\nx-goog-generation: 1700000000123456\r\n"
+      "Content-Range: bytes 5-9/10\r\nContent-Length: 5\r\n\r\n56789");
   ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
+  EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess) << h.client->result().message;
   EXPECT_EQ(h.body.bytes, "0123456789");
   const std::string second = h.connector.connection(1).sent();
-  EXPECT_EQ(
-      second.rfind("GET /storage/v1/b/bkt/o/obj?alt=media&generation=1700000000123456 HTTP/1.1\r\n",
-                   0),
-      0U)
+  EXPECT_EQ(second.rfind("GET " + target + " HTTP/1.1\r\n", 0), 0U) << second;
+  EXPECT_NE(second.find("Range: bytes=5-\r\nIf-Range: \"v1\"\r\n"
+                        "x-goog-if-generation-match: 1700000000123456\r\n\r\n"),
+            std::string::npos)
       << second;
-  EXPECT_NE(second.find("Range: bytes=5-\r\n"), std::string::npos);
+}
+
+// The generation precondition failed (412): the object is another version; it is fetched
+// whole, the sink restarted, never spliced.
+TEST(ClientResume, AFailedGenerationPreconditionFetchesTheObjectWhole) {
+  Harness h("https://storage.example.test/bkt/obj");
+  h.connector.add()
+      .recv_data(
+          "HTTP/1.1 200 OK\r\nETag: \"v1\"\r\nx-goog-generation: 7\r\n"
+          "Content-Length: 10\r\n\r\n01234")
+      .recv_reset();
+  h.connector.add().recv_data("HTTP/1.1 412 Precondition Failed\r\nContent-Length: 0\r\n\r\n");
+  h.connector.add().recv_data(
+      "HTTP/1.1 200 OK\r\nETag: \"v2\"\r\nx-goog-generation: 8\r\n"
+      "Content-Length: 10\r\n\r\nABCDEFGHIJ");
+  ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
+  EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess) << h.client->result().message;
+  EXPECT_EQ(h.body.bytes, "ABCDEFGHIJ");
+  EXPECT_EQ(h.body.restarts, 1U);
+  EXPECT_EQ(h.connector.connection(2).sent().find("Range:"), std::string::npos);
+}
+
+// Issue 34: a server that ignores If-Range and answers a resume with a part of another
+// version (another ETag) got it spliced on, with success. Now the body starts over.
+TEST(ClientResume, APartWithAnotherETagIsNeverSplicedOn) {
+  Harness h;
+  h.connector.add().recv_data(std::string(kHead10) + "01234").recv_reset();
+  h.connector.add().recv_data(
+      "HTTP/1.1 206 Partial Content\r\nETag: \"v2\"\r\nContent-Range: bytes 5-9/10\r\n"
+      "Content-Length: 5\r\n\r\nFGHIJ");
+  h.connector.add().recv_data(
+      "HTTP/1.1 200 OK\r\nETag: \"v2\"\r\nContent-Length: 10\r\n\r\nABCDEFGHIJ");
+  ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
+  EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess) << h.client->result().message;
+  EXPECT_EQ(h.body.bytes, "ABCDEFGHIJ");
+  EXPECT_EQ(h.body.restarts, 1U);
+  bool said = false;
+  for (const ClientEvent& e : h.events) {
+    said = said || (e.kind == ClientEvent::Kind::kError &&
+                    std::string(e.message).find("another version") != std::string::npos);
+  }
+  EXPECT_TRUE(said);
+}
+
+// The same without an ETag: pinned to Last-Modified, a part with a later one is another
+// version.
+TEST(ClientResume, APartWithAnotherLastModifiedIsNeverSplicedOn) {
+  Harness h;
+  h.connector.add()
+      .recv_data(
+          "HTTP/1.1 200 OK\r\nLast-Modified: Sun, 29 Nov 2026 01:00:00 GMT\r\n"
+          "Content-Length: 10\r\n\r\n01234")
+      .recv_reset();
+  h.connector.add().recv_data(
+      "HTTP/1.1 206 Partial Content\r\nLast-Modified: Sun, 29 Nov 2026 02:00:00 GMT\r\n"
+      "Content-Range: bytes 5-9/10\r\nContent-Length: 5\r\n\r\nFGHIJ");
+  h.connector.add().recv_data(
+      "HTTP/1.1 200 OK\r\nLast-Modified: Sun, 29 Nov 2026 02:00:00 GMT\r\n"
+      "Content-Length: 10\r\n\r\nABCDEFGHIJ");
+  ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
+  EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess) << h.client->result().message;
+  EXPECT_EQ(h.body.bytes, "ABCDEFGHIJ");
+  EXPECT_EQ(h.body.restarts, 1U);
+  EXPECT_NE(h.connector.connection(1).sent().find("If-Range: Sun, 29 Nov 2026 01:00:00 GMT\r\n"),
+            std::string::npos);
+}
+
+// A part of another Cloud Storage generation under the same ETag text is not spliced either.
+TEST(ClientResume, APartOfAnotherGenerationIsNeverSplicedOn) {
+  Harness h;
+  h.connector.add()
+      .recv_data(
+          "HTTP/1.1 200 OK\r\nETag: \"e\"\r\nx-goog-generation: 7\r\n"
+          "Content-Length: 10\r\n\r\n01234")
+      .recv_reset();
+  h.connector.add().recv_data(
+      "HTTP/1.1 206 Partial Content\r\nETag: \"e\"\r\nx-goog-generation: 8\r\n"
+      "Content-Range: bytes 5-9/10\r\nContent-Length: 5\r\n\r\nFGHIJ");
+  h.connector.add().recv_data(
+      "HTTP/1.1 200 OK\r\nETag: \"e\"\r\nx-goog-generation: 8\r\n"
+      "Content-Length: 10\r\n\r\nABCDEFGHIJ");
+  ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
+  EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess) << h.client->result().message;
+  EXPECT_EQ(h.body.bytes, "ABCDEFGHIJ");
+  EXPECT_EQ(h.body.restarts, 1U);
+}
+
+// Issue 34: a server answering every request, the unranged one included, with the same first
+// 16 KiB of a 100,000-byte object left a short file and success. A 206 nobody asked for that
+// is not the whole representation is a protocol failure now.
+TEST(ClientResume, AnUnaskedPartThatIsNotTheWholeBodyIsAnError) {
+  Harness h;
+  h.connector.add().recv_data(
+      "HTTP/1.1 206 Partial Content\r\nETag: \"v1\"\r\nContent-Range: bytes 0-4/10\r\n"
+      "Content-Length: 5\r\n\r\n01234");
+  ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
+  EXPECT_NE(h.client->result().outcome, Outcome::kSuccess);
+  EXPECT_EQ(h.client->result().error, Status::kProtocol);
+  EXPECT_NE(std::string(h.client->result().message).find("206"), std::string::npos)
+      << h.client->result().message;
+  EXPECT_TRUE(h.body.bytes.empty());
+}
+
+// A part whose body is longer than its Content-Range claims never writes past it: by
+// Content-Length the part is refused and the body fetched whole; chunked, the extra bytes are
+// dropped and the attempt fails. Before, the sink got bytes beyond the object's end.
+TEST(ClientResume, APartLongerThanItsContentRangeNeverWritesPastIt) {
+  {
+    Harness h;
+    h.connector.add().recv_data(std::string(kHead10) + "01234").recv_reset();
+    h.connector.add().recv_data(
+        "HTTP/1.1 206 Partial Content\r\nETag: \"v1\"\r\nContent-Range: bytes 5-9/10\r\n"
+        "Content-Length: 8\r\n\r\n56789XYZ");
+    h.connector.add().recv_data(std::string(kHead10) + "0123456789");
+    ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
+    EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess) << h.client->result().message;
+    EXPECT_EQ(h.body.bytes, "0123456789");
+  }
+  {
+    Harness h;
+    h.connector.add().recv_data(std::string(kHead10) + "01234").recv_reset();
+    h.connector.add().recv_data(
+        "HTTP/1.1 206 Partial Content\r\nETag: \"v1\"\r\nContent-Range: bytes 5-9/10\r\n"
+        "Transfer-Encoding: chunked\r\n\r\n8\r\n56789XYZ\r\n0\r\n\r\n");
+    ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
+    EXPECT_EQ(h.client->result().error, Status::kProtocol) << h.client->result().message;
+    EXPECT_EQ(h.body.bytes, "0123456789") << "nothing past the part's end";
+  }
+}
+
+// A 206 to a request without Range that carries the whole representation is taken.
+TEST(ClientResume, AnUnaskedPartThatIsTheWholeBodyIsTaken) {
+  Harness h;
+  h.connector.add().recv_data(
+      "HTTP/1.1 206 Partial Content\r\nETag: \"v1\"\r\nContent-Range: bytes 0-9/10\r\n"
+      "Content-Length: 10\r\n\r\n0123456789");
+  ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
+  EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess) << h.client->result().message;
+  EXPECT_EQ(h.body.bytes, "0123456789");
 }
 
 TEST(ClientResume, WholeBodyOfTheSameRepresentationIsSkippedThrough) {
@@ -646,6 +793,26 @@ TEST(ClientKeepAlive, DeadKeptConnectionIsReplacedBeforeSending) {
   const std::string first = h.connector.connection(0).sent();
   EXPECT_EQ(first.find("POST", 1), std::string::npos)
       << "a request was written on the dead connection";
+}
+
+// Issue 34: a kept connection found dead only after the request went out on it is sent again
+// at once on a new one, not counted, as before; now it is said (an event, so a trace line),
+// where before the second connection came without a word.
+TEST(ClientKeepAlive, AKeptConnectionFoundDeadAfterSendingIsSentAgainAndSaid) {
+  Harness h;
+  // The liveness check passes (would block); the server's reset comes after the request.
+  h.connector.add().recv_data(k503).recv_would_block(IoInterest::kRead).recv_reset();
+  h.connector.add().recv_data(kOk);
+  h.run(h.start());
+  EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess) << h.client->result().message;
+  EXPECT_EQ(h.client->result().attempts, 2U) << "the 503 and its retry; the re-send is free";
+  EXPECT_EQ(h.connector.opened(), 2U);
+  int said = 0;
+  for (const ClientEvent& e : h.events) {
+    said += e.kind == ClientEvent::Kind::kError &&
+            std::string(e.message).find("kept connection") != std::string::npos;
+  }
+  EXPECT_EQ(said, 1);
 }
 
 // A connection kept after a request serves the next start() to the same origin.
@@ -825,23 +992,29 @@ TEST(ClientNetwork, ASwitchAfterAPostLeftEndsItRatherThanSendItTwice) {
       << h.client->result().message;
 }
 
-// No network: the request waits without an attempt, a retry or the deadline going by, and
-// goes at once when a network comes.
-TEST(ClientNetwork, WithoutANetworkTheRequestWaitsAndGoesWhenOneComes) {
+// No network, and the destination cannot be reached either: the request waits, the failed
+// attempt uncounted, without a retry or the deadline going by, and goes at once when a
+// network comes.
+TEST(ClientNetwork, WithoutANetworkAnUnreachableDestinationWaitsAndGoesWhenOneComes) {
   Harness h;
   h.policy.total_deadline = Millis(1000);
   h.timeouts.offline = Millis(600000);
   h.network_info = NetworkInfo{};
   h.network_info->connected = false;
+  h.connector.open_failures = {Status::kConnectFailed};
+  h.connector.unreachable_failures = true;
   ClientNext next = h.start();
+  for (int i = 0; i < 20 && next.kind != ClientNext::Kind::kWaitUntil; ++i) {
+    next = h.client->step(h.now);
+  }
   ASSERT_EQ(next.kind, ClientNext::Kind::kWaitUntil);
   EXPECT_EQ(next.at, h.now + Millis(600000));
-  EXPECT_EQ(h.connector.opened(), 0U);
   ASSERT_FALSE(h.events.empty());
   const ClientEvent& wait = h.events.back();
   ASSERT_EQ(wait.kind, ClientEvent::Kind::kWait);
   EXPECT_EQ(wait.wait_reason, WaitReason::kOffline);
   EXPECT_STREQ(wait.message, "there is no network");
+  EXPECT_EQ(h.client->run_hint(next).state, RunHint::State::kWaitingForNetwork);
   // Ten minutes offline, far past the one-second deadline: none of it was the request's.
   h.now = h.now + Millis(599000);
   next = h.client->step(h.now);
@@ -850,7 +1023,86 @@ TEST(ClientNetwork, WithoutANetworkTheRequestWaitsAndGoesWhenOneComes) {
   h.connector.add().recv_data(k503).recv_would_block().recv_data(kOk);
   h.run(h.client->step(h.now));
   EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess) << h.client->result().message;
-  EXPECT_EQ(h.client->result().attempts, 2U) << "the 503 was retried within the deadline";
+  EXPECT_EQ(h.client->result().attempts, 2U)
+      << "the unreachable attempt is not counted; the 503 was retried within the deadline";
+}
+
+// Issue 34: the platform's "no network" is no verdict on a destination. A server on loopback
+// (or the LAN, or behind a VPN route) is tried and answers; before, the request waited for a
+// network without a single attempt.
+TEST(ClientNetwork, WithoutANetworkAReachableDestinationIsTriedAtOnce) {
+  Harness h;
+  h.network_info = NetworkInfo{};
+  h.network_info->connected = false;
+  h.connector.add().recv_data(kOk);
+  h.run(h.start());
+  EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess) << h.client->result().message;
+  EXPECT_EQ(h.connector.opened(), 1U);
+  EXPECT_EQ(h.body.bytes, "hello");
+  for (const ClientEvent& e : h.events) {
+    EXPECT_FALSE(e.kind == ClientEvent::Kind::kWait && e.wait_reason == WaitReason::kOffline)
+        << "waited for a network: " << e.message;
+  }
+}
+
+// A failure at the far end (refused, a timeout) is no lack of a network: retried with backoff
+// as ever, though the platform says offline.
+TEST(ClientNetwork, WithoutANetworkARefusedConnectIsAnOrdinaryRetry) {
+  Harness h;
+  h.network_info = NetworkInfo{};
+  h.network_info->connected = false;
+  h.connector.open_failures = {Status::kConnectFailed};
+  h.connector.add().recv_data(kOk);
+  h.run(h.start());
+  EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess) << h.client->result().message;
+  EXPECT_EQ(h.client->result().attempts, 2U);
+  ASSERT_EQ(h.waits.size(), 1U);
+  EXPECT_EQ(h.waits[0], 100U) << "the first backoff, not a wait for a network";
+}
+
+// With the platform saying connected, an unreachable destination is an ordinary retry too:
+// the client does not second-guess the platform either way.
+TEST(ClientNetwork, OnANetworkAnUnreachableDestinationIsAnOrdinaryRetry) {
+  Harness h;
+  h.connector.open_failures = {Status::kConnectFailed};
+  h.connector.unreachable_failures = true;
+  h.connector.add().recv_data(kOk);
+  h.run(h.start());
+  EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess) << h.client->result().message;
+  EXPECT_EQ(h.client->result().attempts, 2U);
+  ASSERT_EQ(h.waits.size(), 1U);
+  EXPECT_EQ(h.waits[0], 100U);
+}
+
+// A route table that changes without giving a way out lets the request try again each time,
+// but does not restart the offline limit.
+TEST(ClientNetwork, ChangesWithoutANetworkRetryTheDestinationButKeepTheOfflineLimit) {
+  Harness h;
+  h.timeouts.offline = Millis(10000);
+  h.network_info = NetworkInfo{};
+  h.network_info->connected = false;
+  h.connector.unreachable_failures = true;  // Every open fails: no connection is scripted.
+  ClientNext next = h.start();
+  for (int i = 0; i < 20 && next.kind != ClientNext::Kind::kWaitUntil; ++i) {
+    next = h.client->step(h.now);
+  }
+  ASSERT_EQ(next.kind, ClientNext::Kind::kWaitUntil);
+  const Millis end = next.at;
+  EXPECT_EQ(end, h.now + Millis(10000));
+  h.now = h.now + Millis(4000);
+  NetworkInfo still_none;
+  still_none.connected = false;
+  h.client->network_changed(h.now, still_none);
+  next = h.client->step(h.now);
+  for (int i = 0; i < 20 && next.kind != ClientNext::Kind::kWaitUntil; ++i) {
+    next = h.client->step(h.now);
+  }
+  ASSERT_EQ(next.kind, ClientNext::Kind::kWaitUntil);
+  EXPECT_EQ(next.at, end) << "the offline limit started over";
+  h.run(next);
+  EXPECT_EQ(h.client->result().outcome, Outcome::kOffline);
+  EXPECT_EQ(h.client->result().attempts, 1U);
+  EXPECT_EQ(h.now, end);
 }
 
 // The offline limit ends the request with its own outcome and words.
@@ -858,6 +1110,7 @@ TEST(ClientNetwork, TheOfflineLimitEndsTheRequestWithItsOwnOutcome) {
   Harness h;
   h.timeouts.offline = Millis(2000);
   h.connector.add().recv_would_block().recv_data(kOk);
+  h.connector.unreachable_failures = true;  // Once the network is gone, nothing is reached.
   const ClientNext waiting = h.start();
   ASSERT_EQ(waiting.kind, ClientNext::Kind::kWaitIo);
   NetworkInfo none;
@@ -1006,7 +1259,7 @@ TEST(ClientIntegrity, MatchingCrc32cAcrossResumedPartsIsVerified) {
   h.connector.add()
       .recv_data("HTTP/1.1 200 OK\r\nETag: \"v1\"\r\n" + hash + "Content-Length: 10\r\n\r\n01234")
       .recv_reset();
-  h.connector.add().recv_data("HTTP/1.1 206 Partial Content\r\n" + hash +
+  h.connector.add().recv_data("HTTP/1.1 206 Partial Content\r\nETag: \"v1\"\r\n" + hash +
                               "Content-Range: bytes 5-9/10\r\nContent-Length: 5\r\n\r\n56789");
   ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
   EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess);
@@ -1042,14 +1295,16 @@ TEST(ClientIntegrity, BodyResumedFromAnotherClientIsAskedForTheRestAndCheckedWho
   Harness second;
   second.body.bytes = first.body.bytes;
   second.resume = kept;
-  second.connector.add().recv_data("HTTP/1.1 206 Partial Content\r\n" + hash +
+  second.connector.add().recv_data("HTTP/1.1 206 Partial Content\r\nETag: \"v1\"\r\n" + hash +
                                    "Content-Range: bytes 5-9/10\r\nContent-Length: 5\r\n\r\n56789");
   ASSERT_EQ(second.run(second.start()).kind, ClientNext::Kind::kDone);
   EXPECT_EQ(second.client->result().outcome, Outcome::kSuccess);
   EXPECT_EQ(second.body.bytes, "0123456789");
   const std::string sent = second.connector.connection(0).sent();
-  EXPECT_EQ(sent.rfind("GET /x?generation=42 HTTP/1.1\r\n", 0), 0U) << sent;
-  EXPECT_NE(sent.find("Range: bytes=5-\r\nIf-Range: \"v1\"\r\n"), std::string::npos) << sent;
+  EXPECT_EQ(sent.rfind("GET /x HTTP/1.1\r\n", 0), 0U) << sent;
+  EXPECT_NE(sent.find("Range: bytes=5-\r\nIf-Range: \"v1\"\r\nx-goog-if-generation-match: 42\r\n"),
+            std::string::npos)
+      << sent;
   int verified = 0;
   for (const ClientEvent& e : second.events)
     verified += e.kind == ClientEvent::Kind::kIntegrity && e.verified;
@@ -1072,7 +1327,7 @@ TEST(ClientIntegrity, DamageInTheResumedFromPartIsStillFound) {
   kept.total = 10;
   kept.integrity = check.state();
   h.resume = kept;
-  h.connector.add().recv_data("HTTP/1.1 206 Partial Content\r\n" + hash +
+  h.connector.add().recv_data("HTTP/1.1 206 Partial Content\r\nETag: \"v1\"\r\n" + hash +
                               "Content-Range: bytes 5-9/10\r\nContent-Length: 5\r\n\r\n56789");
   ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
   EXPECT_EQ(h.client->result().error, Status::kIntegrity);

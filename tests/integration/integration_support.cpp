@@ -564,6 +564,7 @@ RunResult run_client(const ClientSetup& setup) {
   options.wall_now = &platform::wall_now;
   options.max_time = setup.max_time;
   https::Client client(connector.get(), context, options);
+  if (setup.network) client.network_changed(platform::monotonic_now(), *setup.network);
   const https::Status started = client.start(spec);
   if (started != https::Status::kOk) {
     ADD_FAILURE() << "Client::start: " << https::to_string(started);

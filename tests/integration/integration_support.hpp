@@ -275,6 +275,7 @@ struct ClientSetup {
   bool sink_restartable = true;                // false: the sink refuses to start over.
   std::optional<Millis> max_time;              // ClientOptions::max_time.
   const https::ProxyConfig* proxy = nullptr;   // The connector's proxy, if any.
+  std::optional<https::NetworkInfo> network;   // Told to the client before it starts.
 };
 
 // How a run went.

@@ -155,6 +155,7 @@ struct Harness {
     if (expect_started) {
       EXPECT_EQ(started, Status::kOk);
     }
+    if (network_info) upload->network_changed(now, *network_info);
     return upload->step(now);
   }
   // Steps until done, jumping the clock to each wait's end; at most `limit` steps.
@@ -211,6 +212,7 @@ struct Harness {
   std::uint64_t max_rate = 0;
   ProgressPolicy progress;
   bool expect_started = true;
+  std::optional<https::NetworkInfo> network_info;  // Told to the upload before its first step.
   Status started = Status::kOk;
   int steps = 0;
   std::unique_ptr<Upload> upload;
@@ -339,16 +341,17 @@ TEST(Upload, ANetworkSwitchMidChunkQueriesAtOnceWithoutARetry) {
   EXPECT_EQ(h.of(UploadEvent::Kind::kQuery).size(), 1U);
 }
 
-// Without a network the upload waits for one, then goes on; the wait is no retry.
+// Without a network, and its server out of reach, the upload waits for one, then goes on;
+// the wait is no retry.
 TEST(Upload, WithoutANetworkItWaitsAndGoesOnWhenOneComes) {
   Harness h(1000);
+  h.connector.open_failures = {https::Status::kConnectFailed};
+  h.connector.unreachable_failures = true;
   h.connector.add().recv_data(session_created());
   h.connector.add().recv_data(finished());
-  h.start();
-  https::NetworkInfo none;
-  none.connected = false;
-  h.upload->network_changed(h.now, none);
-  UploadNext next = h.step_until(h.upload->step(h.now), [&](const UploadNext& n) {
+  h.network_info = https::NetworkInfo{};
+  h.network_info->connected = false;
+  UploadNext next = h.step_until(h.start(), [&](const UploadNext& n) {
     return n.kind == UploadNext::Kind::kWaitUntil && n.at > h.now;
   });
   ASSERT_EQ(next.kind, UploadNext::Kind::kWaitUntil);
@@ -357,6 +360,22 @@ TEST(Upload, WithoutANetworkItWaitsAndGoesOnWhenOneComes) {
   h.upload->network_changed(h.now, https::NetworkInfo{});
   h.run(h.upload->step(h.now));
   EXPECT_EQ(h.upload->result().outcome, Outcome::kSuccess) << h.upload->result().message;
+  EXPECT_EQ(h.connector.opened(), 2U) << "the refused open, then the session and the body";
+}
+
+// Issue 34: without a network, a server the upload can reach (loopback, the LAN) is used at
+// once; before, the upload waited for a network it did not need.
+TEST(Upload, WithoutANetworkAReachableServerIsUsedAtOnce) {
+  Harness h(1000);
+  h.connector.add().recv_data(session_created());
+  h.connector.add().recv_data(finished());
+  h.start();
+  https::NetworkInfo none;
+  none.connected = false;
+  h.upload->network_changed(h.now, none);
+  h.run(h.upload->step(h.now));
+  EXPECT_EQ(h.upload->result().outcome, Outcome::kSuccess) << h.upload->result().message;
+  EXPECT_TRUE(h.waits.empty());
 }
 
 // RunHint: a backoff is a wait until its end, with the bytes the server does not hold yet.

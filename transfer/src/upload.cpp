@@ -241,7 +241,7 @@ void Upload::network_changed(Millis now, const https::NetworkInfo& network) {
     switched_ = true;
   }
   client_.network_changed(now, network);
-  if (client_.network_usable()) machine_.network_available(now);
+  if (network.connected && client_.network_usable()) machine_.network_available(now);
 }
 
 Status Upload::extend(std::uint64_t available, bool final) {

@@ -373,14 +373,20 @@ class Client {
   //     the new network without counting as a retry: a GET goes on from the bytes the sink
   //     has, by Range; a request that may have reached the server and is not idempotent ends
   //     (Outcome::kNotIdempotent) rather than be sent twice;
-  //   - a backoff wait shrinks as network_available() says.
-  // Without a network, or on one ClientOptions::network refuses (a metered network for a
-  // large download, a roaming one), the request waits (a kWait event, WaitReason::kOffline,
-  // its message says why) spending no retry and no deadline, until a network it may use is
-  // announced here, for at most Timeouts::offline; then it ends with Outcome::kOffline.
+  //   - a backoff wait shrinks as network_available() says, when the new one is usable.
+  // Reachability is learned from attempts, not guessed from `network`: without a network the
+  // request is still tried (loopback, the device's own addresses, a LAN or a VPN route may
+  // reach its destination), and it waits only once an attempt found no path (no route,
+  // network unreachable, no DNS server reachable: Connector::unreachable()) while the last
+  // `network` says connected = false; every later call lets it try again. On a network
+  // ClientOptions::network refuses (a metered network for a large download, a roaming one)
+  // it waits without trying. Either wait (a kWait event, WaitReason::kOffline, its message
+  // says why) spends no retry and no deadline, for at most Timeouts::offline counted from its
+  // first start until a usable network is announced; then it ends with Outcome::kOffline.
   // Then call step().
   void network_changed(Millis now, const NetworkInfo& network);
-  // Whether the current network (the last network_changed()) is one the request may use.
+  // Whether the request may go on: the current network (the last network_changed()) is one
+  // its policy allows, and no attempt since found that there is none.
   bool network_usable() const;
   // How long the request has waited for a network it may use (excluded from its deadline);
   // a layer that retries across requests excludes it from its own (transfer::Upload).
@@ -499,6 +505,14 @@ class Client {
   // Keeps what pins a resume to the representation of this response: its strong ETag, else
   // its Last-Modified, and Cloud Storage's generation.
   void remember_validator();
+  // Why this response is not the representation the sink holds part of (RFC 9110 15.3.7.3:
+  // parts combine only under the same strong validator): another or no ETag where one is
+  // pinned, another or no Last-Modified where that is pinned, another Cloud Storage
+  // generation; null when it is the same.
+  const char* other_representation() const;
+  // Drops what pinned the body and has it fetched whole from byte 0 on the next attempt
+  // (the sink restarted), `why` being the attempt's failure.
+  void refetch_whole(const char* why);
   Status add_authorization(bool refresh);
   bool token_rejected() const;
   void decide_body(Millis now);
@@ -556,6 +570,10 @@ class Client {
   std::uint64_t range_from_ = 0;          // Where this attempt's Range starts (ranged_).
   std::uint64_t piece_end_ = UINT64_MAX;  // BodyResume::until of the request.
   std::uint64_t part_end_ = 0;            // A 206's Content-Range end + 1.
+  // This response's body may not go past this offset (a 206's part_end_): bytes beyond what
+  // its Content-Range claims are never delivered, and the attempt fails (overlong_part_).
+  std::uint64_t part_limit_ = UINT64_MAX;
+  bool overlong_part_ = false;
   std::uint64_t skip_ = 0;              // Body bytes of this response to drop (already delivered).
   std::optional<std::uint64_t> total_;  // The representation's length, when known.
   Millis io_deadline_{};                // When the current attempt has been silent too long.
@@ -581,10 +599,15 @@ class Client {
   bool resumable_ = false;  // GET: a cut 2xx body may be resumed with Range.
   bool validator_is_etag_ = false;
   bool resumed_ = false;
-  bool sink_failed_ = false;  // The sink refused a restart.
-  bool refetch_ = false;      // This response's range was unusable; fetch the body whole.
-  bool ranged_ = false;       // This attempt's request has a Range field.
-  bool forwarded_ = false;    // This attempt's request goes to a forward proxy (http://).
+  bool sink_failed_ = false;      // The sink refused a restart.
+  bool refetch_ = false;          // This response's range was unusable; fetch the body whole.
+  const char* refetch_why_ = "";  // With refetch_: the attempt's failure, in words.
+  // A 206 that answered no Range, or cannot be the whole representation: the attempt's
+  // protocol failure, in words ("" when none).
+  const char* unasked_part_ = "";
+  bool generation_sent_ = false;  // This attempt pinned the generation (a precondition field).
+  bool ranged_ = false;           // This attempt's request has a Range field.
+  bool forwarded_ = false;        // This attempt's request goes to a forward proxy (http://).
   // Sending stopped (failed, or stalled for the read timeout) after the request head had
   // left: the server may have answered early (413 before reading the body) and closed.
   // The answer already received is read; without one, the attempt fails with the send's
@@ -613,9 +636,14 @@ class Client {
   NetworkInfo network_;          // The last network_changed()'s.
   bool switch_pending_ = false;  // The network changed while an exchange was under way.
   bool held_ = false;            // Waiting for a network the request may use.
-  Millis held_mark_{};           // Until when the hold's time has been excluded from the deadline.
-  Millis hold_end_{};            // When the hold ends the request (Timeouts::offline).
-  Millis time_offline_{};        // Held so far, this request.
+  // An attempt failed for lack of a path while the platform said there is no network: the
+  // request waits for one. Cleared by every network_changed(): reachability is learned again,
+  // by trying.
+  bool unreachable_ = false;
+  bool hold_armed_ = false;  // hold_end_ runs: no usable network was announced since.
+  Millis held_mark_{};       // Until when the hold's time has been excluded from the deadline.
+  Millis hold_end_{};        // When the hold ends the request (Timeouts::offline).
+  Millis time_offline_{};    // Held so far, this request.
 };
 
 }  // namespace stepback::https
