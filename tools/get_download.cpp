@@ -77,6 +77,24 @@ https::ClientNext step_download(void* context, Millis now) {
   return s->download->step(now);
 }
 
+// The part file's first state.delivered bytes against the checkpoint's running digests
+// (transfer::check_kept_bytes), read with pread so the stream's position stays at the end.
+transfer::KeptBytes check_kept_part(const transfer::TransferState& state, std::FILE* part) {
+  static std::uint8_t scratch[64 * 1024];
+  int fd = ::fileno(part);
+  const https::BodySource source{
+      [](void* context, std::uint64_t offset, https::MutableBytes out) -> std::size_t {
+        const int f = *static_cast<int*>(context);
+        for (;;) {
+          const ssize_t n = ::pread(f, out.data, out.size, static_cast<off_t>(offset));
+          if (n >= 0) return static_cast<std::size_t>(n);
+          if (errno != EINTR) return 0;
+        }
+      },
+      &fd, state.delivered};
+  return transfer::check_kept_bytes(state, source, https::MutableBytes{scratch, sizeof scratch});
+}
+
 // Whether a download that ended with `code` leaves its part and record for the next run: when
 // it may still finish (the network, the server's patience, the time limit, this side's
 // disk), not when the object is gone or the bytes are wrong.
@@ -94,7 +112,9 @@ void show_last_error_body(const https::ClientResult& result, https::ConstBytes b
       result.outcome == Outcome::kRetriesExhausted || result.outcome == Outcome::kDeadline ||
       result.outcome == Outcome::kBudgetExhausted || result.outcome == Outcome::kServerDelayTooLong;
   if (!gave_up || result.status == 0 || body.size == 0) return;
-  const std::string_view text(reinterpret_cast<const char*>(body.data), body.size);
+  std::string_view text(reinterpret_cast<const char*>(body.data), body.size);
+  // The line ends here: a body's own line end would show as '?' before it.
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.remove_suffix(1);
   LineBuffer line;
   if (trace_at) {
     line.appendf("{\"event\":\"last_body\",\"t_ms\":%llu,\"status\":%u,\"body\":",
@@ -166,6 +186,20 @@ int run_download_command(const DownloadCommand& command) {
                        part.c_str(), std::strerror(errno));
           std::fclose(output.file);
           return kExitLocalIo;
+        }
+        // A digest checked at the end must be of the bytes on the disk: the kept ones are
+        // read back and hashed again; a part that changed since its checkpoint starts over.
+        const transfer::KeptBytes kept = check_kept_part(restored, output.file);
+        if (kept == transfer::KeptBytes::kDamaged || kept == transfer::KeptBytes::kUnreadable) {
+          std::fprintf(stderr, "%s'%s' %s the %llu bytes its state file counts; starting over\n",
+                       prefix, part.c_str(),
+                       kept == transfer::KeptBytes::kDamaged
+                           ? "no longer holds (they hash otherwise than when written)"
+                           : "cannot be read back for",
+                       static_cast<unsigned long long>(restored.delivered));
+          std::fclose(output.file);
+          output.file = nullptr;
+          break;
         }
         resuming = true;
         break;

@@ -608,6 +608,15 @@ def case_get_last_body():
     check(code == 3, f"exit {code}, stderr {err!r}")
     check("the last answer (503) said: Down for maintenance until 12:00 UTC" in err, err)
     check("\x1b" not in err, f"raw escape reached the terminal: {err!r}")
+    # Regression (issue 34): a body's own trailing line end showed as '?' before the line's.
+    body = b"Service Unavailable\r\n"
+    server = RawServer([b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: %d\r\n"
+                        b"Connection: close\r\n\r\n" % len(body) + body])
+    code, _, err, _ = run("get", f"http://127.0.0.1:{server.port}/", "--max-retries", "1",
+                          "--max-backoff", "0.2")
+    shown = [line for line in err.splitlines() if "the last answer (503) said: " in line]
+    check(code == 3 and len(shown) == 1, f"exit {code}, stderr {err!r}")
+    check(shown[0].endswith("said: Service Unavailable"), f"shown {shown[0]!r}")
     # Bounded: of a 100 KB error body, the first 200 bytes and a mark that it goes on.
     long_body = b"{\"error\": \"" + b"w" * 100_000 + b"\"}"
     server = RawServer([b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: %d\r\n"

@@ -2,7 +2,61 @@
 
 #include <cstring>
 
+#include "stepback/https/integrity/integrity.hpp"
+
 namespace stepback::transfer {
+
+const char* to_string(KeptBytes k) {
+  switch (k) {
+    case KeptBytes::kUnchecked:
+      return "unchecked";
+    case KeptBytes::kIntact:
+      return "intact";
+    case KeptBytes::kDamaged:
+      return "damaged";
+    case KeptBytes::kUnreadable:
+      return "unreadable";
+  }
+  return "unknown";
+}
+
+KeptBytes check_kept_bytes(const TransferState& state, const https::BodySource& kept,
+                           https::MutableBytes scratch) {
+  const https::IntegrityState& saved = state.integrity;
+  if (state.delivered == 0 || (saved.expected_crc32c.size == 0 && saved.expected_md5.size == 0)) {
+    return KeptBytes::kUnchecked;
+  }
+  if (kept.read == nullptr || scratch.data == nullptr || scratch.size == 0) {
+    return KeptBytes::kUnreadable;
+  }
+  // The record's expectations before the first byte, so that MD5 runs as it ran then.
+  https::IntegrityState fresh;
+  fresh.expected_crc32c = saved.expected_crc32c;
+  fresh.expected_md5 = saved.expected_md5;
+  https::IntegrityCheck check;
+  if (!check.restore(fresh)) return KeptBytes::kDamaged;
+  check.reset();  // Runs MD5 from byte 0 when one is expected.
+  for (std::uint64_t at = 0; at < state.delivered;) {
+    const std::uint64_t left = state.delivered - at;
+    const https::MutableBytes into{
+        scratch.data, left < scratch.size ? static_cast<std::size_t>(left) : scratch.size};
+    const std::size_t n = kept.read(kept.context, at, into);
+    if (n == 0 || n > into.size) return KeptBytes::kUnreadable;
+    check.update(https::ConstBytes{scratch.data, n});
+    at += n;
+  }
+  const https::IntegrityState now = check.state();
+  if (now.crc32c != state.crc32c.value_or(saved.crc32c)) return KeptBytes::kDamaged;
+  if (saved.md5_running) {
+    // The chaining state and byte count, then the bytes of the block not yet processed (the
+    // rest of that block buffer is whatever earlier blocks left there).
+    const std::size_t pending = static_cast<std::size_t>(state.delivered % 64);
+    if (!now.md5_running || std::memcmp(now.md5_context, saved.md5_context, 24 + pending) != 0) {
+      return KeptBytes::kDamaged;
+    }
+  }
+  return KeptBytes::kIntact;
+}
 
 Download::Download(https::Connector& connector, const RetryContext& context,
                    const DownloadOptions& options)

@@ -50,6 +50,28 @@ struct DownloadSpec {
   bool url_may_change = false;
 };
 
+// What the bytes a sink kept say against the record that counts them (check_kept_bytes()).
+enum class KeptBytes : std::uint8_t {
+  kUnchecked,   // The record carries no digest of them (none was announced): nothing was read.
+  kIntact,      // They hash to the record's running digests: a check at the end covers them.
+  kDamaged,     // They do not: they changed on the storage after they were written.
+  kUnreadable,  // Fewer than the record's `delivered` bytes could be read.
+};
+
+// "unchecked", "intact", "damaged", "unreadable".
+const char* to_string(KeptBytes k);
+
+// Reads back the first state.delivered bytes the sink kept, through `kept` (read(context,
+// offset, out), as a request body is read; its size is not used), in pieces of `scratch`,
+// and hashes them again (CRC-32C, and MD5 when the record runs one), so that "integrity
+// verified" at the end is said of the bytes on the storage, not of those once written: a
+// flipped bit in a part file below its checkpoint is kDamaged, and the app starts over
+// (Download::start without the record) rather than finish a file that differs. Reads every
+// kept byte when the record carries a digest; costs nothing (kUnchecked) when it does not.
+// Allocation-free; a null read or an empty scratch is kUnreadable.
+KeptBytes check_kept_bytes(const TransferState& state, const https::BodySource& kept,
+                           https::MutableBytes scratch);
+
 // Receives a due checkpoint, synchronously from step(): make the sink's first
 // state.delivered bytes durable (fflush and fsync a file), then store the record (write,
 // fsync, rename). Return false when that failed; the download goes on and tries again at the
