@@ -167,9 +167,60 @@ class HappyEyeballsTest : public ::testing::Test {
     return t;
   }
 
+  // Makes `hosts` this process's /etc/hosts, bind-mounted in a mount namespace of its own so
+  // that the file is replaced for it alone. The caller returns when the test skipped or failed.
+  void use_hosts_file(const char* hosts) {
+    if (::unshare(CLONE_NEWNS) != 0) {
+      GTEST_SKIP() << "unshare(CLONE_NEWNS) failed: " << std::strerror(errno);
+    }
+    ASSERT_EQ(::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr), 0)
+        << std::strerror(errno);
+    write_file(hosts_dir_.file("hosts"), hosts);
+    ASSERT_EQ(::mount(hosts_dir_.file("hosts").c_str(), "/etc/hosts", nullptr, MS_BIND, nullptr), 0)
+        << std::strerror(errno);
+    https::CaresOptions options = test_resolver_options(dns_.servers());
+    options.hosts_file = true;
+    ASSERT_EQ(resolver_.init(options), https::Status::kOk) << resolver_.message();
+  }
+
+  // With `hosts` as /etc/hosts, a request to dual.test reaches a plain HTTP server listening
+  // on 127.0.0.1 only, in the first attempt.
+  void expect_hosts_file_reaches_an_ipv4_only_server(const char* hosts) {
+    use_hosts_file(hosts);
+    if (IsSkipped() || HasFatalFailure()) return;
+    ScriptedServer v4_only;
+    ScriptedServer::Options server;
+    server.script = R"([{"status": 200, "body": "v4 only"}])";
+    server.tls = false;
+    ASSERT_TRUE(v4_only.start(server));
+    Policy policy = test_policy();
+    policy.max_retries = 0;
+    const RequestRun r = run("dual.test", policy, long_connect(), v4_only.port());
+    EXPECT_EQ(r.result.outcome, Outcome::kSuccess) << r.message;
+    EXPECT_EQ(r.body, "v4 only");
+    EXPECT_EQ(r.result.attempts, 1U);
+  }
+
+  // The addresses resolver_ gives `host` at once, as "[::1]:80" or "127.0.0.1:80"; the error's
+  // name if the lookup failed, "pending" if it did not end in start().
+  std::vector<std::string> resolve_at_once(const char* host) {
+    resolver_.start(host, 80, platform::monotonic_now());
+    const https::ResolverNext next = resolver_.step(platform::monotonic_now());
+    if (next.kind != https::ResolverNext::Kind::kDone) {
+      resolver_.cancel();
+      return {"pending"};
+    }
+    const https::ResolveResult& r = resolver_.result();
+    if (r.error != https::ResolveError::kNone) return {https::to_string(r.error)};
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < r.count; ++i) out.push_back(address_text(r.addresses[i]));
+    return out;
+  }
+
   DnsServer dns_;
   DualStackServer http_;
   https::CaresResolver resolver_;
+  TempDir hosts_dir_;
 };
 
 TEST_F(HappyEyeballsTest, BothFamiliesUpTheIPv6ConnectionWins) {
@@ -201,30 +252,28 @@ TEST_F(HappyEyeballsTest, BlackHoledIPv4DoesNotDelayIPv6) {
 // on 127.0.0.1 only, and CaresResolver reads the hosts file. The refused ::1 must hand over
 // to 127.0.0.1 at once, in the first attempt (curl connects at once too).
 TEST_F(HappyEyeballsTest, AHostsFileNameOnBothLoopbacksReachesAnIPv4OnlyServer) {
-  // A mount namespace of this process's own, so the hosts file is replaced for it alone.
-  if (::unshare(CLONE_NEWNS) != 0) {
-    GTEST_SKIP() << "unshare(CLONE_NEWNS) failed: " << std::strerror(errno);
-  }
-  ASSERT_EQ(::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr), 0)
-      << std::strerror(errno);
-  TempDir dir;
-  write_file(dir.file("hosts"), "::1 dual.test\n127.0.0.1 dual.test\n");
-  ASSERT_EQ(::mount(dir.file("hosts").c_str(), "/etc/hosts", nullptr, MS_BIND, nullptr), 0)
-      << std::strerror(errno);
-  ScriptedServer v4_only;  // Plain HTTP on 127.0.0.1 alone.
-  ScriptedServer::Options server;
-  server.script = R"([{"status": 200, "body": "v4 only"}])";
-  server.tls = false;
-  ASSERT_TRUE(v4_only.start(server));
-  https::CaresOptions options = test_resolver_options(dns_.servers());
-  options.hosts_file = true;
-  ASSERT_EQ(resolver_.init(options), https::Status::kOk) << resolver_.message();
-  Policy policy = test_policy();
-  policy.max_retries = 0;
-  const RequestRun r = run("dual.test", policy, long_connect(), v4_only.port());
-  EXPECT_EQ(r.result.outcome, Outcome::kSuccess) << r.message;
-  EXPECT_EQ(r.body, "v4 only");
-  EXPECT_EQ(r.result.attempts, 1U);
+  expect_hosts_file_reaches_an_ipv4_only_server("::1 dual.test\n127.0.0.1 dual.test\n");
+}
+
+// Issue 34 item 5: the same name after a localhost line on 127.0.0.1. c-ares 1.34.5 merges
+// the third line into localhost's entry by its address and drops dual.test from it, so its
+// own hosts-file lookup answered ::1 alone; CaresResolver reads the file itself, as glibc
+// does, and gets both.
+TEST_F(HappyEyeballsTest, AHostsFileNameOnBothLoopbacksAfterLocalhostReachesAnIPv4OnlyServer) {
+  expect_hosts_file_reaches_an_ipv4_only_server(
+      "127.0.0.1 localhost\n::1 dual.test\n127.0.0.1 dual.test\n");
+}
+
+// RFC 6761 as c-ares applied it when it read the hosts file: a localhost name has the
+// loopback address of each family the file gives it none of, and is never asked of DNS.
+TEST_F(HappyEyeballsTest, LocalhostNamesHaveBothLoopbacksWhateverTheHostsFileSays) {
+  use_hosts_file("::1 dual.test\n127.0.0.2 localhost\n");
+  if (IsSkipped() || HasFatalFailure()) return;
+  using Addresses = std::vector<std::string>;
+  EXPECT_EQ(resolve_at_once("localhost"), (Addresses{"127.0.0.2:80", "[::1]:80"}));
+  EXPECT_EQ(resolve_at_once("LocalHost"), (Addresses{"127.0.0.2:80", "[::1]:80"}));
+  EXPECT_EQ(resolve_at_once("a.localhost"), (Addresses{"[::1]:80", "127.0.0.1:80"}));
+  EXPECT_EQ(resolve_at_once("dual.test"), (Addresses{"[::1]:80"}));
 }
 
 TEST_F(HappyEyeballsTest, BothBlackHoledIsOneRetryableFailureNamingEveryAddress) {

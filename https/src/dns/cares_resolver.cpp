@@ -12,6 +12,8 @@
 #include <poll.h>
 #include <sys/socket.h>
 
+#include "dns/hosts_file.hpp"
+
 namespace stepback::https {
 
 // dns_pool.cpp: installs the built-in pool unless the app installed one; false if c-ares
@@ -35,6 +37,32 @@ Millis ceil_millis(const timeval& tv) {
 int to_int(Millis m) {
   const auto count = m.count();
   return count > 0x3fffffff ? 0x3fffffff : static_cast<int>(count);
+}
+
+// Whether `name` ends with `suffix` (lower case), ASCII case-insensitively.
+bool ends_with_ignoring_case(const char* name, const char* suffix) {
+  const std::size_t n = std::strlen(name);
+  const std::size_t k = std::strlen(suffix);
+  if (k > n) return false;
+  for (std::size_t i = 0; i < k; ++i) {
+    char c = name[n - k + i];
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    if (c != suffix[i]) return false;
+  }
+  return true;
+}
+
+// RFC 6761's localhost names, as c-ares recognizes them: "localhost" and its subdomains.
+bool is_localhost_name(const char* name) {
+  return ends_with_ignoring_case(name, ".localhost") ||
+         (std::strlen(name) == 9 && ends_with_ignoring_case(name, "localhost"));
+}
+
+bool holds_family(const SocketAddress* addresses, std::size_t count, int family) {
+  for (std::size_t i = 0; i < count; ++i) {
+    if (address_family(addresses[i]) == family) return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -88,8 +116,8 @@ Status CaresResolver::init(const CaresOptions& options) {
   o.domains = nullptr;
   o.ndomains = 0;
   mask |= ARES_OPT_DOMAINS;
-  char lookups[3] = {'b', '\0', '\0'};
-  if (options.hosts_file) std::memcpy(lookups, "fb", 3);
+  // DNS only: start() reads the hosts file itself (hosts_file.hpp says why).
+  char lookups[] = "b";
   o.lookups = lookups;
   mask |= ARES_OPT_LOOKUPS;
   o.sock_state_cb = &CaresResolver::on_socket_state;
@@ -144,6 +172,7 @@ Status CaresResolver::init(const CaresOptions& options) {
   ares_set_socket_configure_callback(channel, &CaresResolver::on_socket_configure, this);
   channel_ = channel;
   limit_ = options.limit;
+  hosts_file_ = options.hosts_file;
   return Status::kOk;
 }
 
@@ -164,13 +193,42 @@ void CaresResolver::start(const char* host, std::uint16_t port, Millis now) {
     result_.message = message_;
     return;
   }
+  if (hosts_file_ && answer_from_hosts_file()) return;
   ares_addrinfo_hints hints{};
   hints.ai_family = AF_UNSPEC;  // AAAA and A, asked together.
   hints.ai_socktype = SOCK_STREAM;
   hints.ai_protocol = IPPROTO_TCP;
   pending_ = true;
-  // May answer at once (the hosts file, a malformed name, an exhausted pool).
+  // May answer at once (a malformed name, an exhausted pool).
   ares_getaddrinfo(channel_, host_, nullptr, &hints, &CaresResolver::on_answer, this);
+}
+
+bool CaresResolver::answer_from_hosts_file() {
+  // c-ares answers NXDOMAIN for .onion names before it reads anything (RFC 7686).
+  if (ends_with_ignoring_case(host_, ".onion") || ends_with_ignoring_case(host_, ".onion.")) {
+    return false;
+  }
+  detail::HostsSearch search(host_, port_, addresses_, kMaxAddresses);
+  // As with c-ares, a file that cannot be read names nothing and the name goes to DNS.
+  if (!detail::read_hosts_file(detail::kHostsPath, &search)) search.clear();
+  if (is_localhost_name(host_)) {
+    // RFC 6761 as c-ares applied it: a localhost name always has the loopback address of
+    // each family the hosts file gives it none of, and is never asked of DNS.
+    SocketAddress loopback;
+    if (!holds_family(addresses_, search.count(), AF_INET6) &&
+        parse_numeric_address("::1", port_, &loopback) == Status::kOk) {
+      search.offer(loopback);
+    }
+    if (!holds_family(addresses_, search.count(), AF_INET) &&
+        parse_numeric_address("127.0.0.1", port_, &loopback) == Status::kOk) {
+      search.offer(loopback);
+    }
+  }
+  if (search.count() == 0) return false;
+  result_.error = ResolveError::kNone;
+  result_.addresses = addresses_;
+  result_.count = search.count();
+  return true;
 }
 
 ResolverNext CaresResolver::step(Millis now) {

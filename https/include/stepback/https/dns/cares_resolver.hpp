@@ -8,8 +8,12 @@
 // dns_pool_init() (or, if it never does, over a built-in static buffer of
 // kDefaultDnsPoolSize bytes at the first init()). Nothing of c-ares touches the heap then.
 // An exhausted pool is a resolver failure (ResolveError::kOutOfMemory), never a crash.
-// One thing outside c-ares still allocates: a lookup of a name in the hosts file
-// (CaresOptions::hosts_file) reads it through stdio, whose FILE libc allocates.
+//
+// Hosts file. With CaresOptions::hosts_file, start() reads /etc/hosts itself, as glibc
+// does: every line naming the host gives its address, both families in file order, read
+// with open() and read() into a 1 KiB buffer on the stack (no stdio, no heap). A name the
+// file gives no address is asked of DNS; c-ares never reads the file, since 1.34.5 merges
+// a line into an earlier one with the same address and drops its names (issue 34).
 //
 // Configuration. Every option stepback relies on is set explicitly by init() (see
 // CaresOptions): per-try timeout, tries, the cap on one try, servers (the caller's, or those
@@ -81,7 +85,7 @@ struct CaresOptions {
   // Names with at least this many dots are tried as given first. There are no search
   // domains, so every name is tried as given only; kept explicit for c-ares's sake.
   int ndots = 1;
-  // Whether the hosts file (/etc/hosts) is consulted before DNS. Reading it uses stdio.
+  // Whether the hosts file (/etc/hosts) answers before DNS, read by start() on each lookup.
   bool hosts_file = true;
   // Ask over TCP from the start (normally UDP, and TCP only after a truncated answer).
   bool tcp_only = false;
@@ -108,7 +112,8 @@ class CaresResolver final : public Resolver {
   // Why init() failed, in words ("" if it did not).
   const char* message() const { return init_message_; }
 
-  // Before init() succeeded, a lookup finishes at once with kInternal and init()'s message.
+  // Before init() succeeded, a lookup finishes at once with kInternal and init()'s message;
+  // one the hosts file answers finishes at once too.
   void start(const char* host, std::uint16_t port, Millis now) override;
   [[nodiscard]] ResolverNext step(Millis now) override;
   const ResolveResult& result() const override { return result_; }
@@ -135,6 +140,8 @@ class CaresResolver final : public Resolver {
   static int on_socket_configure(int fd, int type, void* self);
   static void on_answer(void* self, int status, int timeouts, ares_addrinfo* result);
   void finish(int status, ares_addrinfo* result);
+  // Answers the lookup from the hosts file when it gives the host an address; false if not.
+  bool answer_from_hosts_file();
   void destroy();
 
   ares_channeldata* channel_ = nullptr;
@@ -150,6 +157,7 @@ class CaresResolver final : public Resolver {
   bool pending_ = false;        // A lookup was started and has not finished.
   bool timed_out_ = false;      // The lookup is being cancelled because `limit` passed.
   bool out_of_memory_ = false;  // The lookup is being cancelled because the pool ran out.
+  bool hosts_file_ = false;     // CaresOptions::hosts_file.
   char init_message_[160] = {};
   char message_[384] = {};
 };
