@@ -167,7 +167,7 @@ Status TcpConnector::step_resolve(Millis now) {
   }
   const ResolveResult& result = resolver_.result();
   if (result.error != ResolveError::kNone || result.count == 0) {
-    unreachable_ = result.error == ResolveError::kNoNetwork;
+    unreachable_ = result.error == ResolveError::kNoNetwork && result.unreachable;
     return fail(lookup_status(result.error),
                 result.message[0] != '\0' ? result.message : "name lookup failed");
   }

@@ -21,6 +21,11 @@
 #include "stepback/platform/clock.hpp"
 #include "tests/integration/integration_support.hpp"
 
+#if defined(STEPBACK_HAVE_CARES)
+#include "stepback/https/dns/cares_resolver.hpp"
+#include "tests/integration/resolver_support.hpp"
+#endif
+
 namespace stepback::integration {
 namespace {
 
@@ -123,6 +128,33 @@ TEST_F(LoopbackOnlyTest, ADestinationWithoutARouteWaitsForANetwork) {
   EXPECT_EQ(waits[0].wait_reason, WaitReason::kOffline);
   EXPECT_EQ(waits[0].message, "there is no network");
 }
+
+#if defined(STEPBACK_HAVE_CARES)
+// A lookup tells a DNS server with no route (a network coming back can heal that) from one
+// reached that refused (it cannot); only the first may make a request wait for a network.
+TEST_F(LoopbackOnlyTest, ALookupTellsADnsServerWithoutARouteFromARefusingOne) {
+  https::CaresResolver far;
+  ASSERT_EQ(far.init(test_resolver_options("10.83.53.1:53")), https::Status::kOk) << far.message();
+  const ResolveRun unreachable = resolve(far, "ok.test", 443);
+  EXPECT_EQ(unreachable.error, https::ResolveError::kNoNetwork) << unreachable.message;
+  EXPECT_TRUE(unreachable.unreachable) << unreachable.message;
+  // A port on 127.0.0.1 nobody listens on: each query is refused (ICMP port unreachable).
+  const int probe = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  sockaddr_in sin{};
+  sin.sin_family = AF_INET;
+  sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(probe, reinterpret_cast<sockaddr*>(&sin), sizeof sin), 0);
+  socklen_t len = sizeof sin;
+  ASSERT_EQ(::getsockname(probe, reinterpret_cast<sockaddr*>(&sin), &len), 0);
+  const std::string closed = "127.0.0.1:" + std::to_string(ntohs(sin.sin_port));
+  ::close(probe);
+  https::CaresResolver near;
+  ASSERT_EQ(near.init(test_resolver_options(closed)), https::Status::kOk) << near.message();
+  const ResolveRun refused = resolve(near, "ok.test", 443);
+  EXPECT_NE(refused.error, https::ResolveError::kNone) << refused.message;
+  EXPECT_FALSE(refused.unreachable) << refused.message;
+}
+#endif
 
 }  // namespace
 }  // namespace stepback::integration

@@ -91,6 +91,7 @@ struct ResolveRun {
   std::uint32_t io_waits = 0;  // kWaitIo answers (each with fd >= 0).
   std::uint32_t io_waits_without_fd = 0;
   bool hit_wall_limit = false;
+  bool unreachable = false;  // ResolveResult::unreachable.
 };
 
 // "127.0.0.1:443" or "[::1]:443".
@@ -137,6 +138,7 @@ inline ResolveRun resolve(https::Resolver& resolver, const char* host, std::uint
   const https::ResolveResult& r = resolver.result();
   run.error = r.error;
   run.message = r.message;
+  run.unreachable = r.unreachable;
   for (std::size_t i = 0; i < r.count; ++i) run.addresses.push_back(address_text(r.addresses[i]));
   return run;
 }

@@ -204,6 +204,14 @@ def case_loopback_dns(tmp):
                                        servers, "--deadline", "3", timeout=30)
         check(code == 3 and seconds < 6, f"silent: exit {code} in {seconds:.1f} s: {events[-3:]}")
         check(not offline_waits(events), f"silent waited for a network: {events}")
+        # A DNS server that is not running on 127.0.0.1 is reached and refuses: an ordinary
+        # failure, retried and given up on, never a wait for a network.
+        code, _, events, seconds = get(f"http://ok-lo.test:{port}/", "--dns-servers",
+                                       "127.0.0.1:1", "--max-retries", "1", "--max-backoff",
+                                       "0.2", timeout=30)
+        check(code == 3 and seconds < 10, f"refused DNS: exit {code} in {seconds:.1f} s: "
+              f"{events[-3:]}")
+        check(not offline_waits(events), f"a refused DNS server waited for a network: {events}")
     finally:
         server.kill()
         dns.kill()

@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "tcp/no_path.hpp"
+
 #if defined(STEPBACK_HAVE_CARES)
 #include <ares.h>
 #endif
@@ -239,6 +241,14 @@ void AndroidResolver::finish() {
     if (worst == nullptr && q.error == ResolveError::kNxDomain) worst = &q;
   }
   result_.error = worst != nullptr ? worst->error : ResolveError::kNoData;
+  if (result_.error == ResolveError::kNoNetwork) {
+    // Neither query found a path from this device (the network is down or has no route).
+    bool unreachable = true;
+    for (const Query& q : queries_) {
+      unreachable = unreachable && q.os_error < 0 && detail::no_path(-q.os_error);
+    }
+    result_.unreachable = unreachable;
+  }
   const char* os = worst != nullptr && worst->os_error < 0 ? std::strerror(-worst->os_error) : "";
   switch (result_.error) {
     case ResolveError::kNxDomain:

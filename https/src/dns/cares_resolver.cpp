@@ -11,8 +11,12 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 #include "dns/hosts_file.hpp"
+#include "tcp/no_path.hpp"
 
 namespace stepback::https {
 
@@ -339,6 +343,55 @@ void CaresResolver::on_socket_state(void* self, int fd, int readable, int writab
   }
 }
 
+bool CaresResolver::no_server_reachable() const {
+  // The bound device refused the sockets: it is gone (ENODEV), or the app's hook said no.
+  if (bind_error_ != 0) return detail::no_path(bind_error_);
+  char* csv = ares_get_servers_csv(channel_);  // From the pool, like all of c-ares's memory.
+  if (csv == nullptr) return false;
+  bool none = csv[0] != '\0';
+  // "127.0.0.1:53,[::1]:53": each server's address, its port and zone left off.
+  for (const char* at = csv; none && *at != '\0';) {
+    const char* end = std::strchr(at, ',');
+    const std::size_t size = end != nullptr ? static_cast<std::size_t>(end - at) : std::strlen(at);
+    char host[64] = {};
+    if (size < sizeof host) {
+      std::memcpy(host, at, size);
+      if (host[0] == '[') {
+        char* close = std::strchr(host, ']');
+        if (close != nullptr) *close = '\0';
+        std::memmove(host, host + 1, std::strlen(host + 1) + 1);
+      } else if (char* colon = std::strchr(host, ':');
+                 colon != nullptr && std::strchr(colon + 1, ':') == nullptr) {
+        *colon = '\0';  // IPv4 with a port; a bare IPv6 address has several.
+      }
+      if (char* zone = std::strchr(host, '%')) *zone = '\0';
+      none = !has_path(host);
+    } else {
+      none = false;
+    }
+    at += size;
+    if (*at == ',') ++at;
+  }
+  ares_free_string(csv);
+  return none;
+}
+
+bool CaresResolver::has_path(const char* server) const {
+  SocketAddress address;
+  if (parse_numeric_address(server, 53, &address) != Status::kOk) return true;  // Unknown.
+  // A UDP connect() sends nothing: it asks the routing table, as a query would, and fails at
+  // once where there is no route.
+  const int fd = ::socket(address_family(address), SOCK_DGRAM, 0);
+  if (fd < 0) return true;
+  int error = binding_ != nullptr ? apply_binding(*binding_, fd) : 0;
+  if (error == 0 && ::connect(fd, reinterpret_cast<const sockaddr*>(address.bytes),
+                              detail::to_socket_length<socklen_t>(address.size)) != 0) {
+    error = errno;
+  }
+  ::close(fd);
+  return !detail::no_path(error);
+}
+
 void CaresResolver::on_answer(void* self, int status, int /*timeouts*/, ares_addrinfo* result) {
   static_cast<CaresResolver*>(self)->finish(status, result);
 }
@@ -412,6 +465,7 @@ void CaresResolver::finish(int status, ares_addrinfo* answer) {
       break;
   }
   result_.error = e;
+  if (e == ResolveError::kNoNetwork) result_.unreachable = no_server_reachable();
   if (e == ResolveError::kNone) {
     result_.addresses = addresses_;
     result_.count = n;

@@ -28,6 +28,7 @@
 #include "socket_length.hpp"
 #include "stepback/https/tcp/binding.hpp"
 #include "stepback/https/tcp/tcp_transport.hpp"
+#include "tcp/no_path.hpp"
 
 namespace stepback::https {
 namespace {
@@ -64,23 +65,6 @@ Status connect_status(int error) {
       return Status::kConnectFailed;
     default:
       return Status::kError;
-  }
-}
-
-// Whether a connect failed with `error` for lack of a path from this device: the network
-// or the host cannot be reached from here, the network or the bound device is down, or the
-// local address is gone. A refusal, a reset or a timeout came from (or went to) somewhere.
-bool no_path(int error) {
-  switch (error) {
-    case ENETUNREACH:
-    case EHOSTUNREACH:
-    case ENETDOWN:
-    case EHOSTDOWN:
-    case EADDRNOTAVAIL:
-    case ENODEV:
-      return true;
-    default:
-      return false;
   }
 }
 
@@ -251,7 +235,7 @@ Status TcpTransport::start_attempt(Millis now) {
 bool TcpTransport::unreachable() const {
   if (state_ != State::kFailed || next_address_ == 0) return false;
   for (std::size_t i = 0; i < next_address_ && i < address_count_; ++i) {
-    if (!no_path(attempt_error_[i])) return false;
+    if (!detail::no_path(attempt_error_[i])) return false;
   }
   return true;
 }

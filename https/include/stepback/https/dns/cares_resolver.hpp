@@ -140,6 +140,11 @@ class CaresResolver final : public Resolver {
   static int on_socket_configure(int fd, int type, void* self);
   static void on_answer(void* self, int status, int timeouts, ares_addrinfo* result);
   void finish(int status, ares_addrinfo* result);
+  // After ARES_ECONNREFUSED: whether no configured server has a path from this device (a
+  // UDP connect() to each, which sends nothing), ResolveResult::unreachable.
+  bool no_server_reachable() const;
+  // Whether the numeric address `server` has a route from here (true when unknown).
+  bool has_path(const char* server) const;
   // Answers the lookup from the hosts file when it gives the host an address; false if not.
   bool answer_from_hosts_file();
   void destroy();

@@ -70,6 +70,10 @@ struct ResolveResult {
   // Words naming the host and what the resolver said ("no such host 'exampel.com':
   // the DNS server answered NXDOMAIN (Domain name not found)"); "" on success.
   const char* message = "";
+  // With kNoNetwork: no DNS server has a path from this device (each one unreachable, the
+  // network down, the bound device gone), which a network coming back can heal; false when
+  // one was reached and refused, or none is configured.
+  bool unreachable = false;
 };
 
 // How many addresses of each family a lookup keeps of `v6` IPv6 and `v4` IPv4 ones in
