@@ -355,7 +355,7 @@ bool CaresResolver::no_server_reachable() const {
     const std::size_t size = end != nullptr ? static_cast<std::size_t>(end - at) : std::strlen(at);
     char host[64] = {};
     if (size < sizeof host) {
-      std::memcpy(host, at, size);
+      (void)std::snprintf(host, sizeof host, "%.*s", static_cast<int>(size), at);
       if (host[0] == '[') {
         char* close = std::strchr(host, ']');
         if (close != nullptr) *close = '\0';

@@ -573,7 +573,6 @@ class Client {
   // This response's body may not go past this offset (a 206's part_end_): bytes beyond what
   // its Content-Range claims are never delivered, and the attempt fails (overlong_part_).
   std::uint64_t part_limit_ = UINT64_MAX;
-  bool overlong_part_ = false;
   std::uint64_t skip_ = 0;              // Body bytes of this response to drop (already delivered).
   std::optional<std::uint64_t> total_;  // The representation's length, when known.
   Millis io_deadline_{};                // When the current attempt has been silent too long.
@@ -601,10 +600,7 @@ class Client {
   bool resumed_ = false;
   bool sink_failed_ = false;      // The sink refused a restart.
   bool refetch_ = false;          // This response's range was unusable; fetch the body whole.
-  const char* refetch_why_ = "";  // With refetch_: the attempt's failure, in words.
-  // A 206 that answered no Range, or cannot be the whole representation: the attempt's
-  // protocol failure, in words ("" when none).
-  const char* unasked_part_ = "";
+  bool overlong_part_ = false;    // This 206 ran past its Content-Range (part_limit_).
   bool generation_sent_ = false;  // This attempt pinned the generation (a precondition field).
   bool ranged_ = false;           // This attempt's request has a Range field.
   bool forwarded_ = false;        // This attempt's request goes to a forward proxy (http://).
@@ -613,11 +609,15 @@ class Client {
   // The answer already received is read; without one, the attempt fails with the send's
   // failure.
   Status send_failure_ = Status::kOk;  // kOk while sending has not stopped.
+  bool refresh_token_ = false;         // The next attempt asks the app for a fresh token.
+  bool open_pending_ = false;          // on_connect() opens a new connection before stepping it.
+  bool token_refreshed_ = false;       // The last attempt already carried a refreshed token.
   const char* send_failure_message_ = "";
-  bool refresh_token_ = false;    // The next attempt asks the app for a fresh token.
-  bool open_pending_ = false;     // on_connect() opens a new connection before stepping it.
-  bool token_refreshed_ = false;  // The last attempt already carried a refreshed token.
-  IntegrityCheck integrity_;      // Digests over every delivered byte of the representation.
+  const char* refetch_why_ = "";  // With refetch_: the attempt's failure, in words.
+  // A 206 that answered no Range, or cannot be the whole representation: the attempt's
+  // protocol failure, in words ("" when none).
+  const char* unasked_part_ = "";
+  IntegrityCheck integrity_;  // Digests over every delivered byte of the representation.
   char integrity_message_[kIntegrityMessageMax] = {};
   // A limit's words: "the retry deadline passed while connecting to 'host'", or the offline
   // limit's.
