@@ -36,7 +36,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
                                 "tests", "tools"))
-from cli_support import check, nginx_conf, trace_events  # noqa: E402
+from cli_support import check, ip, namespaces_unavailable, nginx_conf, trace_events  # noqa: E402
 
 BINARY = sys.argv[1]
 NGINX = sys.argv[2]
@@ -50,24 +50,6 @@ SWITCH_AFTER = 1.5  # Seconds into the download.
 NAME = "ok-switch.test"  # tests/integration/dns_server.py answers "ok-..." names.
 DNS_SERVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests",
                           "integration", "dns_server.py")
-
-
-def ip(*args, check_rc=True):
-    p = subprocess.run(["ip", *args], capture_output=True, text=True)
-    if check_rc and p.returncode != 0:
-        sys.exit(f"FAIL: ip {' '.join(args)}: {p.stderr.strip()}")
-    return p
-
-
-def can_run():
-    if os.geteuid() != 0:
-        return "not root"
-    probe = f"sbsw-probe-{ID}"
-    p = ip("netns", "add", probe, check_rc=False)
-    if p.returncode != 0:
-        return f"cannot make a network namespace: {p.stderr.strip()}"
-    ip("netns", "del", probe, check_rc=False)
-    return None
 
 
 def up():
@@ -309,7 +291,7 @@ def bench(tmp, cert, big, n):
 
 
 def main():
-    why = can_run()
+    why = namespaces_unavailable(f"sbsw-probe-{ID}")
     if why is not None:
         print(f"switch_test: cannot run here: {why}")
         sys.exit(77)

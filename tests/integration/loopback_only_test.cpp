@@ -51,6 +51,40 @@ class LoopbackOnlyTest : public ::testing::Test {
     n.connected = false;
     return n;
   }
+
+  // A port on 127.0.0.1 nobody listens on (for `type`: SOCK_STREAM or SOCK_DGRAM): bound to
+  // learn a free one, then released. Nothing else runs in this namespace to take it.
+  static std::uint16_t closed_loopback_port(int type) {
+    const int probe = ::socket(AF_INET, type | SOCK_CLOEXEC, 0);
+    sockaddr_in sin{};
+    sin.sin_family = AF_INET;
+    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof sin;
+    const bool bound = probe >= 0 && ::bind(probe, reinterpret_cast<sockaddr*>(&sin), len) == 0 &&
+                       ::getsockname(probe, reinterpret_cast<sockaddr*>(&sin), &len) == 0;
+    if (probe >= 0) ::close(probe);
+    return bound ? ntohs(sin.sin_port) : 0;
+  }
+
+  // Opens `connector` to `url` and steps it until it connects or fails (at most about 1 s).
+  static https::Status dial(https::TcpConnector& connector, const std::string& url,
+                            const char* host) {
+    https::Url parsed;
+    if (https::parse_url(url.c_str(), &parsed) != https::Status::kOk) {
+      return https::Status::kInvalidArgument;
+    }
+    Timeouts timeouts;
+    timeouts.connect = Millis(2000);
+    https::Status s = connector.open(parsed, host, platform::monotonic_now(), timeouts);
+    for (int i = 0; i < 100 && s == https::Status::kOk; ++i) {
+      s = connector.step(platform::monotonic_now());
+      if (s == https::Status::kWouldBlock) {
+        ::usleep(10000);
+        s = https::Status::kOk;
+      }
+    }
+    return s;
+  }
 };
 
 // Before, the request waited up to Timeouts::offline for a network it did not need.
@@ -74,41 +108,15 @@ TEST_F(LoopbackOnlyTest, AServerOnLoopbackIsReachedWithoutANetwork) {
 TEST_F(LoopbackOnlyTest, AConnectWithoutARouteIsUnreachableAndARefusalIsNot) {
   https::FixedResolver no_names;
   https::TcpConnector connector(no_names);
-  https::Url far;
-  ASSERT_EQ(https::parse_url("http://10.83.9.1:8080/", &far), https::Status::kOk);
-  Timeouts timeouts;
-  timeouts.connect = Millis(2000);
-  https::Status s = connector.open(far, "10.83.9.1", platform::monotonic_now(), timeouts);
-  for (int i = 0; i < 100 && s == https::Status::kOk; ++i) {
-    s = connector.step(platform::monotonic_now());
-    if (s == https::Status::kWouldBlock) {
-      ::usleep(10000);
-      s = https::Status::kOk;
-    }
-  }
-  EXPECT_EQ(s, https::Status::kConnectFailed) << connector.failure_message();
+  EXPECT_EQ(dial(connector, "http://10.83.9.1:8080/", "10.83.9.1"), https::Status::kConnectFailed)
+      << connector.failure_message();
   EXPECT_TRUE(connector.unreachable()) << connector.failure_message();
   // A port on 127.0.0.1 nobody listens on: reached, and refused.
-  const int probe = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in sin{};
-  sin.sin_family = AF_INET;
-  sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::bind(probe, reinterpret_cast<sockaddr*>(&sin), sizeof sin), 0);
-  socklen_t len = sizeof sin;
-  ASSERT_EQ(::getsockname(probe, reinterpret_cast<sockaddr*>(&sin), &len), 0);
-  const std::string closed = "http://127.0.0.1:" + std::to_string(ntohs(sin.sin_port)) + "/";
-  https::Url near;
-  ASSERT_EQ(https::parse_url(closed.c_str(), &near), https::Status::kOk);
-  s = connector.open(near, "127.0.0.1", platform::monotonic_now(), timeouts);
-  for (int i = 0; i < 100 && s == https::Status::kOk; ++i) {
-    s = connector.step(platform::monotonic_now());
-    if (s == https::Status::kWouldBlock) {
-      ::usleep(10000);
-      s = https::Status::kOk;
-    }
-  }
-  ::close(probe);
-  EXPECT_EQ(s, https::Status::kConnectFailed) << connector.failure_message();
+  const std::uint16_t closed = closed_loopback_port(SOCK_STREAM);
+  ASSERT_NE(closed, 0);
+  EXPECT_EQ(dial(connector, "http://127.0.0.1:" + std::to_string(closed) + "/", "127.0.0.1"),
+            https::Status::kConnectFailed)
+      << connector.failure_message();
   EXPECT_FALSE(connector.unreachable()) << connector.failure_message();
 }
 
@@ -139,17 +147,12 @@ TEST_F(LoopbackOnlyTest, ALookupTellsADnsServerWithoutARouteFromARefusingOne) {
   EXPECT_EQ(unreachable.error, https::ResolveError::kNoNetwork) << unreachable.message;
   EXPECT_TRUE(unreachable.unreachable) << unreachable.message;
   // A port on 127.0.0.1 nobody listens on: each query is refused (ICMP port unreachable).
-  const int probe = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  sockaddr_in sin{};
-  sin.sin_family = AF_INET;
-  sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::bind(probe, reinterpret_cast<sockaddr*>(&sin), sizeof sin), 0);
-  socklen_t len = sizeof sin;
-  ASSERT_EQ(::getsockname(probe, reinterpret_cast<sockaddr*>(&sin), &len), 0);
-  const std::string closed = "127.0.0.1:" + std::to_string(ntohs(sin.sin_port));
-  ::close(probe);
+  const std::uint16_t closed = closed_loopback_port(SOCK_DGRAM);
+  ASSERT_NE(closed, 0);
   https::CaresResolver near;
-  ASSERT_EQ(near.init(test_resolver_options(closed)), https::Status::kOk) << near.message();
+  ASSERT_EQ(near.init(test_resolver_options("127.0.0.1:" + std::to_string(closed))),
+            https::Status::kOk)
+      << near.message();
   const ResolveRun refused = resolve(near, "ok.test", 443);
   EXPECT_NE(refused.error, https::ResolveError::kNone) << refused.message;
   EXPECT_FALSE(refused.unreachable) << refused.message;

@@ -1,8 +1,10 @@
 """What the scripts that test the built `stepback` program share (tests/tools/*_test.py):
-the failure check, the reader of --trace output, and an nginx on loopback. Imported from the
-scripts' own folder."""
+the failure check, the reader of --trace output, an nginx on loopback, and `ip` for the
+scripts that make network namespaces. Imported from the scripts' own folder (and by
+bench/netbench's)."""
 import json
 import os
+import subprocess
 import sys
 
 
@@ -27,6 +29,26 @@ def trace_events(err, args):
         last_t = e["t_ms"]
         events.append(e)
     return events
+
+
+def ip(*args, check_rc=True):
+    """Runs `ip ARGS`; ends the test with FAIL when it fails and check_rc is set."""
+    p = subprocess.run(["ip", *args], capture_output=True, text=True)
+    if check_rc and p.returncode != 0:
+        sys.exit(f"FAIL: ip {' '.join(args)}: {p.stderr.strip()}")
+    return p
+
+
+def namespaces_unavailable(probe):
+    """Why network namespaces cannot be made here (not root, or `ip netns add` fails), or
+    None; `probe` names the namespace it tries."""
+    if os.geteuid() != 0:
+        return "not root"
+    p = ip("netns", "add", probe, check_rc=False)
+    if p.returncode != 0:
+        return f"cannot make a network namespace: {p.stderr.strip()}"
+    ip("netns", "del", probe, check_rc=False)
+    return None
 
 
 def free_port():

@@ -30,7 +30,7 @@ import sys
 import tempfile
 import time
 
-from cli_support import check, trace_events
+from cli_support import check, ip, namespaces_unavailable, trace_events
 
 BINARY, DNS_SERVER = sys.argv[1], sys.argv[2]
 ID = f"{os.getpid() % 100000}"
@@ -72,24 +72,6 @@ for _ in range(1200):
         break
     time.sleep(0.1)
 """
-
-
-def ip(*args, check_rc=True):
-    p = subprocess.run(["ip", *args], capture_output=True, text=True)
-    if check_rc and p.returncode != 0:
-        sys.exit(f"FAIL: ip {' '.join(args)}: {p.stderr.strip()}")
-    return p
-
-
-def can_run():
-    if os.geteuid() != 0:
-        return "not root"
-    probe = f"sbre-probe-{ID}"
-    p = ip("netns", "add", probe, check_rc=False)
-    if p.returncode != 0:
-        return f"cannot make a network namespace: {p.stderr.strip()}"
-    ip("netns", "del", probe, check_rc=False)
-    return None
 
 
 def make_namespaces():
@@ -304,7 +286,7 @@ CASES = {name[len("case_"):]: f for name, f in globals().items() if name.startsw
 if __name__ == "__main__":
     if len(sys.argv) != 4 or sys.argv[3] not in CASES:
         sys.exit(f"usage: {sys.argv[0]} BINARY DNS_SERVER {'|'.join(CASES)}")
-    why = can_run()
+    why = namespaces_unavailable(f"sbre-probe-{ID}")
     if why is not None:
         print(f"reachability_test: cannot run here: {why}")
         sys.exit(77)
