@@ -719,8 +719,9 @@ struct KeptSource {
   static std::size_t read(void* context, std::uint64_t offset, https::MutableBytes out) {
     const std::string& b = static_cast<KeptSource*>(context)->bytes;
     if (offset >= b.size()) return 0;
-    const std::size_t n = std::min<std::size_t>(out.size, b.size() - offset);
-    std::memcpy(out.data, b.data() + offset, n);
+    const auto at = static_cast<std::size_t>(offset);  // Below b.size().
+    const std::size_t n = std::min(out.size, b.size() - at);
+    std::memcpy(out.data, b.data() + at, n);
     return n;
   }
   https::BodySource source() { return https::BodySource{&KeptSource::read, this, bytes.size()}; }
