@@ -513,6 +513,11 @@ class Client {
   // Drops what pinned the body and has it fetched whole from byte 0 on the next attempt
   // (the sink restarted), `why` being the attempt's failure.
   void refetch_whole(const char* why);
+  // Ends this response's use for the body: the attempt fails with `status` and `why` when
+  // the response is over.
+  void unusable(Status status, const char* why);
+  // Emits a kError event of `status`'s failure kind with `message`.
+  void emit_error(Millis now, Status status, const char* message) const;
   Status add_authorization(bool refresh);
   bool token_rejected() const;
   void decide_body(Millis now);
@@ -571,7 +576,7 @@ class Client {
   std::uint64_t piece_end_ = UINT64_MAX;  // BodyResume::until of the request.
   std::uint64_t part_end_ = 0;            // A 206's Content-Range end + 1.
   // This response's body may not go past this offset (a 206's part_end_): bytes beyond what
-  // its Content-Range claims are never delivered, and the attempt fails (overlong_part_).
+  // its Content-Range claims are never delivered, and the attempt fails (unusable()).
   std::uint64_t part_limit_ = UINT64_MAX;
   std::uint64_t skip_ = 0;              // Body bytes of this response to drop (already delivered).
   std::optional<std::uint64_t> total_;  // The representation's length, when known.
@@ -599,8 +604,6 @@ class Client {
   bool validator_is_etag_ = false;
   bool resumed_ = false;
   bool sink_failed_ = false;      // The sink refused a restart.
-  bool refetch_ = false;          // This response's range was unusable; fetch the body whole.
-  bool overlong_part_ = false;    // This 206 ran past its Content-Range (part_limit_).
   bool generation_sent_ = false;  // This attempt pinned the generation (a precondition field).
   bool ranged_ = false;           // This attempt's request has a Range field.
   bool forwarded_ = false;        // This attempt's request goes to a forward proxy (http://).
@@ -613,10 +616,11 @@ class Client {
   bool open_pending_ = false;          // on_connect() opens a new connection before stepping it.
   bool token_refreshed_ = false;       // The last attempt already carried a refreshed token.
   const char* send_failure_message_ = "";
-  const char* refetch_why_ = "";  // With refetch_: the attempt's failure, in words.
-  // A 206 that answered no Range, or cannot be the whole representation: the attempt's
-  // protocol failure, in words ("" when none).
-  const char* unasked_part_ = "";
+  // This response cannot serve the body (a part of another version, range or length, one
+  // nobody asked for, one running past its Content-Range): the attempt's failure when it
+  // ends (kOk: none), and its words.
+  Status unusable_ = Status::kOk;
+  const char* unusable_message_ = "";
   IntegrityCheck integrity_;  // Digests over every delivered byte of the representation.
   char integrity_message_[kIntegrityMessageMax] = {};
   // A limit's words: "the retry deadline passed while connecting to 'host'", or the offline
