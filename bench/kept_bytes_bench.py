@@ -15,12 +15,13 @@ read). Prints the median of RUNS for each and the difference per MiB.
 
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "tools"))
+from cli_support import RespondingServer, http_response  # noqa: E402
 
 BINARY = sys.argv[1]
 MIB = int(sys.argv[2]) if len(sys.argv) > 2 else 64
@@ -28,38 +29,26 @@ RUNS = int(sys.argv[3]) if len(sys.argv) > 3 else 3
 KEPT = MIB << 20
 CHUNK = bytes(range(256)) * 4096  # 1 MiB.
 # Well-formed digests; their values do not matter here (the run never reaches the end).
-HASH = "x-goog-hash: crc32c=AAAAAA==,md5=AAAAAAAAAAAAAAAAAAAAAA==\r\n"
+HASH = "crc32c=AAAAAA==,md5=AAAAAAAAAAAAAAAAAAAAAA=="
 
 
 class Server:
+    """Serves the object as the module says: the request while `first` is set gets the head
+    (with x-goog-hash while `hashed` is) and MIB MiB of body, then the connection closes;
+    every later one a 503."""
+
     def __init__(self):
         self.hashed, self.first = True, True
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(8)
-        self.port = self.sock.getsockname()[1]
-        threading.Thread(target=self.loop, daemon=True).start()
+        self.http = RespondingServer(self.respond)
+        self.port = self.http.port
 
-    def loop(self):
-        while True:
-            conn, _ = self.sock.accept()
-            with conn:
-                data = b""
-                while b"\r\n\r\n" not in data:
-                    chunk = conn.recv(4096)
-                    if not chunk:
-                        break
-                    data += chunk
-                if not self.first:
-                    conn.sendall(b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n"
-                                 b"Connection: close\r\n\r\n")
-                    continue
-                self.first = False
-                head = (f"HTTP/1.1 200 OK\r\nETag: \"k\"\r\n{HASH if self.hashed else ''}"
-                        f"Content-Length: {2 * KEPT}\r\nConnection: close\r\n\r\n")
-                conn.sendall(head.encode())
-                for _ in range(MIB):
-                    conn.sendall(CHUNK)
+    def respond(self, n, head):
+        if not self.first:
+            return http_response("503 Service Unavailable", [], b"", close=True)
+        self.first = False
+        fields = [("ETag", '"k"')] + ([("x-goog-hash", HASH)] if self.hashed else [])
+        whole = http_response("200 OK", fields, CHUNK * (2 * MIB), close=True)
+        return whole[: len(whole) - KEPT]  # Cut after MIB MiB of body.
 
 
 def start_cost(server, hashed, tmp):

@@ -1,11 +1,14 @@
 """What the scripts that test the built `stepback` program share (tests/tools/*_test.py):
-the failure check, the reader of --trace output, an nginx on loopback, and `ip` for the
-scripts that make network namespaces. Imported from the scripts' own folder (and by
-bench/netbench's)."""
+the failure check, the reader of --trace output, an nginx on loopback, a scripted HTTP server
+on tests/support/loopback_server.py, and `ip` for the scripts that make network namespaces.
+Imported from the scripts' own folder (and by bench/'s scripts)."""
 import json
 import os
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+import loopback_server  # noqa: E402
 
 
 def check(condition, message):
@@ -49,6 +52,45 @@ def namespaces_unavailable(probe):
         return f"cannot make a network namespace: {p.stderr.strip()}"
     ip("netns", "del", probe, check_rc=False)
     return None
+
+
+class RespondingServer(loopback_server.ConnectionServer):
+    """A plain-HTTP/1.1 server on `address` (127.0.0.1 unless named), a thread per connection
+    and keep-alive: `respond(n, head)` gives the bytes to send for the n-th request (0-based),
+    whose head is its request line and fields as text (names in lower case), or None to close.
+    `heads` keeps each head in lower case; a response that says Connection: close closes."""
+
+    def __init__(self, respond, address="127.0.0.1"):
+        super().__init__()
+        self.respond, self.heads = respond, []
+        listener = loopback_server.tcp_listener(address)
+        self.port = listener.getsockname()[1]
+        self.start(listener)
+
+    def serve(self, sock, conn_id):
+        reader = loopback_server.HttpReader(sock)
+        while (request := reader.read_head()) is not None:
+            method, target, fields = request
+            head = (f"{method} {target} HTTP/1.1\r\n"
+                    + "".join(f"{k}: {v}\r\n" for k, v in fields.items()) + "\r\n")
+            with self._lock:
+                n = len(self.heads)
+                self.heads.append(head.lower())
+            out = self.respond(n, head)
+            if out is None:
+                return
+            sock.sendall(out)
+            if b"\r\nconnection: close\r\n" in out[: out.find(b"\r\n\r\n") + 2].lower():
+                return
+
+
+def http_response(status, fields, body, close=False):
+    """The bytes of a response: `status` ("200 OK"), the (name, value) `fields`,
+    Content-Length, Connection: close when `close`, and `body`."""
+    lines = "".join(f"{k}: {v}\r\n" for k, v in fields)
+    connection = "Connection: close\r\n" if close else ""
+    return (f"HTTP/1.1 {status}\r\n{lines}Content-Length: {len(body)}\r\n{connection}\r\n"
+            .encode() + body)
 
 
 def free_port():

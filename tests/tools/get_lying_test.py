@@ -24,13 +24,11 @@ import hashlib
 import os
 import random
 import re
-import socket
 import subprocess
 import sys
 import tempfile
-import threading
 
-from cli_support import check, trace_events
+from cli_support import RespondingServer, check, http_response, trace_events
 
 BINARY = sys.argv[1]
 SIZE = 100_000
@@ -63,56 +61,11 @@ def goog_hash(data):
     return f"crc32c={crc},md5={md5}"
 
 
-class Server:
-    """A plain-HTTP/1.1 server on 127.0.0.1; `respond(n, head)` gives the bytes to send for
-    the n-th request (0-based) with its lower-case head, or None to close. Keeps each head."""
-
-    def __init__(self, respond):
-        self.respond, self.heads = respond, []
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(16)
-        self.port = self.sock.getsockname()[1]
-        threading.Thread(target=self.loop, daemon=True).start()
-
-    def loop(self):
-        while True:
-            conn, _ = self.sock.accept()
-            threading.Thread(target=self.serve, args=(conn,), daemon=True).start()
-
-    def serve(self, conn):
-        with conn:
-            conn.settimeout(10)
-            data = b""
-            while True:
-                try:
-                    while b"\r\n\r\n" not in data:
-                        chunk = conn.recv(4096)
-                        if not chunk:
-                            return
-                        data += chunk
-                except OSError:
-                    return
-                end = data.find(b"\r\n\r\n") + 4
-                head, data = data[:end].decode("latin-1"), data[end:]
-                n = len(self.heads)
-                self.heads.append(head.lower())
-                out = self.respond(n, head)
-                if out is None:
-                    return
-                try:
-                    conn.sendall(out)
-                except OSError:
-                    return
-                if b"connection: close" in out.lower()[: out.find(b"\r\n\r\n")]:
-                    return
-
-
-def response(status, fields, body, close=False):
-    lines = "".join(f"{k}: {v}\r\n" for k, v in fields)
-    connection = "Connection: close\r\n" if close else ""
-    return (f"HTTP/1.1 {status}\r\n{lines}Content-Length: {len(body)}\r\n{connection}\r\n"
-            .encode() + body)
+def cut(fields, body, n):
+    """A 200 with `fields` announcing all of `body`, cut after `n` body bytes (the
+    connection closes there)."""
+    whole = http_response("200 OK", fields, body, close=True)
+    return whole[: len(whole) - len(body) + n]
 
 
 def requested_range(head):
@@ -124,7 +77,7 @@ def requested_range(head):
 
 
 def part(body, first, last, fields):
-    return response("206 Partial Content",
+    return http_response("206 Partial Content",
                     [*fields, ("Content-Range", f"bytes {first}-{last}/{SIZE}")],
                     body[first:last + 1])
 
@@ -143,19 +96,18 @@ def case_signed_url():
     def respond(n, head):
         line = head.split("\r\n", 1)[0]
         if line != f"GET /bkt/obj?{SIGNED_QUERY} HTTP/1.1":
-            return response("403 Forbidden", [], b"<Error><Code>SignatureDoesNotMatch</Code>"
+            return http_response("403 Forbidden", [], b"<Error><Code>SignatureDoesNotMatch</Code>"
                             b"</Error>", close=True)
         fields = [("ETag", '"v1"'), ("x-goog-generation", "1001"),
                   ("x-goog-hash", goog_hash(V1))]
         r = requested_range(head)
         if r is None:
-            whole = response("200 OK", fields, V1, close=True)
-            return whole[: len(whole) - SIZE + 30_000]  # Cut after 30,000 body bytes.
+            return cut(fields, V1, 30_000)
         pinned = re.search(r"\r\nx-goog-if-generation-match: (\d+)\r\n", head, re.I)
         if pinned and pinned.group(1) != "1001":
-            return response("412 Precondition Failed", [], b"", close=True)
+            return http_response("412 Precondition Failed", [], b"", close=True)
         return part(V1, r[0], r[1], fields)
-    server = Server(respond)
+    server = RespondingServer(respond)
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "obj")
         args = ["get", f"http://127.0.0.1:{server.port}/bkt/obj?{SIGNED_QUERY}", "-o", out,
@@ -187,9 +139,9 @@ def splice_server(versions_by_request, validator, serve=True):
                        else "Sun, 29 Nov 2026 02:00:00 GMT")]
         r = requested_range(head)
         if r is None:
-            return response("200 OK", fields, body)
+            return http_response("200 OK", fields, body)
         return part(body, r[0], r[1], fields)
-    return Server(respond) if serve else respond
+    return RespondingServer(respond) if serve else respond
 
 
 def splice_case(validator):
@@ -220,11 +172,10 @@ def case_splice_lm():
 def case_splice_resume():
     # First run: v1 cut at 60,000 bytes, no digests, --max-retries 0: a checkpoint is kept.
     def first(n, head):
-        whole = response("200 OK", [("ETag", '"v1"')], V1, close=True)
-        return whole[: len(whole) - SIZE + 60_000]
+        return cut([("ETag", '"v1"')], V1, 60_000)
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "obj")
-        server = Server(first)
+        server = RespondingServer(first)
         code, _, err = run("get", f"http://127.0.0.1:{server.port}/o", "-o", out,
                            "--max-retries", "0")
         check(code == 3 and os.path.exists(out + ".part.state"), f"first run: exit {code}: {err}")
@@ -239,7 +190,7 @@ def case_splice_resume():
 def case_short_part():
     def respond(n, head):
         return part(V1, 0, 16383, [("ETag", '"v1"')])
-    server = Server(respond)
+    server = RespondingServer(respond)
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "obj")
         for extra in ([], ["--range-size", "16K"]):
@@ -254,14 +205,13 @@ def case_short_part():
 def case_flipped_part():
     fields = [("ETag", '"v1"'), ("x-goog-hash", goog_hash(V1))]
     def first(n, head):
-        whole = response("200 OK", fields, V1, close=True)
-        return whole[: len(whole) - SIZE + 60_000]
+        return cut(fields, V1, 60_000)
     def later(n, head):
         r = requested_range(head)
-        return response("200 OK", fields, V1) if r is None else part(V1, r[0], r[1], fields)
+        return http_response("200 OK", fields, V1) if r is None else part(V1, r[0], r[1], fields)
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "obj")
-        server = Server(first)
+        server = RespondingServer(first)
         code, _, err = run("get", f"http://127.0.0.1:{server.port}/o", "-o", out,
                            "--max-retries", "0")
         check(code == 3 and os.path.exists(out + ".part.state"), f"first run: exit {code}: {err}")

@@ -39,38 +39,20 @@ SERVER = "10.83.9.1"  # On the server namespace's loopback, reached over the lin
 LOCAL = "192.0.2.10"  # An address of the client's own (TEST-NET-1, on its lo).
 BODY = b"reachable\n"
 
-# A plain HTTP server on one address, in whatever namespace it is started: the port goes to
-# the port file once it listens; it ends with its parent or after 120 s.
+# A plain HTTP server on one address (cli_support.RespondingServer), in whatever namespace it
+# is started: the port goes to the port file once it listens; it ends with its parent or
+# after 120 s. argv: the folder of cli_support.py, the address, the port file, the body.
 SERVE = r"""
-import os, socket, sys, threading, time
-address, port_file, body = sys.argv[1], sys.argv[2], sys.argv[3].encode()
-s = socket.socket(socket.AF_INET6 if ":" in address else socket.AF_INET)
-s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind((address, 0))
-s.listen(16)
-def serve(conn):
-    with conn:
-        data = b""
-        while b"\r\n\r\n" not in data:
-            chunk = conn.recv(4096)
-            if not chunk:
-                return
-            data += chunk
-        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n"
-                     % len(body) + body)
-def loop():
-    while True:
-        conn, _ = s.accept()
-        threading.Thread(target=serve, args=(conn,), daemon=True).start()
-threading.Thread(target=loop, daemon=True).start()
-with open(port_file + ".tmp", "w") as f:
-    f.write(str(s.getsockname()[1]))
-os.rename(port_file + ".tmp", port_file)
-parent = os.getppid()
-for _ in range(1200):
-    if os.getppid() != parent:
-        break
-    time.sleep(0.1)
+import sys
+sys.path.insert(0, sys.argv[1])
+import cli_support
+import loopback_server
+body = sys.argv[4].encode()
+server = cli_support.RespondingServer(
+    lambda n, head: cli_support.http_response("200 OK", [], body, close=True), sys.argv[2])
+loopback_server.announce(server.port, sys.argv[3])
+loopback_server.wait_for_end(120)
+loopback_server.exit_now()
 """
 
 
@@ -119,7 +101,8 @@ def start_in(namespace, argv, port_file, tmp):
 
 
 def http_server(namespace, address, tmp, name):
-    return start_in(namespace, [sys.executable, "-c", SERVE, address,
+    tools = os.path.dirname(os.path.abspath(__file__))
+    return start_in(namespace, [sys.executable, "-c", SERVE, tools, address,
                                 os.path.join(tmp, name), BODY.decode()], name, tmp)
 
 
