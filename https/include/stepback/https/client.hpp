@@ -615,11 +615,11 @@ class Client {
   bool refresh_token_ = false;         // The next attempt asks the app for a fresh token.
   bool open_pending_ = false;          // on_connect() opens a new connection before stepping it.
   bool token_refreshed_ = false;       // The last attempt already carried a refreshed token.
-  const char* send_failure_message_ = "";
   // This response cannot serve the body (a part of another version, range or length, one
   // nobody asked for, one running past its Content-Range): the attempt's failure when it
   // ends (kOk: none), and its words.
   Status unusable_ = Status::kOk;
+  const char* send_failure_message_ = "";
   const char* unusable_message_ = "";
   IntegrityCheck integrity_;  // Digests over every delivered byte of the representation.
   char integrity_message_[kIntegrityMessageMax] = {};
