@@ -6,6 +6,7 @@ set -euo pipefail
 
 packages=(
   cmake ninja-build g++ python3            # build
+  ccache                                   # CMakeLists.txt: a second build of the same sources compiles only what changed
   libgtest-dev libbenchmark-dev valgrind   # tests and benches
   libssl-dev                               # tests/https/gcm_test: OpenSSL EVP as the AES-GCM reference (test only)
   libisal-dev                              # bench/crc32c_bench: ISA-L's CRC32C as the reference
