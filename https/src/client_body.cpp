@@ -330,4 +330,19 @@ bool Client::deliver_body(void* self, ConstBytes data) {
   return true;
 }
 
+BodyResume Client::body_resume() const {
+  BodyResume r;
+  r.offset = delivered_;
+  r.validator = validator();
+  r.validator_is_etag = validator_is_etag_;
+  if (redirects_ == 0) r.generation = generation();
+  r.total = total_;
+  r.integrity = integrity_.state();
+  if (r.integrity.expected_crc32c.size == 0 && r.integrity.expected_md5.size == 0) {
+    r.integrity = IntegrityState{};
+    r.integrity.size = delivered_;
+  }
+  return r;
+}
+
 }  // namespace stepback::https

@@ -453,6 +453,44 @@ TEST(ClientResume, CutBodyResumesWithRangeAndIfRange) {
   EXPECT_EQ(h.connector.connection(0).sent().find("Range:"), std::string::npos);
 }
 
+// body_resume() is what a later start(spec, resume) needs: a cut body's bytes, its validator and
+// generation, its length, and the integrity count; a second Client goes on from it.
+TEST(ClientResume, BodyResumeHoldsWhereTheCutBodyStoodForAnotherClient) {
+  Harness h;
+  h.connector.add()
+      .recv_data(
+          "HTTP/1.1 200 OK\r\nETag: \"v1\"\r\nx-goog-generation: 42\r\n"
+          "Content-Length: 10\r\n\r\n01234")
+      .recv_reset();
+  h.policy.max_retries = 0;
+  ASSERT_EQ(h.run(h.start()).kind, ClientNext::Kind::kDone);
+  ASSERT_NE(h.client->result().outcome, Outcome::kSuccess);
+  const BodyResume r = h.client->body_resume();
+  EXPECT_EQ(r.offset, 5U);
+  EXPECT_EQ(r.validator, "\"v1\"");
+  EXPECT_TRUE(r.validator_is_etag);
+  EXPECT_EQ(r.generation, "42");
+  EXPECT_EQ(r.total, std::optional<std::uint64_t>(10));
+  EXPECT_EQ(r.integrity.size, 5U);
+  EXPECT_EQ(r.until, UINT64_MAX);
+
+  Harness next;
+  const std::string validator(r.validator);
+  const std::string generation(r.generation);
+  next.resume = r;
+  next.resume->validator = validator;
+  next.resume->generation = generation;
+  next.connector.add().recv_data(
+      "HTTP/1.1 206 Partial Content\r\nETag: \"v1\"\r\nx-goog-generation: 42\r\n"
+      "Content-Range: bytes 5-9/10\r\nContent-Length: 5\r\n\r\n56789");
+  ASSERT_EQ(next.run(next.start()).kind, ClientNext::Kind::kDone);
+  EXPECT_EQ(next.client->result().outcome, Outcome::kSuccess);
+  EXPECT_EQ(next.body.bytes, "56789");
+  const std::string sent = next.connector.connection(0).sent();
+  EXPECT_NE(sent.find("Range: bytes=5-\r\n"), std::string::npos) << sent;
+  EXPECT_NE(sent.find("x-goog-if-generation-match: 42\r\n"), std::string::npos) << sent;
+}
+
 // Issue 34: the generation is pinned with a precondition field; the URL goes as given. A V4
 // signed URL's query is part of its signature: before, `&generation=N` was appended to it on
 // resume, and the server answered 403.

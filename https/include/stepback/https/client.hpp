@@ -443,6 +443,12 @@ class Client {
   std::string_view generation() const { return std::string_view(generation_, generation_size_); }
   // The integrity check over the delivered bytes, to keep beside them (see BodyResume).
   IntegrityState integrity_state() const { return integrity_.state(); }
+  // Where the body stands, as start(spec, resume) takes it to go on from here: the bytes the
+  // sink has (offset), what pins them (the validator; the generation only when no redirect
+  // was followed, since a resume starts again at the URL asked for), the length when known,
+  // and the integrity check over them (the byte count alone when no digest was announced);
+  // until is UINT64_MAX. Views into the client, valid until the next start().
+  BodyResume body_resume() const;
   // Bytes received again from the server that had been delivered already (a 200 that
   // ignored the range and was skipped through, or a representation started over).
   std::uint64_t refetched() const { return refetched_; }
