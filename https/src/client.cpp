@@ -134,8 +134,7 @@ Status Client::start(const RequestSpec& spec) {
   url_refreshes_ = 0;
   url_expired_ = false;
   uncounted_ = false;
-  held_ = switch_pending_ = unreachable_ = hold_armed_ = false;
-  time_offline_ = Millis{};
+  gate_.reset();
   visited_[0] = url_id(url);
   started_ = false;
   phase_ = Phase::kIdle;
@@ -190,8 +189,7 @@ Status Client::continue_body(std::uint64_t until) {
   last_attempt_ = AttemptResult{};
   refresh_token_ = token_refreshed_ = false;
   uncounted_ = false;
-  held_ = switch_pending_ = unreachable_ = hold_armed_ = false;
-  time_offline_ = Millis{};
+  gate_.reset();
   redirects_ = 0;
   visited_[0] = url_id(spec_.head.url);
   piece_end_ = until;
@@ -219,8 +217,7 @@ ClientNext Client::step(Millis now) {
         phase_ == Phase::kConnecting || phase_ == Phase::kSending || phase_ == Phase::kReceiving;
     // What runs on a network that went away, or that the request may no longer use (a
     // response longer than a metered network may carry), ends here.
-    if (under_way && (switch_pending_ || !network_usable())) {
-      switch_pending_ = false;
+    if (under_way && (gate_.take_switch() || !network_usable())) {
       s = on_network_switch(now);
     } else {
       switch (phase_) {
@@ -260,15 +257,11 @@ void Client::cancel() {
 }
 
 Client::Step Client::on_machine(Millis now) {
-  if (held_) {
-    // Time spent without a usable network is not the request's: the deadline moves with it.
-    machine_.exclude(now - held_mark_);
-    time_offline_ = time_offline_ + (now - held_mark_);
-    held_mark_ = now;
-  }
+  // Time spent without a usable network is not the request's: the deadline moves with it.
+  if (gate_.held()) machine_.exclude(gate_.account(now));
   const Next next = machine_.step(now);
   if (next.kind != Next::Kind::kDone && !network_usable()) return hold(now);
-  held_ = false;
+  gate_.release();
   switch (next.kind) {
     case Next::Kind::kSend:
       return begin_attempt(now);
@@ -362,14 +355,11 @@ void Client::network_available(Millis now) {
 }
 
 void Client::network_changed(Millis now, const NetworkInfo& network) {
-  network_ = network;
-  // Whatever changed, a destination may be reachable again: the next attempt finds out.
-  unreachable_ = false;
-  if (network.connected && network_usable()) hold_armed_ = false;
+  gate_.changed(network, options_.network, transfer_size());
   const bool under_way =
       phase_ == Phase::kConnecting || phase_ == Phase::kSending || phase_ == Phase::kReceiving;
   if (under_way) {
-    switch_pending_ = true;  // step() ends it: phases change there alone.
+    gate_.mark_switch();  // step() ends it: phases change there alone.
     return;
   }
   // A connection kept from the old network would only fail on its first use.
@@ -382,11 +372,6 @@ void Client::network_changed(Millis now, const NetworkInfo& network) {
 
 bool Client::network_usable() const { return network_refusal()[0] == '\0'; }
 
-void set_network_needs(RunHint* hint, const NetworkPolicy& policy, std::uint64_t size) {
-  hint->unmetered = !policy.metered || size > policy.metered_up_to;
-  hint->not_roaming = !policy.roaming;
-}
-
 RunHint Client::run_hint(const ClientNext& next) const {
   RunHint hint;
   if (next.kind == ClientNext::Kind::kDone) return hint;
@@ -394,7 +379,7 @@ RunHint Client::run_hint(const ClientNext& next) const {
   if (next.kind == ClientNext::Kind::kWaitIo) {
     hint.state = RunHint::State::kRunning;
   } else {
-    hint.state = held_ ? RunHint::State::kWaitingForNetwork : RunHint::State::kWaiting;
+    hint.state = gate_.held() ? RunHint::State::kWaitingForNetwork : RunHint::State::kWaiting;
   }
   set_network_needs(&hint, options_.network, transfer_size());
   if (total_) {
@@ -407,21 +392,6 @@ RunHint Client::run_hint(const ClientNext& next) const {
 
 std::uint64_t Client::transfer_size() const {
   return spec_.body.size > 0 ? spec_.body.size : total_.value_or(0);
-}
-
-const char* Client::network_refusal() const {
-  const NetworkPolicy& policy = options_.network;
-  // No network is a verdict only on a destination an attempt could not reach: loopback, the
-  // device's own addresses and a LAN without a default route are tried all the same.
-  if (!network_.connected && unreachable_) return "there is no network";
-  if (network_.roaming && !policy.roaming) return "the network is roaming, which it may not use";
-  if (network_.metered) {
-    if (!policy.metered) return "the network is metered, which it may not use";
-    if (transfer_size() > policy.metered_up_to) {
-      return "the network is metered and the transfer is larger than it may move over one";
-    }
-  }
-  return "";
 }
 
 Client::Step Client::on_network_switch(Millis now) {
@@ -446,23 +416,15 @@ Client::Step Client::on_network_switch(Millis now) {
 }
 
 Client::Step Client::hold(Millis now) {
-  if (!held_) {
-    held_ = true;
-    held_mark_ = now;
-    const Millis limit = options_.timeouts.offline;
-    // The limit runs from the first hold until a usable network is announced: a route table
-    // that changes without giving a way out does not restart it.
-    if (!hold_armed_) {
-      hold_armed_ = true;
-      hold_end_ = now + limit;  // Saturating.
-    }
+  const NetworkGate::Hold h = gate_.hold(now, options_.timeouts.offline);
+  if (h.began) {
     ClientEvent e = event(ClientEvent::Kind::kWait, now);
-    e.wait = hold_end_ - now;
+    e.wait = h.end - now;
     e.wait_reason = WaitReason::kOffline;
     e.message = network_refusal();
     emit(e);
   }
-  if (now >= hold_end_) {
+  if (h.expired) {
     (void)std::snprintf(limit_message_, sizeof limit_message_,
                         "no network the request may use came within %llu s (Timeouts::offline): "
                         "%s",
@@ -470,7 +432,7 @@ Client::Step Client::hold(Millis now) {
                         network_refusal());
     return stop(now, Outcome::kOffline, Status::kConnectFailed, limit_message_);
   }
-  return yield(ClientNext::wait_until(hold_end_), Phase::kWaiting);
+  return yield(ClientNext::wait_until(h.end), Phase::kWaiting);
 }
 
 Client::Step Client::on_connect(Millis now) {
@@ -755,11 +717,9 @@ Client::Step Client::fail_attempt(Millis now, Status status, const char* message
   // No path to the destination while the platform says there is no network: the request
   // waits for one (hold()), and this attempt is not counted. Without the platform's word
   // (or with a network it calls connected) an unreachable destination is an ordinary retry.
-  const bool offline =
-      phase_ == Phase::kConnecting && !network_.connected && connector_.unreachable();
+  const bool offline = phase_ == Phase::kConnecting && connector_.unreachable() && gate_.no_path();
   close_connection();
   if (offline) {
-    unreachable_ = true;
     emit_error(now, status, message);
     // The machine still waits for this attempt's report: it answers kSend again, and
     // on_machine() holds until the network changes.

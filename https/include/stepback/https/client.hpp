@@ -14,6 +14,7 @@
 #include "stepback/core/rate_limit.hpp"
 #include "stepback/core/retry_machine.hpp"
 #include "stepback/core/timeouts.hpp"
+#include "stepback/https/client/network_gate.hpp"
 #include "stepback/https/connector.hpp"
 #include "stepback/https/integrity/integrity.hpp"
 #include "stepback/https/http/request_writer.hpp"
@@ -196,54 +197,6 @@ struct UrlRefresh {
   void* context = nullptr;
 };
 
-// The device's current network, as the platform describes it (Android's NetworkCapabilities
-// NOT_METERED and NOT_ROAMING of the default network, Apple's NWPath isExpensive and
-// isConstrained): see Client::network_changed.
-struct NetworkInfo {
-  bool connected = true;  // There is a network at all (Android: a default network).
-  bool metered = false;   // It is paid by the byte (cellular, a hotspot, a metered Wi-Fi).
-  bool roaming = false;
-};
-
-// The networks a request may use. On one it may not use it waits as it waits without a
-// network (Timeouts::offline); a switch onto one mid-exchange ends the exchange at once.
-struct NetworkPolicy {
-  bool metered = true;  // Whether a metered network may be used at all.
-  // Above this many bytes (the response's length once known, or the request body's), a
-  // metered network is refused: a large download waits for an unmetered one.
-  std::uint64_t metered_up_to = UINT64_MAX;
-  bool roaming = true;  // Whether a roaming network may be used.
-};
-
-// What an OS scheduler needs to run a transfer later instead of keeping the app alive through
-// a long wait (Android's WorkManager or JobScheduler, Apple's BGTaskScheduler): read after a
-// step(), from its answer. An app that hands the transfer over saves it (a checkpoint, an
-// upload's TransferState), ends it, and starts it again from the record when woken: a wait
-// the record holds ends at its wall-clock time, so a scheduler that waited it out leaves none.
-struct RunHint {
-  enum class State : std::uint8_t {
-    kRunning,            // Working, or about to: keep stepping.
-    kWaiting,            // Nothing to do until run_at (a backoff, a Retry-After, a rate limit).
-    kWaitingForNetwork,  // Until a network it may use comes (see unmetered, not_roaming); at
-                         // run_at the offline limit ends it (Timeouts::offline).
-    kPaused,             // Until the app goes on with it (resume(), or an upload's extend()).
-    kDone,               // Finished.
-  };
-  State state = State::kDone;
-  // When the transfer next needs to run (monotonic): the end of the wait, or Millis::max().
-  Millis run_at = Millis::max();
-  // What a network must be for the transfer to use it, from its NetworkPolicy and size:
-  // unmetered (WorkManager's NetworkType.UNMETERED), not roaming (NOT_ROAMING).
-  bool unmetered = false;
-  bool not_roaming = false;
-  // Bytes the transfer still has to move, when its size is known.
-  std::optional<std::uint64_t> bytes_left;
-};
-
-// Sets hint->unmetered and hint->not_roaming as `policy` says for a transfer of `size` bytes
-// (0: not known yet).
-void set_network_needs(RunHint* hint, const NetworkPolicy& policy, std::uint64_t size);
-
 // Everything a Client is configured with, besides its connector and retry context.
 struct ClientOptions {
   Timeouts timeouts;
@@ -390,7 +343,7 @@ class Client {
   bool network_usable() const;
   // How long the request has waited for a network it may use (excluded from its deadline);
   // a layer that retries across requests excludes it from its own (transfer::Upload).
-  Millis time_offline() const { return time_offline_; }
+  Millis time_offline() const { return gate_.time_offline(); }
   // The request's RunHint after step() answered `next`: what it waits for, until when, what
   // network it needs and the response bytes left (or the request body's, before a response).
   RunHint run_hint(const ClientNext& next) const;
@@ -478,7 +431,7 @@ class Client {
   // Waits for a network the request may use, or ends the request when the wait is over.
   Step hold(Millis now);
   // Why the current network may not be used, in words ("" when it may).
-  const char* network_refusal() const;
+  const char* network_refusal() const { return gate_.refusal(options_.network, transfer_size()); }
   // What NetworkPolicy::metered_up_to weighs: the request body's size, else the response's
   // length once known (0 before).
   std::uint64_t transfer_size() const;
@@ -643,17 +596,7 @@ class Client {
   bool uncounted_ = false;        // The next attempt follows a redirect, a fresh URL or a network
                                   // switch: not counted.
   char redirect_message_[256] = {};
-  NetworkInfo network_;          // The last network_changed()'s.
-  bool switch_pending_ = false;  // The network changed while an exchange was under way.
-  bool held_ = false;            // Waiting for a network the request may use.
-  // An attempt failed for lack of a path while the platform said there is no network: the
-  // request waits for one. Cleared by every network_changed(): reachability is learned again,
-  // by trying.
-  bool unreachable_ = false;
-  bool hold_armed_ = false;  // hold_end_ runs: no usable network was announced since.
-  Millis held_mark_{};       // Until when the hold's time has been excluded from the deadline.
-  Millis hold_end_{};        // When the hold ends the request (Timeouts::offline).
-  Millis time_offline_{};    // Held so far, this request.
+  NetworkGate gate_;
 };
 
 }  // namespace stepback::https

@@ -1,0 +1,77 @@
+#include "stepback/https/client/network_gate.hpp"
+
+namespace stepback::https {
+
+void set_network_needs(RunHint* hint, const NetworkPolicy& policy, std::uint64_t size) {
+  hint->unmetered = !policy.metered || size > policy.metered_up_to;
+  hint->not_roaming = !policy.roaming;
+}
+
+void NetworkGate::reset() {
+  held_ = switch_pending_ = unreachable_ = hold_armed_ = false;
+  time_offline_ = Millis{};
+}
+
+void NetworkGate::changed(const NetworkInfo& network, const NetworkPolicy& policy,
+                          std::uint64_t size) {
+  network_ = network;
+  // Whatever changed, a destination may be reachable again: the next attempt finds out.
+  unreachable_ = false;
+  if (network.connected && refusal(policy, size)[0] == '\0') hold_armed_ = false;
+}
+
+const char* NetworkGate::refusal(const NetworkPolicy& policy, std::uint64_t size) const {
+  // No network is a verdict only on a destination an attempt could not reach: loopback, the
+  // device's own addresses and a LAN without a default route are tried all the same.
+  if (!network_.connected && unreachable_) return "there is no network";
+  if (network_.roaming && !policy.roaming) return "the network is roaming, which it may not use";
+  if (network_.metered) {
+    if (!policy.metered) return "the network is metered, which it may not use";
+    if (size > policy.metered_up_to) {
+      return "the network is metered and the transfer is larger than it may move over one";
+    }
+  }
+  return "";
+}
+
+bool NetworkGate::no_path() {
+  // Without the platform's word (or with a network it calls connected) an unreachable
+  // destination is an ordinary retry.
+  if (network_.connected) return false;
+  unreachable_ = true;
+  return true;
+}
+
+bool NetworkGate::take_switch() {
+  const bool pending = switch_pending_;
+  switch_pending_ = false;
+  return pending;
+}
+
+Millis NetworkGate::account(Millis now) {
+  if (!held_) return Millis{};
+  const Millis spent = now - held_mark_;
+  time_offline_ = time_offline_ + spent;
+  held_mark_ = now;
+  return spent;
+}
+
+NetworkGate::Hold NetworkGate::hold(Millis now, Millis limit) {
+  Hold h;
+  if (!held_) {
+    held_ = true;
+    held_mark_ = now;
+    // The limit runs from the first hold until a usable network is announced: a route table
+    // that changes without giving a way out does not restart it.
+    if (!hold_armed_) {
+      hold_armed_ = true;
+      hold_end_ = now + limit;  // Saturating.
+    }
+    h.began = true;
+  }
+  h.end = hold_end_;
+  h.expired = now >= hold_end_;
+  return h;
+}
+
+}  // namespace stepback::https
