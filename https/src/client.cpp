@@ -7,9 +7,7 @@
 #include "http/query.hpp"
 #include "stepback/https/failure.hpp"
 #include "stepback/https/http/http_date.hpp"
-#include "stepback/https/http/redirect.hpp"
 #include "stepback/https/http/url_expiry.hpp"
-#include "stepback/https/integrity/crc32c.hpp"
 #include "stepback/https/http/retry_info.hpp"
 
 namespace stepback::https {
@@ -39,20 +37,6 @@ bool has_precondition(const RequestHead& head) {
 
 bool is_safe_method(std::string_view m) {
   return m == "GET" || m == "HEAD" || m == "OPTIONS" || m == "TRACE";
-}
-
-// A short fingerprint of `url` (scheme, host in lower case, port, target) to see a redirect
-// loop by; a collision could only end a chain early, as a loop.
-std::uint32_t url_id(const Url& url) {
-  std::uint32_t crc = url.tls ? 1U : 0U;
-  for (const char c : url.host) {
-    const auto lower = static_cast<std::uint8_t>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-    crc = crc32c_extend(crc, ConstBytes{&lower, 1});
-  }
-  const std::uint8_t port[2] = {static_cast<std::uint8_t>(url.port >> 8),
-                                static_cast<std::uint8_t>(url.port)};
-  crc = crc32c_extend(crc, ConstBytes{port, 2});
-  return crc32c_extend(crc, bytes_of(url.target));
 }
 
 }  // namespace
@@ -127,15 +111,10 @@ Status Client::start(const RequestSpec& spec) {
   validator_size_ = 0;
   generation_size_ = 0;
   integrity_.clear();
-  refresh_token_ = token_refreshed_ = false;
   sink_failed_ = false;
-  location_size_ = 0;
-  redirects_ = 0;
-  url_refreshes_ = 0;
-  url_expired_ = false;
   uncounted_ = false;
   gate_.reset();
-  visited_[0] = url_id(url);
+  follow_.reset(url);
   started_ = false;
   phase_ = Phase::kIdle;
   return Status::kOk;
@@ -187,11 +166,9 @@ Status Client::continue_body(std::uint64_t until) {
   machine_ = RetryMachine(context_, idempotent_ ? Idempotent::kYes : Idempotent::kNo);
   result_ = ClientResult{};
   last_attempt_ = AttemptResult{};
-  refresh_token_ = token_refreshed_ = false;
   uncounted_ = false;
   gate_.reset();
-  redirects_ = 0;
-  visited_[0] = url_id(spec_.head.url);
+  follow_.restart(spec_.head.url);
   piece_end_ = until;
   phase_ = Phase::kIdle;
   return Status::kOk;
@@ -293,12 +270,10 @@ Client::Step Client::begin_attempt(Millis now) {
     // The Range lines do not fit the request buffer: fetch it whole (the sink restarts).
     (void)write_head(false, 0);
   }
-  token_refreshed_ = refresh_token_;
-  if (add_authorization(refresh_token_) != Status::kOk) {
+  if (add_authorization(follow_.take_fresh_token()) != Status::kOk) {
     return stop(now, Outcome::kTerminalFailure, Status::kBufferTooSmall,
                 "the Authorization value does not fit the request-head buffer");
   }
-  refresh_token_ = false;
   if (range_from_ > 0) {
     ClientEvent r = event(ClientEvent::Kind::kResume, now);
     r.offset = range_from_;
@@ -635,7 +610,7 @@ Client::Step Client::end_response(Millis now, bool reusable) {
   if (token_rejected()) {
     // An expired token: one fresh token and an attempt at once. The machine still waits for
     // this attempt's report, so it answers kSend again: no backoff, no retry counted.
-    refresh_token_ = true;
+    follow_.want_fresh_token();
     return go(Phase::kWaiting);
   }
   if (sink_failed_) return refuse_splice(now);
@@ -779,69 +754,29 @@ Client::Step Client::stop(Millis now, Outcome outcome, Status status, const char
   return yield(ClientNext::done(), Phase::kDone);
 }
 
-bool Client::is_followed_redirect() const {
-  if (options_.max_redirects == 0) return false;
-  const std::uint16_t s = parser_.status();
-  return (s == 301 || s == 302 || s == 303 || s == 307 || s == 308) &&
-         parser_.header("location").has_value();
-}
-
-Client::Step Client::follow_redirect(Millis now) {
-  const std::uint16_t status = parser_.status();
-  const std::string_view location = http1_text::trim_ows(*parser_.header("location"));
-  const auto refuse = [&](const char* why) {
-    (void)std::snprintf(redirect_message_, sizeof redirect_message_, "%s (%u to '%.*s')", why,
-                        static_cast<unsigned>(status),
-                        static_cast<int>(location.size() < 160 ? location.size() : 160),
-                        location.data());
-    return stop(now, Outcome::kTerminalFailure, Status::kRedirect, redirect_message_);
-  };
-  if (redirects_ >= options_.max_redirects) {
-    (void)std::snprintf(
-        redirect_message_, sizeof redirect_message_,
-        "more than %u redirects (the last: %u to '%.*s')",
-        static_cast<unsigned>(options_.max_redirects), static_cast<unsigned>(status),
-        static_cast<int>(location.size() < 160 ? location.size() : 160), location.data());
-    return stop(now, Outcome::kTerminalFailure, Status::kRedirect, redirect_message_);
-  }
-  // Resolved into the receive scratch (free between responses; the base may view into
-  // redirect_url), then kept in redirect_url.
-  Url next;
-  std::size_t size = 0;
-  const Status resolved =
-      resolve_location(spec_.head.url, location, options_.buffers.io, &next, &size);
-  if (resolved == Status::kBufferTooSmall || size > options_.redirect_url.size) {
-    return refuse(
-        "the redirect's URL does not fit the redirect-URL buffer (ClientOptions::redirect_url)");
-  }
-  if (resolved != Status::kOk) return refuse("the redirect's Location is not an http(s) URL");
-  const RedirectStep step = decide_redirect(spec_.head.method, status, spec_.head.url, next);
-  if (step.verdict == RedirectStep::Verdict::kInsecure) {
-    return refuse("refused a redirect from https to http");
-  }
-  const std::uint32_t id = url_id(next);
-  const std::size_t seen = redirects_ + 1 < 16 ? redirects_ + 1 : 16;
-  for (std::size_t i = 0; i < seen; ++i) {
-    if (visited_[i] == id) return refuse("the redirects loop back to a URL already visited");
-  }
-  if (redirects_ + 1 < 16) visited_[redirects_ + 1] = id;
-  ++redirects_;
-  std::memcpy(options_.redirect_url.data, options_.buffers.io.data, size);
-  location_size_ = size;
-  const std::string_view text(reinterpret_cast<const char*>(options_.redirect_url.data), size);
-  (void)parse_url(text, &next);  // The same text resolve_location() parsed.
-  if (!step.same_origin) {
+void Client::retarget(const Url& url, bool same_origin) {
+  if (!same_origin) {
     close_connection();
     spec_.head.omit_credentials = true;
     spec_.head.host = {};
   }
-  spec_.head.url = next;
-  if (next.host.size() >= sizeof host_z_) return refuse("the redirect's host name is too long");
-  std::memcpy(host_z_, next.host.data(), next.host.size());
-  host_z_[next.host.size()] = '\0';
+  spec_.head.url = url;
+  std::memcpy(host_z_, url.host.data(), url.host.size());
+  host_z_[url.host.size()] = '\0';
+}
+
+Client::Step Client::follow_redirect(Millis now) {
+  // Resolved in the receive scratch, free between responses.
+  const FollowUp::Target t =
+      follow_.redirect(parser_, spec_.head.method, spec_.head.url, options_.max_redirects,
+                       options_.buffers.io, options_.redirect_url, sizeof host_z_);
+  if (t.kind != FollowUp::Target::Kind::kGo) {
+    return stop(now, Outcome::kTerminalFailure, t.status, t.message);
+  }
+  retarget(t.url, t.step.same_origin);
   const bool was_idempotent = idempotent_;
-  spec_.head.method = step.method;
-  if (step.drop_body) {
+  spec_.head.method = t.step.method;
+  if (t.step.drop_body) {
     spec_.body = BodySource{};
     spec_.head.body_size = 0;
     spec_.head.omit_content_fields = true;
@@ -851,11 +786,14 @@ Client::Step Client::follow_redirect(Millis now) {
   if (idempotent_ != was_idempotent) {
     machine_ = RetryMachine(context_, idempotent_ ? Idempotent::kYes : Idempotent::kNo);
   }
-  if (write_head(false, 0) != Status::kOk)
-    return refuse("the redirected request does not fit its buffer");
+  if (write_head(false, 0) != Status::kOk) {
+    const FollowUp::Target r =
+        follow_.refuse_redirect("the redirected request does not fit its buffer", parser_);
+    return stop(now, Outcome::kTerminalFailure, r.status, r.message);
+  }
   ClientEvent e = event(ClientEvent::Kind::kRedirect, now);
-  e.status = status;
-  e.url = text;
+  e.status = parser_.status();
+  e.url = t.text;
   emit(e);
   // The machine still waits for this attempt's report: it answers kSend again, and the
   // redirect is neither a retry nor a failure.
@@ -864,9 +802,7 @@ Client::Step Client::follow_redirect(Millis now) {
 }
 
 bool Client::may_be_expired_url() const {
-  const std::uint16_t status = parser_.status();
-  return options_.url_refresh.fresh_url != nullptr && resumable_ &&
-         (status == 400 || status == 403);
+  return FollowUp::may_be_expired(options_.url_refresh, resumable_, parser_.status());
 }
 
 bool Client::is_expired_url() const {
@@ -878,50 +814,18 @@ bool Client::is_expired_url() const {
 }
 
 Client::Step Client::refresh_url(Millis now) {
-  // Without a fresh URL (none left, or none given) the expiry answer is the final response.
-  url_expired_ = true;  // Until a fresh URL goes out.
-  if (url_refreshes_ >= options_.max_url_refreshes) return report(now, response_result());
-  // Written into the receive scratch (free between responses; the URL in use may view into
-  // redirect_url), then kept in redirect_url.
-  const MutableBytes scratch = options_.buffers.io;
-  const std::size_t size = options_.url_refresh.fresh_url(options_.url_refresh.context, scratch);
-  if (size == 0 || size > scratch.size) return report(now, response_result());
-  if (size > options_.redirect_url.size) {
-    return stop(now, Outcome::kTerminalFailure, Status::kBufferTooSmall,
-                "the fresh URL does not fit the redirect-URL buffer (ClientOptions::redirect_url)");
+  // Written in the receive scratch, free between responses.
+  const FollowUp::Target t =
+      follow_.refresh(options_.url_refresh, options_.max_url_refreshes, spec_.head.url,
+                      options_.buffers.io, options_.redirect_url, sizeof host_z_);
+  if (t.kind == FollowUp::Target::Kind::kNone) return report(now, response_result());
+  if (t.kind == FollowUp::Target::Kind::kRefuse) {
+    return stop(now, Outcome::kTerminalFailure, t.status, t.message);
   }
-  Url next;
-  if (parse_url(std::string_view(reinterpret_cast<const char*>(scratch.data), size), &next) !=
-      Status::kOk) {
-    return stop(now, Outcome::kTerminalFailure, Status::kInvalidArgument,
-                "the fresh URL for the expired one is not an http(s) URL");
-  }
-  if (spec_.head.url.tls && !next.tls) {
-    return stop(now, Outcome::kTerminalFailure, Status::kInvalidArgument,
-                "refused a fresh URL from https to http");
-  }
-  if (next.host.size() >= sizeof host_z_) {
-    return stop(now, Outcome::kTerminalFailure, Status::kInvalidArgument,
-                "the fresh URL's host name is too long");
-  }
-  const bool same = same_origin(spec_.head.url, next);
-  std::memcpy(options_.redirect_url.data, scratch.data, size);
-  location_size_ = size;
-  const std::string_view text(reinterpret_cast<const char*>(options_.redirect_url.data), size);
-  (void)parse_url(text, &next);  // The same text, now where it stays.
-  if (!same) {
-    close_connection();
-    spec_.head.omit_credentials = true;
-    spec_.head.host = {};
-  }
-  spec_.head.url = next;
-  std::memcpy(host_z_, next.host.data(), next.host.size());
-  host_z_[next.host.size()] = '\0';
-  ++url_refreshes_;
-  url_expired_ = false;
+  retarget(t.url, t.step.same_origin);
   ClientEvent e = event(ClientEvent::Kind::kUrlRefresh, now);
   e.status = parser_.status();
-  e.url = text;
+  e.url = t.text;
   e.offset = delivered_;
   emit(e);
   // As after a redirect: the machine still waits for this attempt's report, and the next
@@ -956,15 +860,6 @@ Status Client::add_authorization(bool refresh) {
   std::memcpy(out.data + at + kName.size() + n, "\r\n\r\n", 4);
   head_size_ = at + kName.size() + n + 4;
   return Status::kOk;
-}
-
-bool Client::token_rejected() const {
-  if (options_.credentials.authorization == nullptr || token_refreshed_ ||
-      parser_.status() != 401) {
-    return false;
-  }
-  const std::optional<std::string_view> challenge = parser_.header("www-authenticate");
-  return challenge && challenge->find("invalid_token") != std::string_view::npos;
 }
 
 Client::Step Client::wait_io(int fd, IoInterest interest, Millis deadline, Phase phase) const {

@@ -335,7 +335,7 @@ BodyResume Client::body_resume() const {
   r.offset = delivered_;
   r.validator = validator();
   r.validator_is_etag = validator_is_etag_;
-  if (redirects_ == 0) r.generation = generation();
+  if (follow_.redirects() == 0) r.generation = generation();
   r.total = total_;
   r.integrity = integrity_.state();
   if (r.integrity.expected_crc32c.size == 0 && r.integrity.expected_md5.size == 0) {

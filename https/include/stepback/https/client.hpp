@@ -14,6 +14,7 @@
 #include "stepback/core/rate_limit.hpp"
 #include "stepback/core/retry_machine.hpp"
 #include "stepback/core/timeouts.hpp"
+#include "stepback/https/client/follow_up.hpp"
 #include "stepback/https/client/network_gate.hpp"
 #include "stepback/https/connector.hpp"
 #include "stepback/https/integrity/integrity.hpp"
@@ -189,14 +190,6 @@ struct BodyResume {
   std::uint64_t until = UINT64_MAX;
 };
 
-// Gives a fresh URL for an expired pre-signed one: writes it as text into `out` and returns
-// its length; 0 when there is none (the request then ends with the expiry answer). Called
-// from step(); it must not block (an app that fetches URLs has one ready, or ends here).
-struct UrlRefresh {
-  std::size_t (*fresh_url)(void* context, MutableBytes out) = nullptr;
-  void* context = nullptr;
-};
-
 // Everything a Client is configured with, besides its connector and retry context.
 struct ClientOptions {
   Timeouts timeouts;
@@ -353,16 +346,16 @@ class Client {
   // redirect was followed. Valid until the next start().
   std::string_view redirected_url() const {
     return std::string_view(reinterpret_cast<const char*>(options_.redirect_url.data),
-                            location_size_);
+                            follow_.url_size());
   }
   // Redirects followed by the request.
-  std::uint32_t redirects() const { return redirects_; }
+  std::uint32_t redirects() const { return follow_.redirects(); }
   // Expired URLs the request replaced (ClientOptions::url_refresh).
-  std::uint32_t url_refreshes() const { return url_refreshes_; }
+  std::uint32_t url_refreshes() const { return follow_.url_refreshes(); }
   // Whether the final response was a pre-signed URL's expiry answer that no fresh URL
   // followed (url_refresh gave none, or max_url_refreshes were used): what the sink holds is
   // still good for a later request with a fresh URL.
-  bool url_expired() const { return url_expired_; }
+  bool url_expired() const { return follow_.url_expired(); }
   // The first field named `name` (case-insensitive) of the last response head received, a
   // view into the caller's response-head buffer valid until the next start(); nullopt when
   // there is none (e.g. Location of a resumable-upload session, Range of a 308).
@@ -451,7 +444,11 @@ class Client {
   // Asks url_refresh for a fresh URL and goes on with it; or, without one, the expiry answer
   // ends the request.
   Step refresh_url(Millis now);
-  bool is_followed_redirect() const;
+  bool is_followed_redirect() const {
+    return FollowUp::is_redirect(parser_, options_.max_redirects);
+  }
+  // Moves the request to `url`; to another origin without its credentials or the connection.
+  void retarget(const Url& url, bool same_origin);
   Step fail_attempt(Millis now, Status status, const char* message);
   Step send_stopped(Millis now, Status status, const char* message);
   Step report(Millis now, const AttemptResult& result);
@@ -478,7 +475,9 @@ class Client {
   // Emits a kError event of `status`'s failure kind with `message`.
   void emit_error(Millis now, Status status, const char* message) const;
   Status add_authorization(bool refresh);
-  bool token_rejected() const;
+  bool token_rejected() const {
+    return follow_.token_rejected(parser_, options_.credentials.authorization != nullptr);
+  }
   void decide_body(Millis now);
   bool restart_sink();
   void take_digests(bool whole_body);
@@ -571,9 +570,7 @@ class Client {
   // The answer already received is read; without one, the attempt fails with the send's
   // failure.
   Status send_failure_ = Status::kOk;  // kOk while sending has not stopped.
-  bool refresh_token_ = false;         // The next attempt asks the app for a fresh token.
   bool open_pending_ = false;          // on_connect() opens a new connection before stepping it.
-  bool token_refreshed_ = false;       // The last attempt already carried a refreshed token.
   // This response cannot serve the body (a part of another version, range or length, one
   // nobody asked for, one running past its Content-Range): the attempt's failure when it
   // ends (kOk: none), and its words.
@@ -586,16 +583,10 @@ class Client {
   // limit's.
   char limit_message_[256] = {};
   std::uint32_t connections_ = 0;
-  std::size_t location_size_ = 0;  // Of the redirected URL's text in redirect_url.
-  std::uint32_t redirects_ = 0;
-  // CRC-32C of every URL of the redirect chain, to see a loop (at most 255 + 1 of them).
-  std::uint32_t visited_[16] = {};
-  std::uint32_t url_refreshes_ = 0;
-  bool url_expired_ = false;
   bool meter_receiving_ = false;  // meter_ follows the response body (from its first byte).
   bool uncounted_ = false;        // The next attempt follows a redirect, a fresh URL or a network
                                   // switch: not counted.
-  char redirect_message_[256] = {};
+  FollowUp follow_;
   NetworkGate gate_;
 };
 
