@@ -13,62 +13,11 @@
 namespace stepback::https {
 namespace {
 
-// Receive calls one step() makes before handing control back to the loop: a peer that
-// sends without pause cannot starve the application.
-constexpr int kReceivesPerStep = 4;
-
 ConstBytes bytes_of(std::string_view s) {
   return ConstBytes{reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
 }
 
-bool has_precondition(const RequestHead& head) {
-  static constexpr std::string_view kHeaders[] = {
-      "if-match", "if-none-match", "if-unmodified-since", "x-goog-if-generation-match",
-      "x-goog-if-metageneration-match"};
-  for (std::size_t i = 0; i < head.header_count; ++i) {
-    for (const std::string_view h : kHeaders) {
-      if (http1_text::iequals(head.headers[i].name, h)) return true;
-    }
-  }
-  return detail::has_query_parameter(head.url.target, "ifGenerationMatch") ||
-         detail::has_query_parameter(head.url.target, "ifMetagenerationMatch") ||
-         detail::has_query_parameter(head.url.target, "ifSourceGenerationMatch");
-}
-
-bool is_safe_method(std::string_view m) {
-  return m == "GET" || m == "HEAD" || m == "OPTIONS" || m == "TRACE";
-}
-
 }  // namespace
-
-BodySource BodySource::of(const ConstBytes* bytes) {
-  BodySource s;
-  s.read = [](void* source, std::uint64_t offset, MutableBytes out) -> std::size_t {
-    const auto* b = static_cast<const ConstBytes*>(source);
-    if (offset >= b->size) return 0;
-    const std::uint64_t left = b->size - offset;
-    const std::size_t n = left < out.size ? static_cast<std::size_t>(left) : out.size;
-    std::memcpy(out.data, b->data + offset, n);
-    return n;
-  };
-  s.context = const_cast<ConstBytes*>(bytes);
-  s.size = bytes->size;
-  return s;
-}
-
-bool is_idempotent(const RequestSpec& spec) {
-  switch (spec.idempotency) {
-    case RequestSpec::Idempotency::kByMethod:
-      return is_idempotent_method(spec.head.method);
-    case RequestSpec::Idempotency::kStrict:
-      return is_safe_method(spec.head.method) || has_precondition(spec.head);
-    case RequestSpec::Idempotency::kYes:
-      return true;
-    case RequestSpec::Idempotency::kNo:
-      break;
-  }
-  return false;
-}
 
 Client::Client(Connector& connector, const RetryContext& context, const ClientOptions& options)
     : connector_(connector),
@@ -76,7 +25,8 @@ Client::Client(Connector& connector, const RetryContext& context, const ClientOp
       machine_(context),
       options_(options),
       parser_(options.buffers.response_head, BodySink{&Client::deliver_body, this},
-              options.body_limit) {}
+              options.body_limit),
+      exchange_(options_.timeouts, options_.buffers.io) {}
 
 Client::~Client() { close_connection(); }
 
@@ -295,8 +245,6 @@ Client::Step Client::begin_attempt(Millis now) {
 }
 
 void Client::reset_exchange(Millis now) {
-  sent_ = 0;
-  chunk_size_ = chunk_sent_ = send_granted_ = 0;
   meter_.start(now, 0, options_.progress);
   meter_receiving_ = false;
   error_body_size_ = 0;
@@ -305,10 +253,8 @@ void Client::reset_exchange(Millis now) {
   unusable_ = Status::kOk;
   unusable_message_ = "";
   part_limit_ = UINT64_MAX;
-  send_failure_ = Status::kOk;
   parser_.reset(spec_.head.method == "HEAD");
-  io_deadline_ = now + options_.timeouts.read;
-  begin_window(now, 0);
+  exchange_.begin(now, ConstBytes{options_.buffers.request.data, head_size_}, spec_.body);
 }
 
 Client::Step Client::open_connection() {
@@ -371,7 +317,7 @@ std::uint64_t Client::transfer_size() const {
 
 Client::Step Client::on_network_switch(Millis now) {
   // Request bytes left on the old network: the server may have the request.
-  const bool may_have_reached = sent_ > 0;
+  const bool may_have_reached = exchange_.sent() > 0;
   close_connection();
   connector_.network_changed();
   if (may_have_reached && !idempotent_) {
@@ -435,165 +381,45 @@ Client::Step Client::on_connect(Millis now) {
   }
   if (s != Status::kOk) return fail_attempt(now, s, connector_.failure_message());
   resumed_ = connector_.resumed();
-  io_deadline_ = now + options_.timeouts.read;
-  begin_window(now, 0);
+  exchange_.connected(now);
   return go(Phase::kSending);
 }
 
 Client::Step Client::on_send(Millis now) {
-  const std::uint64_t total = head_size_ + spec_.body.size;
-  while (sent_ < total) {
-    ConstBytes chunk;
-    if (sent_ < head_size_) {
-      chunk = ConstBytes{options_.buffers.request.data + sent_,
-                         head_size_ - static_cast<std::size_t>(sent_)};
-    } else {
-      if (chunk_sent_ == chunk_size_) {
-        // Pulls the next run of body bytes into the scratch buffer.
-        const std::uint64_t offset = sent_ - head_size_;
-        const std::uint64_t left = spec_.body.size - offset;
-        MutableBytes out = options_.buffers.io;
-        if (out.size > left) out.size = static_cast<std::size_t>(left);
-        const std::size_t n = spec_.body.read(spec_.body.context, offset, out);
-        if (n == 0 || n > out.size) {
-          return stop(now, Outcome::kTerminalFailure, Status::kBodySource,
-                      "the request body source ended before its stated size");
-        }
-        chunk_size_ = n;
-        chunk_sent_ = 0;
-      }
-      chunk = ConstBytes{options_.buffers.io.data + chunk_sent_, chunk_size_ - chunk_sent_};
-    }
-    RateLimiter* const limit = options_.send_limit;
-    if (limit != nullptr) {
-      if (send_granted_ == 0) {
-        send_granted_ = static_cast<std::size_t>(limit->available(now, chunk.size));
-        if (send_granted_ == 0) return wait_for_tokens(now, *limit, total - sent_, Phase::kSending);
-      }
-      if (chunk.size > send_granted_) chunk.size = send_granted_;
-    }
-    std::size_t n = 0;
-    const Status s = stream().send(chunk, &n);
-    if (s == Status::kOk) {
-      if (limit != nullptr) {
-        limit->take(n);
-        send_granted_ = 0;
-      }
-      if (sent_ >= head_size_) chunk_sent_ += n;
-      sent_ += n;
-      if (n > 0) io_deadline_ = now + options_.timeouts.read;
-      if (sent_ > head_size_) report_progress(now, /*sending=*/true, sent_ - head_size_);
-      continue;
-    }
-    if (s == Status::kWouldBlock) {
-      if (now >= attempt_limit()) {
-        return send_stopped(now, Status::kTimeout,
-                            "the request stalled: nothing could be sent for the read timeout");
-      }
-      // A server that reads a byte now and then is not stalled, but no more use.
-      if (below_floor(now, sent_, "the request went out", limit)) {
-        return fail_attempt(now, Status::kTimeout, slow_message_);
-      }
-      return wait_io(stream().fd(), stream().wants(), min(attempt_limit(), window_end()),
-                     Phase::kSending);
-    }
-    return send_stopped(now, s, "the connection failed while sending the request");
-  }
-  io_deadline_ = now + options_.timeouts.read;
-  head_deadline_ = io_deadline_;
-  return go(Phase::kReceiving);
-}
-
-// A server may answer before it has read the whole request (a 413 from the head alone) and
-// close; the client's send then fails, the unread body making the close a reset. Whatever
-// the server sent before is already in the receive queue: the exchange turns to reading it
-// (a reset connection reports its end at once; no more than the read timeout is waited), and
-// reports the send's failure when no whole response comes. Only once the head has left,
-// since a server answers only a request it has seen; never on to a kept connection after.
-Client::Step Client::send_stopped(Millis now, Status status, const char* message) {
-  if (sent_ < head_size_) return fail_attempt(now, status, message);
-  send_failure_ = status;
-  send_failure_message_ = message;
-  head_deadline_ = now + options_.timeouts.read;
-  return go(Phase::kReceiving);
+  const Exchange::SendProgress progress{[](void* self, Millis at, std::uint64_t bytes) {
+                                          static_cast<Client*>(self)->report_progress(
+                                              at, /*sending=*/true, bytes);
+                                        },
+                                        this};
+  return after_exchange(now,
+                        exchange_.send(now, stream(), options_.send_limit, time_limit_, progress),
+                        Phase::kSending);
 }
 
 Client::Step Client::on_receive(Millis now) {
-  RateLimiter* const limit = options_.receive_limit;
-  for (int i = 0; i < kReceivesPerStep; ++i) {
-    MutableBytes into = options_.buffers.io;
-    if (limit != nullptr) {
-      // No more than the bucket holds (the rest waits in the sender's window), and never a
-      // receive of nothing, which a socket answers as the end of the stream.
-      const std::uint64_t allowed = limit->available(now, into.size);
-      if (allowed == 0) return wait_for_tokens(now, *limit, body_left(), Phase::kReceiving);
-      into.size = static_cast<std::size_t>(allowed);
-    }
-    std::size_t n = 0;
-    const Status s = stream().recv(into, &n);
-    if (s == Status::kOk) {
-      if (limit != nullptr) limit->take(n);
-      io_deadline_ =
-          now + options_.timeouts.read;  // The read timeout bounds silence, not the body.
-      const bool had_head = parser_.head_complete();
-      std::size_t consumed = 0;
-      const ParseProgress p = parser_.feed(ConstBytes{options_.buffers.io.data, n}, &consumed);
-      if (p == ParseProgress::kFailed) {
-        if (sink_failed_) return refuse_splice(now);
-        const Status e = parser_.error();
-        if (e == Status::kHeadersTooLarge && !parser_.head_complete()) {
-          // Named with its size, so that the app knows which buffer to grow.
-          (void)std::snprintf(head_limit_message_, sizeof head_limit_message_,
-                              "the response head is larger than the response-head buffer "
-                              "(ClientBuffers::response_head, %zu bytes)",
-                              options_.buffers.response_head.size);
-          return fail_attempt(now, e, head_limit_message_);
-        }
-        // The parser's own words: which part of the response is wrong, or which limit passed.
-        return fail_attempt(now, e, parser_.error_message());
-      }
-      if (p == ParseProgress::kDone)
-        return end_response(now, consumed == n && send_failure_ == Status::kOk);
-      if (!had_head && parser_.head_complete()) begin_window(now, 0);  // The body's first.
-      continue;
-    }
-    if (send_failure_ != Status::kOk && s != Status::kWouldBlock) {
-      // An early answer was cut, or there was none: the send's failure is the attempt's.
-      if (s == Status::kClosed && parser_.finish() == ParseProgress::kDone) {
-        return end_response(now, false);
-      }
-      return fail_attempt(now, send_failure_, send_failure_message_);
-    }
-    if (s == Status::kWouldBlock) {
-      if (now >= attempt_limit()) {
-        if (send_failure_ != Status::kOk)
-          return fail_attempt(now, send_failure_, send_failure_message_);
-        return fail_attempt(now, Status::kTimeout,
-                            parser_.started() ? "the response stalled: no byte for the read timeout"
-                                              : "timed out waiting for the response");
-      }
-      // Bytes that trickle in keep the read timeout away, but not these two limits. Judged
-      // once what has arrived is read, so a loop that stepped late is not taken for a slow
-      // server.
-      if (const char* slow = too_slow(now)) return fail_attempt(now, Status::kTimeout, slow);
-      const Millis slow_limit = parser_.head_complete() ? window_end() : head_deadline_;
-      return wait_io(stream().fd(), stream().wants(), min(attempt_limit(), slow_limit),
-                     Phase::kReceiving);
-    }
-    if (s == Status::kClosed) {
-      if (parser_.finish() == ParseProgress::kDone) return end_response(now, false);
-      return fail_attempt(now, Status::kReset,
-                          "the connection closed before the response was complete");
-    }
-    return fail_attempt(now, s, "the connection failed while receiving the response");
+  return after_exchange(
+      now, exchange_.receive(now, stream(), parser_, options_.receive_limit, time_limit_),
+      Phase::kReceiving);
+}
+
+Client::Step Client::after_exchange(Millis now, const Exchange::Result& r, Phase phase) {
+  switch (r.kind) {
+    case Exchange::Result::Kind::kWait:
+      return wait_io(r.fd, r.interest, r.at, phase);
+    case Exchange::Result::Kind::kSent:
+      return go(Phase::kReceiving);
+    case Exchange::Result::Kind::kComplete:
+      return end_response(now, r.reusable);
+    case Exchange::Result::Kind::kParseFailed:
+      // The sink refused to start the body over: that, not the parse, ends the request.
+      if (sink_failed_) return refuse_splice(now);
+      break;
+    case Exchange::Result::Kind::kBodySource:
+      return stop(now, Outcome::kTerminalFailure, r.status, r.message);
+    case Exchange::Result::Kind::kFailed:
+      break;
   }
-  // The bucket is spent: sleep until it holds a quantum again, rather than a turn that
-  // would only find it empty.
-  if (limit != nullptr && limit->available(now, 1) == 0) {
-    return wait_for_tokens(now, *limit, body_left(), Phase::kReceiving);
-  }
-  // Bytes keep coming: hand the loop back its turn, to be stepped again at once.
-  return yield(ClientNext::wait_until(now), Phase::kReceiving);
+  return fail_attempt(now, r.status, r.message);
 }
 
 Client::Step Client::end_response(Millis now, bool reusable) {
@@ -706,7 +532,8 @@ Client::Step Client::fail_attempt(Millis now, Status status, const char* message
   // of its body left. Once body bytes have gone the server may have taken them in (an
   // upload chunk it partly committed): that is a failed attempt, which the caller's retry
   // rules see.
-  if (stale_reuse && (sent_ == 0 || (idempotent_ && sent_ <= head_size_))) {
+  const std::uint64_t sent = exchange_.sent();
+  if (stale_reuse && (sent == 0 || (idempotent_ && sent <= exchange_.head_size()))) {
     // Said, not counted: a trace shows why a second connection was opened.
     emit_error(now, status,
                "the kept connection had been closed by the server: the request goes again at "
@@ -721,7 +548,7 @@ Client::Step Client::fail_attempt(Millis now, Status status, const char* message
   // The core's rule by failure kind, narrowed by what this attempt knows: nothing was sent.
   const AttemptResult by_kind = AttemptResult::transport(to_failure(status));
   return report(
-      now, AttemptResult::transport(by_kind.failure, sent_ > 0 && by_kind.may_have_been_processed));
+      now, AttemptResult::transport(by_kind.failure, sent > 0 && by_kind.may_have_been_processed));
 }
 
 Client::Step Client::report(Millis now, const AttemptResult& result) {
@@ -871,73 +698,6 @@ Client::Step Client::wait_io(int fd, IoInterest interest, Millis deadline, Phase
   return yield(ClientNext::wait_io(fd, interest, deadline), phase);
 }
 
-void Client::begin_window(Millis now, std::uint64_t count) {
-  window_start_ = now;
-  window_from_ = count;
-}
-
-Millis Client::window_end() const {
-  const Timeouts& t = options_.timeouts;
-  return t.speed_limit == 0 || t.speed_time.count() == 0 ? Millis::max()
-                                                         : window_start_ + t.speed_time;
-}
-
-bool Client::below_floor(Millis now, std::uint64_t count, const char* what,
-                         const RateLimiter* pace) {
-  // Tumbling windows of at least speed_time (> 0) each: no history to keep, no clock to read.
-  const std::uint64_t ms = (now - window_start_).count();
-  if (now < window_end() || ms == 0) return false;
-  const std::uint64_t bytes = count - window_from_;
-  const std::uint64_t rate = bytes > UINT64_MAX / 1000 ? UINT64_MAX : bytes * 1000 / ms;
-  std::uint32_t limit = options_.timeouts.speed_limit;
-  // A rate limit at or below the floor would fail its own transfer as too slow.
-  if (pace != nullptr && pace->limited() && pace->rate() / 2 < limit) {
-    limit = static_cast<std::uint32_t>(pace->rate() / 2);
-  }
-  if (rate >= limit) {
-    begin_window(now, count);
-    return false;
-  }
-  (void)std::snprintf(slow_message_, sizeof slow_message_,
-                      "%s at %llu B/s over %llu ms, below the speed limit of %lu B/s", what,
-                      static_cast<unsigned long long>(rate), static_cast<unsigned long long>(ms),
-                      static_cast<unsigned long>(limit));
-  return true;
-}
-
-std::uint64_t Client::body_left() const {
-  // The last bytes of a body need not wait for a whole quantum.
-  const std::optional<std::uint64_t> length = parser_.content_length();
-  if (!parser_.head_complete() || parser_.chunked() || !length) return UINT64_MAX;
-  return *length > parser_.body_size() ? *length - parser_.body_size() : 1;
-}
-
-Client::Step Client::wait_for_tokens(Millis now, const RateLimiter& limit, std::uint64_t want,
-                                     Phase phase) const {
-  // A quantum, not a byte: what one step moves (four io buffers), or half the burst, or the
-  // bytes still to come, the least. Each wake of the loop costs a context switch, so a few a
-  // second; half the burst, so that a wake that comes late loses no tokens to a full bucket.
-  std::uint64_t quantum = std::uint64_t{kReceivesPerStep} * options_.buffers.io.size;
-  if (quantum > want) quantum = want;
-  if (quantum > limit.burst() / 2) quantum = limit.burst() / 2;
-  if (quantum == 0) quantum = 1;
-  return yield(ClientNext::wait_until(limit.ready_at(now, quantum)), phase);
-}
-
-const char* Client::too_slow(Millis now) {
-  if (parser_.head_complete()) {
-    return below_floor(now, parser_.body_size(), "the response body arrived",
-                       options_.receive_limit)
-               ? slow_message_
-               : nullptr;
-  }
-  if (now < head_deadline_) return nullptr;
-  (void)std::snprintf(slow_message_, sizeof slow_message_,
-                      "the response head did not arrive within the read timeout (%llu ms)",
-                      static_cast<unsigned long long>(options_.timeouts.read.count()));
-  return slow_message_;
-}
-
 ClientEvent Client::event(ClientEvent::Kind kind, Millis now) const {
   ClientEvent e;
   e.kind = kind;
@@ -951,8 +711,6 @@ bool Client::kept_connection_alive() {
   std::size_t n = 0;
   return stream().recv(MutableBytes{probe, sizeof probe}, &n) == Status::kWouldBlock;
 }
-
-Millis Client::attempt_limit() const { return min(io_deadline_, time_limit_); }
 
 Transport& Client::stream() { return connector_.stream(); }
 

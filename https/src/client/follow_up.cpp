@@ -75,7 +75,8 @@ FollowUp::Target FollowUp::redirect(const ResponseParser& response, std::string_
   const std::uint16_t status = response.status();
   const std::string_view location = location_of(response);
   if (redirects_ >= max_redirects) {
-    (void)std::snprintf(message_, sizeof message_, "more than %u redirects (the last: %u to '%.*s')",
+    (void)std::snprintf(message_, sizeof message_,
+                        "more than %u redirects (the last: %u to '%.*s')",
                         static_cast<unsigned>(max_redirects), static_cast<unsigned>(status),
                         shown(location), location.data());
     return refuse(Status::kRedirect, message_);
@@ -130,8 +131,9 @@ FollowUp::Target FollowUp::refresh(const UrlRefresh& refresh, std::uint8_t max, 
   const std::size_t size = refresh.fresh_url(refresh.context, scratch);
   if (size == 0 || size > scratch.size) return Target{};
   if (size > url_buffer.size) {
-    return refuse(Status::kBufferTooSmall,
-                  "the fresh URL does not fit the redirect-URL buffer (ClientOptions::redirect_url)");
+    return refuse(
+        Status::kBufferTooSmall,
+        "the fresh URL does not fit the redirect-URL buffer (ClientOptions::redirect_url)");
   }
   Target t;
   if (parse_url(std::string_view(reinterpret_cast<const char*>(scratch.data), size), &t.url) !=

@@ -14,8 +14,8 @@ struct Response {
   explicit Response(std::string_view text) {
     parser.reset(false);
     std::size_t consumed = 0;
-    (void)parser.feed(
-        ConstBytes{reinterpret_cast<const std::uint8_t*>(text.data()), text.size()}, &consumed);
+    (void)parser.feed(ConstBytes{reinterpret_cast<const std::uint8_t*>(text.data()), text.size()},
+                      &consumed);
   }
   std::uint8_t head[1024];
   ResponseParser parser{MutableBytes{head, sizeof head}, BodySink{}, 1 << 20};
@@ -121,9 +121,9 @@ TEST(FollowUp, ALoopIsSeenCaseInsensitivelyAcrossTheChainAndARestartForgetsIt) {
   FollowUp follow;
   follow.reset(from);
   const Response to_b("HTTP/1.1 302 Found\r\nLocation: https://b.test/y\r\n\r\n");
-  ASSERT_EQ(follow.redirect(to_b.parser, "GET", from, 5, b.scratch_bytes(), b.kept_bytes(), 256)
-                .kind,
-            FollowUp::Target::Kind::kGo);
+  ASSERT_EQ(
+      follow.redirect(to_b.parser, "GET", from, 5, b.scratch_bytes(), b.kept_bytes(), 256).kind,
+      FollowUp::Target::Kind::kGo);
   const Url at_b = url_of("https://b.test/y");
   const Response back("HTTP/1.1 302 Found\r\nLocation: https://a.TEST/x\r\n\r\n");
   EXPECT_EQ(
@@ -155,8 +155,7 @@ TEST(FollowUp, AFreshUrlReplacesAnExpiredOneUpToTheLimit) {
   EXPECT_FALSE(FollowUp::may_be_expired(UrlRefresh{}, true, 403));
   FollowUp follow;
   follow.reset(from);
-  FollowUp::Target t =
-      follow.refresh(refresh, 1, from, b.scratch_bytes(), b.kept_bytes(), 256);
+  FollowUp::Target t = follow.refresh(refresh, 1, from, b.scratch_bytes(), b.kept_bytes(), 256);
   ASSERT_EQ(t.kind, FollowUp::Target::Kind::kGo);
   EXPECT_EQ(t.text, fresh);
   EXPECT_TRUE(t.step.same_origin);
@@ -173,21 +172,20 @@ TEST(FollowUp, AFreshUrlThatIsNotOneOrGoesToHttpEndsTheRequest) {
   FollowUp follow;
   follow.reset(from);
   std::string_view none = "";
-  EXPECT_EQ(follow.refresh(UrlRefresh{give, &none}, 3, from, b.scratch_bytes(), b.kept_bytes(),
-                           256)
-                .kind,
-            FollowUp::Target::Kind::kNone);
+  EXPECT_EQ(
+      follow.refresh(UrlRefresh{give, &none}, 3, from, b.scratch_bytes(), b.kept_bytes(), 256).kind,
+      FollowUp::Target::Kind::kNone);
   std::string_view plain = "http://a.test/x";
-  FollowUp::Target t = follow.refresh(UrlRefresh{give, &plain}, 3, from, b.scratch_bytes(),
-                                      b.kept_bytes(), 256);
+  FollowUp::Target t =
+      follow.refresh(UrlRefresh{give, &plain}, 3, from, b.scratch_bytes(), b.kept_bytes(), 256);
   EXPECT_EQ(t.status, Status::kInvalidArgument);
   EXPECT_STREQ(t.message, "refused a fresh URL from https to http");
   std::string_view junk = "not a url";
   t = follow.refresh(UrlRefresh{give, &junk}, 3, from, b.scratch_bytes(), b.kept_bytes(), 256);
   EXPECT_STREQ(t.message, "the fresh URL for the expired one is not an http(s) URL");
   std::string_view other = "https://b.test/x";
-  t = follow.refresh(UrlRefresh{give, &other}, 3, from, b.scratch_bytes(),
-                     MutableBytes{b.kept, 4}, 256);
+  t = follow.refresh(UrlRefresh{give, &other}, 3, from, b.scratch_bytes(), MutableBytes{b.kept, 4},
+                     256);
   EXPECT_EQ(t.status, Status::kBufferTooSmall);
 }
 

@@ -17,6 +17,8 @@
 #include "stepback/https/client/follow_up.hpp"
 #include "stepback/https/client/network_gate.hpp"
 #include "stepback/https/connector.hpp"
+#include "stepback/https/http/exchange.hpp"
+#include "stepback/https/http/request.hpp"
 #include "stepback/https/integrity/integrity.hpp"
 #include "stepback/https/http/request_writer.hpp"
 #include "stepback/https/http/response_parser.hpp"
@@ -104,18 +106,6 @@ struct EventSink {
   void* context = nullptr;
 };
 
-// Where the request body comes from: read(context, offset, out) copies up to out.size bytes
-// starting at byte `offset` of the body into out and returns how many (0 only past the end).
-// Any attempt may read from any offset again, so the body never has to sit in memory.
-struct BodySource {
-  std::size_t (*read)(void* context, std::uint64_t offset, MutableBytes out) = nullptr;
-  void* context = nullptr;
-  std::uint64_t size = 0;  // The body's length in bytes.
-
-  // A source over `*bytes`, which must outlive every use of the source.
-  static BodySource of(const ConstBytes* bytes);
-};
-
 // Where the response body goes. Each byte of the representation arrives once, in order:
 // write(context, offset, data) gets bytes [offset, offset + data.size) and returns false to
 // abort. When a retry must start the representation over (the server ignored a range, or
@@ -127,27 +117,6 @@ struct ResponseSink {
   bool (*restart)(void* context) = nullptr;
   void* context = nullptr;
 };
-
-// The request: method, URL, headers and body, all owned by the caller for the client's life.
-struct RequestSpec {
-  RequestHead head;
-  BodySource body;
-  // Whether the request may be re-sent after it may have reached the server:
-  //   kByMethod  GET, HEAD, PUT, DELETE, OPTIONS, TRACE yes; POST, PATCH no (RFC 9110 9.2.2).
-  //   kStrict    safe methods (GET, HEAD, OPTIONS, TRACE), or any request with a precondition
-  //              (If-Match, If-None-Match, If-Unmodified-Since, Cloud Storage's
-  //              ifGenerationMatch / ifMetagenerationMatch / ifSourceGenerationMatch query
-  //              parameters or x-goog-if-generation-match / -metageneration-match headers).
-  //   kYes, kNo  as the caller declares.
-  // A request that is not idempotent under its rule is re-sent only when it provably never
-  // left (lookup, connect, handshake failed before any request byte was written); under
-  // kStrict and kNo a 429 or 503 does not count as "not processed".
-  enum class Idempotency : std::uint8_t { kByMethod, kStrict, kYes, kNo };
-  Idempotency idempotency = Idempotency::kByMethod;
-};
-
-// Whether `spec` may be re-sent after it may have reached the server, under its rule.
-bool is_idempotent(const RequestSpec& spec);
 
 // Caller-owned memory of one client.
 struct ClientBuffers {
@@ -450,7 +419,8 @@ class Client {
   // Moves the request to `url`; to another origin without its credentials or the connection.
   void retarget(const Url& url, bool same_origin);
   Step fail_attempt(Millis now, Status status, const char* message);
-  Step send_stopped(Millis now, Status status, const char* message);
+  // What the exchange's turn means for the request.
+  Step after_exchange(Millis now, const Exchange::Result& r, Phase phase);
   Step report(Millis now, const AttemptResult& result);
   Step stop(Millis now, Outcome outcome, Status status, const char* message);
   // Ends the request because the sink cannot start the body over (kRestartRefused).
@@ -482,25 +452,9 @@ class Client {
   bool restart_sink();
   void take_digests(bool whole_body);
   Step wait_io(int fd, IoInterest interest, Millis deadline, Phase phase) const;
-  // Starts a throughput window at `now`, over a byte count that stands at `count`.
-  void begin_window(Millis now, std::uint64_t count);
-  // When the current throughput window ends; Millis::max() without a floor.
-  Millis window_end() const;
-  // Whether the window that ended by `now` moved too few bytes (the count stands at
-  // `count`, paced by `limit`, may be null), its message in slow_message_ naming `what`;
-  // starts the next window otherwise.
-  bool below_floor(Millis now, std::uint64_t count, const char* what, const RateLimiter* limit);
-  // Bytes of the response body still to come when its length is known, else UINT64_MAX.
-  std::uint64_t body_left() const;
-  // The wait for `limit` to hold a quantum (of at most `want` bytes) again, in `phase`.
-  Step wait_for_tokens(Millis now, const RateLimiter& limit, std::uint64_t want, Phase phase) const;
   // A kProgress event of `bytes` (sent of the request body, or the sink's), if one is due.
   void report_progress(Millis now, bool sending, std::uint64_t bytes);
-  // Why the response is too slow to wait on at `now` (its head late, its body below the
-  // floor), or nullptr.
-  const char* too_slow(Millis now);
   bool kept_connection_alive();
-  Millis attempt_limit() const;
   Transport& stream();
   void close_connection();
   void emit(const ClientEvent& event) const;
@@ -513,20 +467,15 @@ class Client {
   RetryMachine machine_;
   ClientOptions options_;
   ResponseParser parser_;
+  Exchange exchange_;  // The attempt's request and response on the connection.
   RequestSpec spec_;
   char host_z_[256] = {};     // NUL-terminated host for the resolver and SNI.
   char validator_[160] = {};  // The strong ETag or Last-Modified of the representation.
   std::size_t validator_size_ = 0;
   char generation_[20] = {};  // Cloud Storage's x-goog-generation of the representation.
   std::size_t generation_size_ = 0;
-  std::size_t head_size_ = 0;   // Bytes of the request head in buffers.request.
-  std::uint64_t sent_ = 0;      // Request bytes (head + body) sent this attempt.
-  std::size_t chunk_size_ = 0;  // Body bytes read from the source into buffers.io.
-  std::size_t chunk_sent_ = 0;  // Of those, sent.
-  // Bytes the send limit granted to a send that would block: TLS must be offered the same
-  // bytes again, so the grant holds until they have gone.
-  std::size_t send_granted_ = 0;
-  ProgressMeter meter_;  // Paces kProgress: the request body's, then the response's.
+  std::size_t head_size_ = 0;  // Bytes of the request head in buffers.request.
+  ProgressMeter meter_;        // Paces kProgress: the request body's, then the response's.
   std::size_t error_body_size_ = 0;
   std::uint64_t delivered_ = 0;  // Representation bytes the sink has.
   std::uint64_t refetched_ = 0;
@@ -538,10 +487,6 @@ class Client {
   std::uint64_t part_limit_ = UINT64_MAX;
   std::uint64_t skip_ = 0;              // Body bytes of this response to drop (already delivered).
   std::optional<std::uint64_t> total_;  // The representation's length, when known.
-  Millis io_deadline_{};                // When the current attempt has been silent too long.
-  Millis head_deadline_{};              // When the response head must be complete.
-  Millis window_start_{};               // When the throughput floor's window began.
-  std::uint64_t window_from_ = 0;       // The byte count (sent_ or body) at its start.
   Millis time_limit_ = Millis::max();   // options.max_time from the first step.
   Millis now_{};                        // The `now` of the step() under way, for events.
   ClientResult result_;
@@ -549,8 +494,6 @@ class Client {
   BodyUse body_use_ = BodyUse::kUndecided;
   bool started_ = false;  // The first step() has run (time_limit_ is set).
   AttemptResult last_attempt_;
-  char head_limit_message_[112] = {};
-  char slow_message_[128] = {};   // A late head or a body below the floor, with the limit.
   bool connection_open_ = false;  // A connected, handshaken stream kept for reuse.
   // The origin the open connection goes to (host in host_z_).
   std::uint16_t connection_port_ = 0;
@@ -565,17 +508,11 @@ class Client {
   bool generation_sent_ = false;  // This attempt pinned the generation (a precondition field).
   bool ranged_ = false;           // This attempt's request has a Range field.
   bool forwarded_ = false;        // This attempt's request goes to a forward proxy (http://).
-  // Sending stopped (failed, or stalled for the read timeout) after the request head had
-  // left: the server may have answered early (413 before reading the body) and closed.
-  // The answer already received is read; without one, the attempt fails with the send's
-  // failure.
-  Status send_failure_ = Status::kOk;  // kOk while sending has not stopped.
-  bool open_pending_ = false;          // on_connect() opens a new connection before stepping it.
+  bool open_pending_ = false;     // on_connect() opens a new connection before stepping it.
   // This response cannot serve the body (a part of another version, range or length, one
   // nobody asked for, one running past its Content-Range): the attempt's failure when it
   // ends (kOk: none), and its words.
   Status unusable_ = Status::kOk;
-  const char* send_failure_message_ = "";
   const char* unusable_message_ = "";
   IntegrityCheck integrity_;  // Digests over every delivered byte of the representation.
   char integrity_message_[kIntegrityMessageMax] = {};

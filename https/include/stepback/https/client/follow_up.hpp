@@ -62,8 +62,8 @@ class FollowUp {
   static bool may_be_expired(const UrlRefresh& refresh, bool get, std::uint16_t status);
   // Asks `refresh` (at most `max` times per request) for a fresh URL for `from`, written into
   // `scratch` and kept in `url_buffer`. kNone: there is none, and the expiry answer is final.
-  Target refresh(const UrlRefresh& refresh, std::uint8_t max, const Url& from,
-                 MutableBytes scratch, MutableBytes url_buffer, std::size_t host_max);
+  Target refresh(const UrlRefresh& refresh, std::uint8_t max, const Url& from, MutableBytes scratch,
+                 MutableBytes url_buffer, std::size_t host_max);
 
   // Ends the redirect `response` is with `why`, naming its status and Location.
   Target refuse_redirect(const char* why, const ResponseParser& response);

@@ -118,6 +118,8 @@ class ResponseParser {
   bool keep_alive() const;
   // Body bytes delivered to the sink so far.
   std::uint64_t body_size() const { return body_size_; }
+  // The size of the head buffer, the longest head it takes.
+  std::size_t head_capacity() const { return buf_.size; }
 
  private:
   // The head is parsed a byte at a time, line by line; body runs are delivered in bulk.
