@@ -660,6 +660,89 @@ TEST(Download, PausedBeforeItsFirstStepItStartsOnResume) {
   EXPECT_EQ(h.body.bytes, "hello");
 }
 
+// A pause in the wait a record carried keeps that wait's end: resumed before it, the download
+// waits for the rest before its first request.
+TEST(Download, APauseInTheRestoredWaitKeepsItsEnd) {
+  Harness h;
+  TransferState kept;
+  kept.kind = TransferKind::kDownload;
+  ASSERT_TRUE(kept.set_url(kUrl));
+  kept.wait_remaining = Millis(3000);
+  kept.release_wall_ms = 1'700'000'003'000;
+  h.spec.resume = &kept;
+  h.connector.add().recv_data(ok_head(5) + "hello");
+  const DownloadNext first = h.start();
+  ASSERT_EQ(first.kind, DownloadNext::Kind::kWaitUntil);
+  ASSERT_EQ(first.at, h.now + Millis(3000));
+  h.download->pause(h.now + Millis(1000));
+  EXPECT_TRUE(h.download->paused());
+  EXPECT_EQ(h.download->step(h.now + Millis(1500)).at, Millis::max());
+  ASSERT_EQ(h.download->resume(h.now + Millis(2000)), https::Status::kOk);
+  const DownloadNext after = h.download->step(h.now + Millis(2000));
+  EXPECT_EQ(after.kind, DownloadNext::Kind::kWaitUntil);
+  EXPECT_EQ(after.at, first.at);
+  EXPECT_EQ(h.connector.opened(), 0U);
+  h.now = h.now + Millis(2000);
+  ASSERT_EQ(h.run(after).kind, DownloadNext::Kind::kDone);
+  EXPECT_EQ(h.body.bytes, "hello");
+}
+
+// cancel() leaves a checkpoint of a download under way, none before its first step (nothing
+// moved) or while paused (the pause made one); the download is then done.
+TEST(Download, CancelCheckpointsOnlyADownloadUnderWay) {
+  const std::string body = body_of(2000);
+  {
+    Harness h;
+    h.checkpoint.interval = Millis(1'000'000);
+    h.connector.add().recv_data(ok_head(body.size()) + body);
+    DownloadOptions options;
+    options.client.buffers = https::ClientBuffers{
+        https::MutableBytes{h.request, sizeof h.request},
+        https::MutableBytes{h.head, sizeof h.head}, https::MutableBytes{h.io, sizeof h.io},
+        https::MutableBytes{h.error_body, sizeof h.error_body}};
+    options.client.body = h.body.sink();
+    options.client.wall_now = [] { return Millis(1'700'000'000'000); };
+    options.checkpoints = CheckpointSink{&Harness::keep, &h};
+    h.download = std::make_unique<Download>(h.connector, h.context, options);
+    ASSERT_EQ(h.download->start(h.spec), https::Status::kOk);
+    h.download->cancel(h.now);
+    EXPECT_TRUE(h.saved.empty());
+    EXPECT_EQ(h.download->step(h.now).kind, DownloadNext::Kind::kDone);
+    EXPECT_EQ(h.download->result().outcome, Outcome::kCancelled);
+    EXPECT_EQ(h.connector.opened(), 0U);
+  }
+  {
+    Harness h;
+    h.checkpoint.interval = Millis(1'000'000);
+    h.connector.add().recv_data(ok_head(body.size()) + body.substr(0, 700));
+    (void)h.run_until(h.start(), 700);
+    ASSERT_TRUE(h.saved.empty());
+    h.download->cancel(h.now);
+    ASSERT_EQ(h.saved.size(), 1U);
+    EXPECT_EQ(h.saved[0].delivered, 700U);
+    EXPECT_FALSE(h.download->paused());
+    EXPECT_EQ(h.download->step(h.now).kind, DownloadNext::Kind::kDone);
+    EXPECT_EQ(h.download->result().outcome, Outcome::kCancelled);
+    h.download->pause(h.now);  // Done: no effect.
+    EXPECT_FALSE(h.download->paused());
+    EXPECT_EQ(h.saved.size(), 1U);
+  }
+  {
+    Harness h;
+    h.checkpoint.interval = Millis(1'000'000);
+    h.connector.add().recv_data(ok_head(body.size()) + body.substr(0, 700));
+    (void)h.run_until(h.start(), 700);
+    h.download->pause(h.now);
+    ASSERT_EQ(h.saved.size(), 1U);
+    h.download->cancel(h.now);
+    EXPECT_EQ(h.saved.size(), 1U);
+    EXPECT_FALSE(h.download->paused());
+    EXPECT_EQ(h.download->resume(h.now), https::Status::kOk);  // Not paused: nothing to do.
+    EXPECT_EQ(h.download->step(h.now).kind, DownloadNext::Kind::kDone);
+    EXPECT_EQ(h.connector.opened(), 1U);
+  }
+}
+
 // Pausing and resuming allocate nothing either.
 TEST(Download, PauseAndResumeMakeNoHeapCalls) {
   if (!testing::heap_trap_available())

@@ -5,6 +5,15 @@
 #include "stepback/https/integrity/integrity.hpp"
 
 namespace stepback::transfer {
+namespace {
+
+// Copies `v` into `out` (room for it) and returns the copy.
+std::string_view copy(std::string_view v, char* out) {
+  if (!v.empty()) std::memcpy(out, v.data(), v.size());
+  return std::string_view(out, v.size());
+}
+
+}  // namespace
 
 const char* to_string(KeptBytes k) {
   switch (k) {
@@ -79,9 +88,11 @@ https::Status Download::start(const DownloadSpec& spec) {
   url_text_ = spec.url_text;
   resumed_from_ = saved_delivered_ = 0;
   retries_ = 0;
-  waiting_ = wait_checkpoint_due_ = started_ = done_ = paused_ = false;
+  backoff_end_.reset();
+  wait_checkpoint_due_ = false;
+  phase_ = Phase::kIdle;
   rate_ = RateLimiter(options_.max_rate, default_burst(options_.max_rate));
-  resume_wait_end_ = Millis{};
+  restore_wait_ = Millis{};
   checkpoints_ = stored_ = 0;
   pieces_ = 1;
   continuing_ = false;
@@ -119,99 +130,110 @@ https::Status Download::start(const DownloadSpec& spec) {
   // The retry loop starts afresh in this process (the Client's); the wait under way is not
   // cut short by the restart.
   resumed_from_ = saved_delivered_ = r.delivered;
-  // Served at the first step, from the monotonic clock of this process.
-  resume_wait_end_ = r.wait_remaining;
+  // Served from the first step, on the monotonic clock of this process.
+  restore_wait_ = r.wait_remaining;
   return https::Status::kOk;
 }
 
+// The transition table: each handler yields an answer for the loop or names the next phase.
 DownloadNext Download::step(Millis now) {
-  now_ = now;
-  // Nothing moves until resume(): the app's wait, not a timed one.
-  if (paused_) return DownloadNext::wait_until(Millis::max());
-  if (!started_) {
-    started_ = true;
-    saved_at_ = now;
-    resume_wait_end_ = now + resume_wait_end_;
+  for (;;) {
+    Step s;
+    switch (phase_) {
+      case Phase::kIdle:
+        s = on_idle(now);
+        break;
+      case Phase::kRestoreWait:
+        s = on_restore_wait(now);
+        break;
+      case Phase::kRunning:
+        s = on_running(now);
+        break;
+      case Phase::kPaused:
+        // Nothing moves until resume(): the app's wait, not a timed one.
+        s = yield(DownloadNext::wait_until(Millis::max()), Phase::kPaused);
+        break;
+      case Phase::kDone:
+        s = yield(client_.step(now), Phase::kDone);
+        break;
+    }
+    phase_ = s.phase;
+    if (s.yield) return s.next;
   }
-  if (now < resume_wait_end_) return DownloadNext::wait_until(resume_wait_end_);
+}
+
+Download::Step Download::on_idle(Millis now) {
+  saved_at_ = now;
+  wait_until_ = now + restore_wait_;
+  return go(Phase::kRestoreWait);
+}
+
+Download::Step Download::on_restore_wait(Millis now) {
+  if (now < wait_until_) return yield(DownloadNext::wait_until(wait_until_), Phase::kRestoreWait);
+  return go(Phase::kRunning);
+}
+
+Download::Step Download::on_running(Millis now) {
   const DownloadNext next = client_.step(now);
+  if (next.kind != DownloadNext::Kind::kDone) {
+    if (wait_checkpoint_due_ || due(now)) checkpoint(now);
+    return yield(next, Phase::kRunning);
+  }
   // A finished piece: the next one goes on the loop's next turn (at once, on the kept
   // connection), so that a step does one piece's work however fast they come.
-  if (next.kind == DownloadNext::Kind::kDone && !done_ && more_pieces() &&
+  if (more_pieces() &&
       client_.continue_body(piece_end(client_.delivered())) == https::Status::kOk) {
     ++pieces_;
     continuing_ = true;
     if (due(now)) checkpoint(now);
-    return DownloadNext::wait_until(now);
+    return yield(DownloadNext::wait_until(now), Phase::kRunning);
   }
-  if (next.kind == DownloadNext::Kind::kDone) {
-    if (!done_) {
-      done_ = true;
-      // A download that did not finish leaves where it stood; one that did needs no record.
-      if (client_.result().outcome != Outcome::kSuccess) checkpoint(now);
-    }
-    return next;
-  }
-  if (wait_checkpoint_due_ || due(now)) checkpoint(now);
-  return next;
+  // A download that did not finish leaves where it stood; one that did needs no record.
+  if (client_.result().outcome != Outcome::kSuccess) checkpoint(now);
+  return yield(next, Phase::kDone);
 }
 
 void Download::cancel(Millis now) {
-  if (!done_ && started_ && !paused_) checkpoint(now);
-  done_ = true;
-  paused_ = false;
+  if (phase_ == Phase::kRestoreWait || phase_ == Phase::kRunning) checkpoint(now);
+  phase_ = Phase::kDone;
   client_.cancel();
 }
 
 void Download::pause(Millis now) {
-  if (done_ || paused_) return;
-  paused_ = true;
-  if (!started_) return;  // Nothing has begun: resume() lets the first step() start it.
+  if (phase_ == Phase::kDone || phase_ == Phase::kPaused) return;
+  paused_from_ = phase_;
+  phase_ = Phase::kPaused;
+  if (paused_from_ == Phase::kIdle) return;  // Not begun: resume() lets the first step() begin.
   // A wait under way still ends when it would have; resume() serves what is left of it.
-  if (waiting_) {
-    paused_wait_end_ = wait_end_;
+  if (backoff_end_) {
+    paused_wait_end_ = *backoff_end_;
   } else {
-    paused_wait_end_ = now < resume_wait_end_ ? resume_wait_end_ : Millis{};
+    paused_wait_end_ = now < wait_until_ ? wait_until_ : Millis{};
   }
   checkpoint(now);
   client_.cancel();
 }
 
 https::Status Download::resume(Millis now) {
-  if (!paused_) return https::Status::kOk;
-  if (!started_) {
-    paused_ = false;
+  if (phase_ != Phase::kPaused) return https::Status::kOk;
+  if (paused_from_ == Phase::kIdle) {
+    phase_ = Phase::kIdle;
     return https::Status::kOk;
   }
-  // Where the Client stood, as a checkpoint would hold it (see save()).
-  https::BodyResume resume;
-  resume.offset = client_.delivered();
-  const std::string_view validator = client_.validator();
-  std::memcpy(resume_validator_, validator.data(), validator.size());
-  resume.validator = std::string_view(resume_validator_, validator.size());
-  resume.validator_is_etag = client_.validator_is_etag();
-  // The generation is the object's behind the redirects, not the redirector's (see start()).
-  if (client_.redirects() == 0) {
-    const std::string_view generation = client_.generation();
-    std::memcpy(resume_generation_, generation.data(), generation.size());
-    resume.generation = std::string_view(resume_generation_, generation.size());
-  }
-  resume.total = client_.expected_size();
+  // Where the Client stood, as a checkpoint would hold it, its views copied out of the
+  // Client that start() overwrites.
+  https::BodyResume resume = client_.body_resume();
+  resume.validator = copy(resume.validator, resume_validator_);
+  resume.generation = copy(resume.generation, resume_generation_);
   resume.until = piece_end(resume.offset);
-  resume.integrity = client_.integrity_state();
-  if (resume.integrity.size != resume.offset) {
-    // No digest ran over these bytes (none was announced): the count is all there is.
-    resume.integrity = https::IntegrityState{};
-    resume.integrity.size = resume.offset;
-  }
   const https::Status s = client_.start(request_, resume);
   if (s != https::Status::kOk) {
     message_ = "the paused download cannot go on (its validator or integrity check is malformed)";
     return s;
   }
-  paused_ = false;
-  resume_wait_end_ = paused_wait_end_ > now ? paused_wait_end_ : Millis{};
+  wait_until_ = paused_wait_end_ > now ? paused_wait_end_ : Millis{};
   paused_wait_end_ = Millis{};
+  phase_ = Phase::kRestoreWait;
   return https::Status::kOk;
 }
 
@@ -249,22 +271,20 @@ bool Download::save(TransferState* state, Millis now, Millis wall_now) const {
   // Where the bytes come from: the URL redirects led to, or the one asked for.
   const std::string_view final_url = client_.redirected_url();
   (void)s.set_final_url(final_url.empty() ? url_text_ : final_url);
-  https::IntegrityState integrity = client_.integrity_state();
-  // Without an announced digest the Client runs no digests: nothing to carry but the count.
-  if (integrity.expected_crc32c.size == 0 && integrity.expected_md5.size == 0) {
-    integrity = https::IntegrityState{};
-    integrity.size = client_.delivered();
-  }
-  s.delivered = client_.delivered();
-  s.total_size = client_.expected_size().value_or(0);
+  // The integrity check is the count alone when no digest was announced.
+  const https::BodyResume at = client_.body_resume();
+  s.delivered = at.offset;
+  s.total_size = at.total.value_or(0);
   // A validator that does not fit is left out: the next run then fetches the body whole
   // rather than trusting bytes it cannot pin.
-  if (!s.set_validator(client_.validator())) s.delivered = 0;
+  if (!s.set_validator(at.validator)) s.delivered = 0;
+  // The generation even behind redirects: start() takes it only when the final URL is the
+  // one asked for.
   (void)s.set_generation(client_.generation());
-  s.validator_is_etag = client_.validator_is_etag();
-  if (s.delivered > 0 && integrity.size == s.delivered) {
-    s.integrity = integrity;
-    s.crc32c = integrity.crc32c;
+  s.validator_is_etag = at.validator_is_etag;
+  if (s.delivered > 0 && at.integrity.size == s.delivered) {
+    s.integrity = at.integrity;
+    s.crc32c = at.integrity.crc32c;
   } else {
     s.delivered = 0;
   }
@@ -272,8 +292,8 @@ bool Download::save(TransferState* state, Millis now, Millis wall_now) const {
   const auto wall =
       static_cast<std::int64_t>(wall_now.count() > INT64_MAX ? INT64_MAX : wall_now.count());
   s.saved_wall_ms = wall;
-  if (waiting_ && wait_end_ > now) {
-    s.wait_remaining = wait_end_ - now;
+  if (backoff_end_ && *backoff_end_ > now) {
+    s.wait_remaining = *backoff_end_ - now;
     s.release_wall_ms = wall + static_cast<std::int64_t>(s.wait_remaining.count());
   }
   return true;
@@ -288,13 +308,12 @@ void Download::on_client_event(void* self, const https::ClientEvent& event) {
         d->wait_checkpoint_due_ = true;
         break;
       }
-      d->waiting_ = true;
-      d->wait_end_ = event.at + event.wait;
+      d->backoff_end_ = event.at + event.wait;
       d->retries_ = event.attempt;  // The attempt after the wait is retry number `attempt`.
       d->wait_checkpoint_due_ = true;
       break;
     case https::ClientEvent::Kind::kAttempt:
-      d->waiting_ = false;
+      d->backoff_end_.reset();
       // A piece's first attempt is not news; a retry of it is.
       if (d->continuing_ && event.attempt == 1) return;
       d->continuing_ = false;

@@ -1,31 +1,17 @@
+// The Upload's machine: start(), the phase handlers step() runs, and what each exchange's
+// answer means for the session (the protocol itself is resumable_protocol.cpp; the app's
+// controls between steps upload_control.cpp; the Client's sinks upload_sinks.cpp).
 #include "stepback/transfer/upload.hpp"
 
-#include <cstring>
-
-#include "held_range.hpp"
+#include "resumable_protocol.hpp"
 #include "stepback/https/failure.hpp"
 
 namespace stepback::transfer {
 namespace {
 
+using detail::PutPlan;
+using detail::Verdict;
 using https::Status;
-
-// Writes `v` in decimal at `out` (room for 20 digits) and returns the end.
-char* write_u64(char* out, std::uint64_t v) {
-  char digits[20];
-  std::size_t n = 0;
-  do {
-    digits[n++] = static_cast<char>('0' + v % 10);
-    v /= 10;
-  } while (v != 0);
-  while (n > 0) *out++ = digits[--n];
-  return out;
-}
-
-char* write_text(char* out, std::string_view s) {
-  std::memcpy(out, s.data(), s.size());
-  return out + s.size();
-}
 
 // The policy of one exchange: the session's classification of statuses and failures, no
 // retries, no deadline until begin_exchange() sets one, and a 1 ms first delay so that any
@@ -106,10 +92,7 @@ Status Upload::start(const UploadSpec& spec) {
   need_query_ = false;
   metadata_failed_ = metadata_refused_restart_ = false;
   session_size_ = 0;
-  crc_ = 0;
-  hashed_ = 0;
-  returned_.clear();
-  scan_ = detail::MetadataDigestScan{};
+  digests_.start(spec.compute_crc32c, spec.crc32c, spec.md5);
   resume_wait_ = Millis(0);
   wait_until_ = Millis(0);
   fresh_machine();
@@ -123,8 +106,7 @@ Status Upload::start(const UploadSpec& spec) {
     need_query_ = true;  // What does the server hold of it?
     resume(spec.resume);
     if (spec.resume.crc32c && spec.resume.crc32c_length <= spec.body.size) {
-      crc_ = *spec.resume.crc32c;
-      hashed_ = spec.resume.crc32c_length;
+      digests_.restore(*spec.resume.crc32c, spec.resume.crc32c_length);
     }
   }
   return Status::kOk;
@@ -214,104 +196,7 @@ Upload::Step Upload::on_exchange(Millis now) {
   return end_exchange(now);
 }
 
-https::RunHint Upload::run_hint(const UploadNext& next) const {
-  https::RunHint hint;
-  if (phase_ == Phase::kDone || next.kind == UploadNext::Kind::kDone) return hint;
-  if (phase_ == Phase::kExchange) {
-    hint = client_.run_hint(next);
-  } else if (phase_ == Phase::kPaused || phase_ == Phase::kStarved) {
-    hint.state = https::RunHint::State::kPaused;
-  } else {
-    hint.state = next.kind == UploadNext::Kind::kWaitIo ? https::RunHint::State::kRunning
-                                                        : https::RunHint::State::kWaiting;
-    hint.run_at = next.at;
-  }
-  if (spec_.size_final) {
-    hint.bytes_left = spec_.body.size > committed_ ? spec_.body.size - committed_ : 0;
-  } else {
-    hint.bytes_left.reset();
-  }
-  https::set_network_needs(&hint, options_.network, spec_.size_final ? spec_.body.size : 0);
-  return hint;
-}
-
-void Upload::network_changed(Millis now, const https::NetworkInfo& network) {
-  if (phase_ == Phase::kExchange && exchange_ != Exchange::kOpen) {
-    client_.cancel();
-    switched_ = true;
-  }
-  client_.network_changed(now, network);
-  if (network.connected && client_.network_usable()) machine_.network_available(now);
-}
-
-Status Upload::extend(std::uint64_t available, bool final) {
-  if (available < spec_.body.size || (spec_.size_final && available != spec_.body.size)) {
-    return Status::kInvalidArgument;
-  }
-  if (available > 0 && spec_.body.read == nullptr) return Status::kInvalidArgument;
-  spec_.body.size = available;
-  spec_.size_final = final;
-  write_upload_length();
-  if (phase_ == Phase::kStarved) {
-    // The wait was the caller's, not the server's: the retry loop starts over, as after
-    // progress, and the chunk (or the finishing PUT) goes at once.
-    fresh_machine();
-    phase_ = Phase::kMachine;
-  } else if (phase_ == Phase::kPaused && paused_from_ == Phase::kStarved) {
-    paused_from_ = Phase::kMachine;  // resume() starts the loop over.
-  }
-  return Status::kOk;
-}
-
-void Upload::pause(Millis now) {
-  if (phase_ == Phase::kDone || phase_ == Phase::kPaused) return;
-  paused_from_ = phase_;
-  paused_wait_end_ = Millis(0);
-  const bool backoff = phase_ == Phase::kMachine && machine_waiting_;
-  if ((backoff || phase_ == Phase::kResumeWait) && wait_until_ > now) {
-    paused_wait_end_ = wait_until_;
-  }
-  if (phase_ == Phase::kExchange) {
-    // What the server kept of the exchange is unknown: resume() asks (a session POST goes
-    // again, which at worst leaves an unused session behind).
-    client_.cancel();
-    need_query_ = session_size_ > 0;
-    paused_from_ = Phase::kNext;
-  }
-  phase_ = Phase::kPaused;
-}
-
-void Upload::resume(Millis now) {
-  if (phase_ != Phase::kPaused) return;
-  switch (paused_from_) {
-    case Phase::kIdle:     // Not begun: the first step() begins it.
-    case Phase::kHash:     // Reading the body, not talking to the server.
-    case Phase::kStarved:  // Waiting for the body, not for the server.
-      phase_ = paused_from_;
-      return;
-    case Phase::kResumeWait:
-    case Phase::kMachine:
-    case Phase::kNext:
-    case Phase::kExchange:
-    case Phase::kPaused:
-    case Phase::kDone:
-      break;
-  }
-  fresh_machine();
-  resume_wait_ = paused_wait_end_ > now ? paused_wait_end_ - now : Millis(0);
-  paused_wait_end_ = Millis(0);
-  phase_ = Phase::kIdle;  // Serves resume_wait_, then asks the fresh machine.
-}
-
-void Upload::write_upload_length() { *write_u64(upload_length_, spec_.body.size) = '\0'; }
-
-void Upload::cancel() {
-  if (phase_ == Phase::kDone) return;
-  client_.cancel();
-  machine_.cancel();
-  result_.outcome = Outcome::kCancelled;
-  phase_ = Phase::kDone;
-}
+void Upload::write_upload_length() { *detail::write_u64(upload_length_, spec_.body.size) = '\0'; }
 
 Upload::Step Upload::begin_exchange(Millis now) {
   const std::uint64_t size = spec_.body.size;
@@ -324,50 +209,29 @@ Upload::Step Upload::begin_exchange(Millis now) {
     exchange_ = Exchange::kOpen;
     request.head.method = "POST";
     request.head.url = spec_.url;
-    if (spec_.size_final)
-      headers_[count++] = https::Header{"X-Upload-Content-Length", upload_length_};
-    if (!spec_.content_type.empty()) {
-      headers_[count++] = https::Header{"X-Upload-Content-Type", spec_.content_type};
-    }
-    if (spec_.metadata.size > 0) {
-      headers_[count++] = https::Header{"Content-Type", "application/json; charset=UTF-8"};
-    }
+    count += detail::session_start_fields(spec_.size_final, upload_length_, spec_.content_type,
+                                          spec_.metadata.size > 0, headers_ + count);
     request.body = https::BodySource::of(&spec_.metadata);
     request.idempotency = spec_.idempotency;
   } else {
+    const PutPlan plan =
+        detail::plan_put(size, spec_.size_final, committed_, spec_.chunk_size, need_query_);
+    // Less than a whole chunk is ready: wait for the caller's extend().
+    if (plan.kind == PutPlan::Kind::kStarved) return go(Phase::kStarved);
     // The last chunk, or the empty PUT that finishes a body the server holds whole, carries
     // the body's digests; a CRC-32C still being computed is completed first.
-    const bool final = spec_.size_final;
-    if (!final && !need_query_ && size - committed_ < spec_.chunk_size) {
-      // Less than a whole chunk is ready: wait for the caller's extend().
-      return go(Phase::kStarved);
-    }
-    const bool last =
-        final && !need_query_ && (committed_ >= size || size - committed_ <= spec_.chunk_size);
-    if (last && computing_crc32c() && hashed_ < size) return hash_ahead(now);
-    const std::size_t hash_size = last ? write_goog_hash(goog_hash_) : 0;
-    if (hash_size > 0) {
-      headers_[count++] = https::Header{"x-goog-hash", std::string_view(goog_hash_, hash_size)};
-    }
+    if (plan.last && digests_.computing() && digests_.hashed() < size) return hash_ahead(now);
+    const std::string_view goog_hash = plan.last ? digests_.goog_hash(size) : std::string_view();
     request.head.method = "PUT";
     request.head.url = session_url_;
     request.idempotency = https::RequestSpec::Idempotency::kYes;
-    char* end = write_text(content_range_, "bytes ");
-    if (need_query_ || (final && committed_ >= size)) {
-      // An empty PUT asks what the server holds; with everything sent, it also asks the
-      // server to finish (an empty body is one such request).
+    if (plan.kind == PutPlan::Kind::kQuery) {
       exchange_ = Exchange::kQuery;
       begun.kind = UploadEvent::Kind::kQuery;
-      end = write_text(end, "*/");
     } else {
       exchange_ = Exchange::kChunk;
-      chunk_begin_ = committed_;
-      chunk_end_ = size - committed_ > spec_.chunk_size ? committed_ + spec_.chunk_size : size;
-      if (!final) chunk_end_ = committed_ + spec_.chunk_size;  // Ready: checked above.
-      end = write_u64(end, chunk_begin_);
-      *end++ = '-';
-      end = write_u64(end, chunk_end_ - 1);
-      *end++ = '/';
+      chunk_begin_ = plan.begin;
+      chunk_end_ = plan.end;
       request.body = https::BodySource{&Upload::read_chunk, this, chunk_end_ - chunk_begin_};
       begun.kind = UploadEvent::Kind::kChunk;
       begun.offset = chunk_begin_;
@@ -379,14 +243,10 @@ Upload::Step Upload::begin_exchange(Millis now) {
         meter_started_ = true;
       }
     }
-    if (final) {
-      end = write_u64(end, size);
-    } else {
-      *end++ = '*';
-    }
-    headers_[count++] = https::Header{
-        "Content-Range",
-        std::string_view(content_range_, static_cast<std::size_t>(end - content_range_))};
+    const std::size_t range =
+        detail::write_content_range(plan, size, spec_.size_final, content_range_);
+    count +=
+        detail::put_fields(std::string_view(content_range_, range), goog_hash, headers_ + count);
   }
   request.head.header_count = count;
   // The session's deadline (counted from the last progress) may end an exchange that is
@@ -408,6 +268,7 @@ Upload::Step Upload::begin_exchange(Millis now) {
   return go(Phase::kExchange);
 }
 
+// What the exchange that ended means for the session (resumable_protocol.hpp says).
 Upload::Step Upload::end_exchange(Millis now) {
   const https::ClientResult& r = client_.result();
   if (r.status != 0) result_.status = r.status;
@@ -421,50 +282,41 @@ Upload::Step Upload::end_exchange(Millis now) {
     return finish(now, Outcome::kTerminalFailure, Status::kError,
                   "the sink of the object's metadata failed");
   }
-  switch (r.outcome) {
-    case Outcome::kSuccess:
-      return exchange_ == Exchange::kOpen ? on_open(now) : on_session_answer(now);
-    case Outcome::kRetriesExhausted: {
-      // A retryable failure (the exchange's policy allows no retry): the session decides,
-      // with the server's delay (Retry-After or RetryInfo) the Client read.
+  detail::Answer answer;
+  answer.outcome = r.outcome;
+  answer.status = result_.status;
+  answer.error = r.error;
+  answer.message = r.message;
+  answer.location = client_.response_header("location");
+  answer.range = client_.response_header("range");
+  const Verdict v =
+      exchange_ == Exchange::kOpen
+          ? detail::classify_session_start(answer)
+          : detail::classify_put(answer,
+                                 detail::Position{spec_.body.size, spec_.size_final, committed_,
+                                                  exchange_ == Exchange::kChunk, chunk_end_});
+  switch (v.kind) {
+    case Verdict::Kind::kOpened:
+      return on_open(now, v.location);
+    case Verdict::Kind::kFinished:
+      return on_finished(now);
+    case Verdict::Kind::kProgress:
+    case Verdict::Kind::kGoOn:
+    case Verdict::Kind::kStalled:
+      return on_held(now, v);
+    case Verdict::Kind::kGone:
+      return on_expired(now);
+    case Verdict::Kind::kRetry:
+      // The session decides, with the server's delay (Retry-After or RetryInfo) the Client read.
       return fail(now, client_.last_attempt(), session_size_ > 0);
-    }
-    case Outcome::kTerminalStatus:
-      if (exchange_ != Exchange::kOpen && (r.status == 404 || r.status == 410)) {
-        return on_expired(now);
-      }
-      return finish(now, Outcome::kTerminalStatus, Status::kOk,
-                    exchange_ == Exchange::kOpen
-                        ? "the session POST was refused with a status that is not retried"
-                        : "the upload was refused with a status that is not retried");
-    case Outcome::kNotIdempotent:
-      return finish(now, Outcome::kNotIdempotent, r.error,
-                    r.error == Status::kOk
-                        ? "the session POST failed and may have been processed; it is not "
-                          "re-sent (see UploadSpec::idempotency)"
-                        : r.message);
-    case Outcome::kTerminalFailure:
-    case Outcome::kDeadline:
-    case Outcome::kBudgetExhausted:
-    case Outcome::kServerDelayTooLong:
-    case Outcome::kCancelled:
-    case Outcome::kOffline:
+    case Verdict::Kind::kFail:
       break;
   }
-  return finish(now, r.outcome, r.error, r.message);
+  return finish(now, v.outcome, v.error, v.message);
 }
 
-Upload::Step Upload::on_open(Millis now) {
-  if (result_.status / 100 != 2) {
-    return finish(now, Outcome::kTerminalStatus, Status::kOk,
-                  "the session POST was answered without a session (redirects are not followed)");
-  }
-  const std::optional<std::string_view> location = client_.response_header("location");
-  if (!location) {
-    return finish(now, Outcome::kTerminalFailure, Status::kProtocol,
-                  "the session POST's answer has no Location (the session URI)");
-  }
-  if (!store_session(*location)) {
+Upload::Step Upload::on_open(Millis now, std::string_view location) {
+  if (!store_session(location)) {
     return finish(now, Outcome::kTerminalFailure, Status::kProtocol,
                   "the session URI (Location) is not a usable URL or does not fit its buffer");
   }
@@ -473,56 +325,26 @@ Upload::Step Upload::on_open(Millis now) {
   return progress(now);
 }
 
-Upload::Step Upload::on_session_answer(Millis now) {
-  const std::uint16_t status = result_.status;
-  if (status / 100 == 2) {
-    if (!spec_.size_final) {
-      return finish(now, Outcome::kTerminalFailure, Status::kProtocol,
-                    "the server finished an upload whose size was not yet declared");
-    }
-    committed_ = spec_.body.size;
-    UploadEvent e = event(UploadEvent::Kind::kCommitted, now);
-    e.offset = committed_;
-    emit(e);
-    const Next next = machine_.report(now, AttemptResult::http(status));  // The budget's success.
-    return check_integrity(now, next.kind == Next::Kind::kDone ? next.outcome : Outcome::kSuccess);
-  }
-  if (status != 308) {
-    return finish(now, Outcome::kTerminalFailure, Status::kProtocol,
-                  "the session answered with a status the protocol does not know (not 2xx, "
-                  "308, 404 or 410)");
-  }
-  std::uint64_t held = 0;
-  if (const auto range = client_.response_header("range")) {
-    if (!detail::parse_held(*range, &held)) {
-      return finish(now, Outcome::kTerminalFailure, Status::kProtocol,
-                    "the 308's Range is not of the form bytes=0-K");
-    }
-  }
-  if (held > spec_.body.size || (exchange_ == Exchange::kChunk && held > chunk_end_)) {
-    return finish(now, Outcome::kTerminalFailure, Status::kProtocol,
-                  "the server claims bytes it was never sent");
-  }
-  // The server's word is the truth, even below what it said before (it lost data): sending
-  // goes on from there, never repeating a byte it holds.
-  const bool progressed = held > committed_;
-  committed_ = held;
+Upload::Step Upload::on_finished(Millis now) {
+  committed_ = spec_.body.size;
+  UploadEvent e = event(UploadEvent::Kind::kCommitted, now);
+  e.offset = committed_;
+  emit(e);
+  // The budget's success.
+  const Next next = machine_.report(now, AttemptResult::http(result_.status));
+  return check_integrity(now, next.kind == Next::Kind::kDone ? next.outcome : Outcome::kSuccess);
+}
+
+Upload::Step Upload::on_held(Millis now, const Verdict& v) {
+  committed_ = v.held;
   UploadEvent e = event(UploadEvent::Kind::kCommitted, now);
   e.offset = committed_;
   emit(e);
   need_query_ = false;
-  if (progressed) return progress(now);
-  if (exchange_ == Exchange::kQuery && (committed_ < spec_.body.size || !spec_.size_final)) {
-    // The answer the query was for; the chunk from there (or the wait for more of a body
-    // still being produced) is part of the same attempt.
-    return turn(now, Phase::kNext);
-  }
-  // A chunk of which nothing was kept, or everything held and still no final answer: a
-  // failed attempt, so that a server that never moves cannot hold the loop forever.
+  if (v.kind == Verdict::Kind::kProgress) return progress(now);
+  if (v.kind == Verdict::Kind::kGoOn) return turn(now, Phase::kNext);
   result_.error = Status::kOk;
-  result_.message = exchange_ == Exchange::kChunk
-                        ? "the server kept none of the chunk (308 without progress)"
-                        : "the server holds every byte but did not finish the upload";
+  result_.message = v.message;
   UploadEvent err = event(UploadEvent::Kind::kError, now);
   err.message = result_.message;
   emit(err);
@@ -591,39 +413,8 @@ Upload::Step Upload::turn(Millis now, Phase phase) {
 }
 
 bool Upload::store_session(std::string_view uri) {
-  const std::size_t room = options_.session_uri.size;
-  std::size_t size = 0;
-  if (!uri.empty() && uri.front() == '/') {
-    // A path on the initiation URL's origin.
-    const https::Url& origin = spec_.url;
-    const bool literal6 = origin.host.find(':') != std::string_view::npos;
-    const std::size_t prefix =
-        8 + origin.host.size() + (literal6 ? 2 : 0) + 6;  // port <= 5 digits.
-    if (prefix + uri.size() > room) return false;
-    char* out = session_text_;
-    out = write_text(out, origin.tls ? "https://" : "http://");
-    if (literal6) *out++ = '[';
-    out = write_text(out, origin.host);
-    if (literal6) *out++ = ']';
-    if (origin.port != origin.default_port()) {
-      *out++ = ':';
-      out = write_u64(out, origin.port);
-    }
-    out = write_text(out, uri);
-    size = static_cast<std::size_t>(out - session_text_);
-  } else {
-    if (uri.size() > room) return false;
-    std::memmove(session_text_, uri.data(), uri.size());
-    size = uri.size();
-  }
-  https::Url url;
-  if (https::parse_url(std::string_view(session_text_, size), &url) != Status::kOk) {
-    session_size_ = 0;
-    return false;
-  }
-  session_url_ = url;
-  session_size_ = size;
-  return true;
+  session_size_ = detail::session_uri(uri, spec_.url, options_.session_uri, &session_url_);
+  return session_size_ != 0;
 }
 
 void Upload::fresh_machine() {
@@ -633,200 +424,26 @@ void Upload::fresh_machine() {
   machine_ = RetryMachine(session_context_, Idempotent::kYes);
 }
 
-void Upload::resume(const UploadResume& resume) {
-  resume_wait_ = resume.wait;
-  const std::uint32_t r = resume.retries;
-  if (r == 0) return;
-  // The machine starts at retry 0; its policy starts where retry r would have been: the
-  // retries left, and the first wait of the backoff sequence at r.
-  const Policy& p = context_.policy;
-  retry_offset_ = r;
-  session_policy_.max_retries = r < p.max_retries ? p.max_retries - r : 0;
-  const std::uint64_t cap = p.max_backoff.count();
-  std::uint64_t t = p.initial_delay.count();
-  for (std::uint32_t i = 0; i < r && t < cap; ++i) t *= p.multiplier;
-  Millis first(t < cap ? t : cap);
-  if (p.total_deadline.count() != 0) first = min(first, p.total_deadline);
-  session_policy_.initial_delay = first;
-  machine_ = RetryMachine(session_context_, Idempotent::kYes);
-}
-
-bool Upload::save(TransferState* state, Millis now, Millis wall_now) const {
-  if (!spec_.size_final) return false;
-  if (session_size_ == 0 || !state->set_session_uri(session_uri())) return false;
-  state->kind = TransferKind::kUpload;
-  state->total_size = spec_.body.size;
-  state->committed = committed_;
-  state->chunk_size = spec_.chunk_size;
-  // The CRC-32C of the committed prefix, when the running one ends exactly there.
-  state->crc32c.reset();
-  if (computing_crc32c() && hashed_ == committed_) state->crc32c = crc_;
-  // A paused upload is described as it stood when paused.
-  const Phase phase = phase_ == Phase::kPaused ? paused_from_ : phase_;
-  const bool backoff = phase == Phase::kMachine && machine_waiting_;
-  const bool waiting = backoff || phase == Phase::kResumeWait;
-  // The retry number of the next attempt: one more than the machine's while it waits.
-  state->retries = retry_offset_ + machine_.retries() + (backoff ? 1U : 0U);
-  state->wait_remaining = waiting ? wait_until_ - now : Millis(0);
-  const auto wall = static_cast<std::int64_t>(wall_now.count() & 0x7FFFFFFFFFFFFFFFULL);
-  state->saved_wall_ms = wall;
-  state->release_wall_ms = wall + static_cast<std::int64_t>(state->wait_remaining.count());
-  return true;
-}
-
-// Reads the body's bytes from hashed_ on, a bounded amount per step, until the CRC-32C
-// covers the whole body; then the exchange that needed it begins.
+// Reads the body's unhashed bytes, a bounded amount per step, until the CRC-32C covers the
+// whole body; then the exchange that needed it begins.
 Upload::Step Upload::hash_ahead(Millis now) {
-  constexpr std::uint64_t kPerStep = std::uint64_t{256} * 1024;
-  std::uint8_t block[4096];
-  const std::uint64_t size = spec_.body.size;
-  const std::uint64_t stop = size - hashed_ > kPerStep ? hashed_ + kPerStep : size;
-  while (hashed_ < stop) {
-    const std::uint64_t left = stop - hashed_;
-    const std::size_t want = left < sizeof block ? static_cast<std::size_t>(left) : sizeof block;
-    const std::size_t n =
-        spec_.body.read(spec_.body.context, hashed_, https::MutableBytes{block, want});
-    if (n != want) {
-      return finish(now, Outcome::kTerminalFailure, Status::kError,
-                    "the body source gave fewer bytes than its size while its CRC-32C was "
-                    "computed");
-    }
-    hash(hashed_, https::ConstBytes{block, n});
+  if (!digests_.hash_ahead(spec_.body)) {
+    return finish(now, Outcome::kTerminalFailure, Status::kError,
+                  "the body source gave fewer bytes than its size while its CRC-32C was "
+                  "computed");
   }
-  return turn(now, hashed_ < size ? Phase::kHash : Phase::kNext);
-}
-
-void Upload::hash(std::uint64_t offset, https::ConstBytes data) {
-  if (!computing_crc32c() || offset > hashed_ || offset + data.size <= hashed_) return;
-  const auto skip = static_cast<std::size_t>(hashed_ - offset);
-  crc_ = https::crc32c_extend(crc_, https::ConstBytes{data.data + skip, data.size - skip});
-  hashed_ = offset + data.size;
-}
-
-bool Upload::whole_crc32c(std::uint32_t* crc) const {
-  if (spec_.crc32c) {
-    *crc = *spec_.crc32c;
-    return true;
-  }
-  if (!spec_.compute_crc32c || hashed_ != spec_.body.size) return false;
-  *crc = crc_;
-  return true;
-}
-
-// Writes "crc32c=...,md5=..." (what is known) at `out` (64 bytes); returns its length.
-std::size_t Upload::write_goog_hash(char* out) const {
-  char* at = out;
-  std::uint32_t crc = 0;
-  if (whole_crc32c(&crc)) {
-    const https::Digest d = https::Digest::crc32c(crc);
-    at = write_text(at, "crc32c=");
-    at += https::base64_encode(d.view(), at, 12);
-  }
-  if (spec_.md5 != nullptr) {
-    if (at != out) *at++ = ',';
-    at = write_text(at, "md5=");
-    at += https::base64_encode(https::ConstBytes{spec_.md5, https::kMd5DigestSize}, at, 24);
-  }
-  return static_cast<std::size_t>(at - out);
+  return turn(now, digests_.hashed() < spec_.body.size ? Phase::kHash : Phase::kNext);
 }
 
 // The upload is done on the server: its digests of the stored object against the body's.
 Upload::Step Upload::check_integrity(Millis now, Outcome outcome) {
-  if (const auto field = client_.response_header("x-goog-hash")) {
-    (void)returned_.add_x_goog_hash(*field);
-  }
-  std::uint32_t crc = 0;
-  const bool have_crc = whole_crc32c(&crc);
-  const https::Digest crc_digest = https::Digest::crc32c(have_crc ? crc : 0);
-  https::Digest md5_digest;
-  if (spec_.md5 != nullptr) {
-    std::uint8_t raw[https::kMd5DigestSize];
-    std::memcpy(raw, spec_.md5, sizeof raw);
-    md5_digest = https::Digest::md5(raw);
-  }
-  result_.integrity = returned_.compare_with(have_crc ? &crc_digest : nullptr,
-                                             spec_.md5 != nullptr ? &md5_digest : nullptr);
-  result_.integrity.size = spec_.body.size;
+  if (const auto field = client_.response_header("x-goog-hash")) digests_.returned_field(*field);
+  result_.integrity = digests_.compare(spec_.body.size);
   if (result_.integrity.status != https::IntegrityStatus::kMismatch) {
     return finish(now, outcome, Status::kOk, "");
   }
-  constexpr char kLead[] = "the server stored an object whose digest differs from the body's: ";
-  std::memcpy(integrity_message_, kLead, sizeof kLead - 1);
-  (void)https::format_integrity_message(result_.integrity, integrity_message_ + sizeof kLead - 1,
-                                        sizeof integrity_message_ - (sizeof kLead - 1));
-  return finish(now, Outcome::kTerminalFailure, Status::kIntegrity, integrity_message_);
-}
-
-void Upload::emit(const UploadEvent& e) const {
-  if (options_.events.on_event != nullptr) options_.events.on_event(options_.events.context, e);
-}
-
-UploadEvent Upload::event(UploadEvent::Kind kind, Millis at) const {
-  UploadEvent e;
-  e.kind = kind;
-  e.at = at;
-  e.exchange = result_.exchanges;
-  e.retry = retry_offset_ + machine_.retries();
-  return e;
-}
-
-std::size_t Upload::read_chunk(void* self, std::uint64_t offset, https::MutableBytes out) {
-  auto* u = static_cast<Upload*>(self);
-  const std::uint64_t at = u->chunk_begin_ + offset;
-  const std::size_t n = u->spec_.body.read(u->spec_.body.context, at, out);
-  u->bytes_sent_ += n;
-  u->hash(at, https::ConstBytes{out.data, n});
-  return n;
-}
-
-bool Upload::write_metadata(void* self, std::uint64_t offset, https::ConstBytes data) {
-  auto* u = static_cast<Upload*>(self);
-  // Only the final answer's body is the object's metadata; 308s and errors are dropped.
-  if (u->exchange_ == Exchange::kOpen || u->response_status_ / 100 != 2) return true;
-  const https::ResponseSink& sink = u->options_.metadata;
-  if (offset == 0 && u->metadata_delivered_ > 0) {
-    // A later exchange brings the metadata again (the first copy was cut short).
-    if (sink.write != nullptr && (sink.restart == nullptr || !sink.restart(sink.context))) {
-      u->metadata_refused_restart_ = true;
-      return false;
-    }
-    u->metadata_delivered_ = 0;
-  }
-  if (offset == 0) {
-    u->returned_.clear();
-    u->scan_ = detail::MetadataDigestScan{};
-  }
-  u->scan_.feed(data, &u->returned_);
-  const std::uint64_t at = u->metadata_delivered_;
-  u->metadata_delivered_ += data.size;
-  if (sink.write == nullptr || sink.write(sink.context, at, data)) return true;
-  u->metadata_failed_ = true;
-  return false;
-}
-
-void Upload::on_client_event(void* self, const https::ClientEvent& event) {
-  auto* u = static_cast<Upload*>(self);
-  if (event.kind == https::ClientEvent::Kind::kResponse) {
-    u->response_status_ = event.status;
-    UploadEvent e = u->event(UploadEvent::Kind::kResponse, event.at);
-    e.status = event.status;
-    e.reason = event.reason;
-    u->emit(e);
-  } else if (event.kind == https::ClientEvent::Kind::kProgress && event.sending &&
-             u->exchange_ == Exchange::kChunk) {
-    const std::uint64_t offset = u->chunk_begin_ + event.bytes;
-    if (!u->meter_.due(event.at, offset)) return;
-    UploadEvent e = u->event(UploadEvent::Kind::kProgress, event.at);
-    e.offset = offset;
-    e.size = u->spec_.size_final ? u->spec_.body.size : 0;
-    e.rate = u->meter_.report(event.at, offset);
-    u->emit(e);
-  } else if (event.kind == https::ClientEvent::Kind::kError) {
-    UploadEvent e = u->event(UploadEvent::Kind::kError, event.at);
-    e.failure = event.failure;
-    e.message = event.message;
-    u->emit(e);
-  }
+  return finish(now, Outcome::kTerminalFailure, Status::kIntegrity,
+                digests_.mismatch_message(result_.integrity));
 }
 
 }  // namespace stepback::transfer

@@ -144,11 +144,11 @@ class Download {
   // what https::Client::start refused (message() says so; the download stays paused).
   [[nodiscard]] https::Status resume(Millis now);
   // Whether the download is paused.
-  bool paused() const { return paused_; }
+  bool paused() const { return phase_ == Phase::kPaused; }
   // The download's RunHint (https/client.hpp) after step() answered `next`: kPaused while
   // paused, else the request's (the bytes left of the whole representation, across pieces).
   https::RunHint run_hint(const DownloadNext& next) const {
-    if (paused_ && next.kind != DownloadNext::Kind::kDone) {
+    if (phase_ == Phase::kPaused && next.kind != DownloadNext::Kind::kDone) {
       https::RunHint hint = client_.run_hint(next);
       hint.state = https::RunHint::State::kPaused;
       hint.run_at = Millis::max();
@@ -177,6 +177,25 @@ class Download {
   const https::Client& client() const { return client_; }
 
  private:
+  // kIdle: started, not stepped yet. kRestoreWait: what is left of a wait the record or a
+  // pause carried, before the request goes on. kRunning: the Client's request, piece after
+  // piece. kPaused: pause() stopped it; resume() goes on. kDone: the request ended.
+  enum class Phase : std::uint8_t { kIdle, kRestoreWait, kRunning, kPaused, kDone };
+
+  // What a phase handler decided: hand `next` to the loop (yield), or go on at once; either
+  // way the phase becomes `phase`. step() is the only place that writes phase_ while stepping.
+  struct Step {
+    bool yield = false;
+    DownloadNext next;
+    Phase phase = Phase::kIdle;
+  };
+  static Step yield(DownloadNext next, Phase phase) { return Step{true, next, phase}; }
+  static Step go(Phase phase) { return Step{false, DownloadNext{}, phase}; }
+
+  // The phase handlers.
+  Step on_idle(Millis now);
+  Step on_restore_wait(Millis now);
+  Step on_running(Millis now);
   // Hands the sink a checkpoint at `now`.
   void checkpoint(Millis now);
   bool due(Millis now) const;
@@ -193,28 +212,26 @@ class Download {
   https::RequestSpec request_;
   std::string_view url_text_;
   const char* message_ = "";
+  Phase phase_ = Phase::kIdle;
+  Phase paused_from_ = Phase::kIdle;  // Where pause() stopped it (kPaused).
   std::uint64_t resumed_from_ = 0;
   std::uint64_t saved_delivered_ = 0;  // delivered() at the last checkpoint.
   Millis saved_at_{};                  // When the last checkpoint was made.
-  Millis resume_wait_end_{};           // The restored wait, served before the first attempt.
-  // The wait under way, for the checkpoint: the retry number of the attempt after it and when
-  // it ends.
+  Millis restore_wait_{};              // The record's wait, served from the first step.
+  Millis wait_until_{};                // The end of the kRestoreWait wait.
+  Millis paused_wait_end_{};           // The end of the wait a pause cut into (0: none).
+  // The Client's backoff wait under way, for the checkpoint: the retry number of the attempt
+  // after it and when it ends (nullopt: none).
   std::uint32_t retries_ = 0;
-  Millis wait_end_{};
-  bool waiting_ = false;
-  bool wait_checkpoint_due_ = false;  // A backoff wait began: save before sleeping through it.
-  bool started_ = false;
-  bool done_ = false;
-  bool paused_ = false;
-  Millis paused_wait_end_{};  // The end of the wait a pause cut into (0: none).
+  std::optional<Millis> backoff_end_;
+  bool wait_checkpoint_due_ = false;  // A wait began: save before sleeping through it.
+  bool continuing_ = false;           // A piece after the first is on its first attempt.
   // What resume() pins the rest to, copied out of the Client that start() overwrites.
   char resume_validator_[kMaxStateValidator] = {};
   char resume_generation_[kMaxStateGeneration] = {};
   std::uint32_t checkpoints_ = 0;
   std::uint32_t stored_ = 0;
   std::uint32_t pieces_ = 0;
-  bool continuing_ = false;  // A piece after the first is on its first attempt.
-  Millis now_{};
 };
 
 }  // namespace stepback::transfer

@@ -32,10 +32,13 @@
 #include "stepback/https/integrity/integrity.hpp"
 #include "stepback/https/http/request_writer.hpp"
 #include "stepback/https/types.hpp"
-#include "stepback/transfer/detail/metadata_scan.hpp"
+#include "stepback/transfer/detail/upload_digests.hpp"
 #include "stepback/transfer/state.hpp"
 
 namespace stepback::transfer {
+namespace detail {
+struct Verdict;  // resumable_protocol.hpp: what an answer means for the session.
+}  // namespace detail
 
 // Every chunk but the last is a multiple of this many bytes (the protocol's rule).
 inline constexpr std::uint64_t kChunkGranularity = std::uint64_t{256} * 1024;
@@ -302,8 +305,9 @@ class Upload {
   Step on_exchange(Millis now);
   // What the exchange that ended means for the session.
   Step end_exchange(Millis now);
-  Step on_open(Millis now);
-  Step on_session_answer(Millis now);
+  Step on_open(Millis now, std::string_view location);
+  Step on_finished(Millis now);
+  Step on_held(Millis now, const detail::Verdict& verdict);
   Step on_expired(Millis now);
   Step progress(Millis now);
   Step fail(Millis now, const AttemptResult& attempt, bool query_next);
@@ -312,10 +316,6 @@ class Upload {
   Step turn(Millis now, Phase phase);
   void write_upload_length();
   Step hash_ahead(Millis now);
-  bool computing_crc32c() const { return spec_.compute_crc32c && !spec_.crc32c; }
-  void hash(std::uint64_t offset, https::ConstBytes data);
-  bool whole_crc32c(std::uint32_t* crc) const;
-  std::size_t write_goog_hash(char* out) const;
   Step check_integrity(Millis now, Outcome outcome);
   bool store_session(std::string_view uri);
   void fresh_machine();
@@ -345,15 +345,9 @@ class Upload {
   UploadSpec spec_;
   https::Header headers_[kMaxUploadHeaders + 3];
   char content_range_[64] = {};
-  char goog_hash_[64] = {};  // "crc32c=XXXXXXXX,md5=XXXXXXXXXXXXXXXXXXXXXXXX" at most.
-  char integrity_message_[https::kIntegrityMessageMax + 64] = {};
-  // The running CRC-32C of the body's first hashed_ bytes (read in order; repeats skipped).
-  std::uint32_t crc_ = 0;
-  std::uint64_t hashed_ = 0;
-  // What the server returned for the stored object: its x-goog-hash field and the metadata
-  // JSON's "crc32c" and "md5Hash" (scanned as the metadata streams to its sink).
-  https::IntegrityCheck returned_;
-  detail::MetadataDigestScan scan_;
+  // The body's digests, and those the server returned for the stored object (its
+  // x-goog-hash field, the metadata JSON's as it streams to its sink).
+  detail::UploadDigests digests_;
   char upload_length_[24] = {};
   char* session_text_ = nullptr;  // options_.session_uri as text.
   std::size_t session_size_ = 0;
