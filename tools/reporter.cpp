@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <cstring>
 
-#include "schedule.hpp"
 #include "stepback/https/tls/tls_arena.hpp"
+#include "words.hpp"
 
 namespace stepback::tools {
 
@@ -54,22 +54,6 @@ void append_meter(LineBuffer* out, bool sending, std::uint64_t bytes, std::uint6
     out->appendf(", %llu s left",
                  static_cast<unsigned long long>((*total - bytes + rate - 1) / rate));
   }
-}
-
-const char* wait_note(WaitReason reason) {
-  switch (reason) {
-    case WaitReason::kBackoff:
-      return "";
-    case WaitReason::kRetryAfter:
-      return " (Retry-After)";
-    case WaitReason::kRetryInfo:
-      return " (RetryInfo)";
-    case WaitReason::kNetworkBack:
-      return " (network back)";
-    case WaitReason::kOffline:
-      return " (offline)";
-  }
-  return "";
 }
 
 void LineBuffer::append(std::string_view s) {

@@ -14,6 +14,7 @@
 #include "stepback/core/progress.hpp"
 #include "stepback/core/retry_machine.hpp"
 #include "stepback/https/client.hpp"
+#include "words.hpp"
 
 namespace stepback::tools {
 
@@ -108,8 +109,6 @@ void append_printable(LineBuffer* out, std::string_view s);
 // "sent " before when `sending`; `from` 0 and `total` empty leave their parts out.
 void append_meter(LineBuffer* out, bool sending, std::uint64_t bytes, std::uint64_t from,
                   std::optional<std::uint64_t> total, std::uint64_t rate);
-// " (Retry-After)" and the like: why a wait lasts as long as it does, for progress lines.
-const char* wait_note(WaitReason reason);
 
 }  // namespace stepback::tools
 
