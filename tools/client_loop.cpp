@@ -189,14 +189,14 @@ https::Status install_tls_arena() {
   return https::tls_arena_init(g_tls_arena, sizeof g_tls_arena);
 }
 
-const https::ClientResult& run_client(https::Client& client, Reporter& reporter, LoopPeer* peer) {
+const https::ClientResult& run_client(https::Client& client, Ticker& ticker, LoopPeer* peer) {
   run_steps(Stepper{[](void* c, Millis now) { return static_cast<https::Client*>(c)->step(now); },
                     &client},
-            reporter, peer);
+            ticker, peer);
   return client.result();
 }
 
-void run_steps(Stepper stepper, Reporter& reporter, LoopPeer* peer) {
+void run_steps(Stepper stepper, Ticker& ticker, LoopPeer* peer) {
   Millis now = platform::monotonic_now();
   https::ClientNext next = stepper.step(stepper.context, now);
   while (next.kind != https::ClientNext::Kind::kDone) {
@@ -208,7 +208,7 @@ void run_steps(Stepper stepper, Reporter& reporter, LoopPeer* peer) {
       client_polled = true;
     }
     if (peer != nullptr) count += peer->poll_fds(fds + count, kMaxPollFds - count);
-    const int timeout = https::poll_timeout(next.at, now, longest_wait(reporter.wants_ticks()));
+    const int timeout = https::poll_timeout(next.at, now, longest_wait(ticker.wants_ticks()));
     // kWaitUntil with nothing else to watch is a plain sleep: poll(nullptr, 0, ms).
     // A signal (Ctrl-C) cuts the sleep short: the stepper is asked at once, to see it.
     const bool interrupted =
@@ -216,7 +216,7 @@ void run_steps(Stepper stepper, Reporter& reporter, LoopPeer* peer) {
         errno == EINTR;
     now = platform::monotonic_now();
     const bool changed = peer != nullptr && peer->serve(now);
-    reporter.tick(now);
+    ticker.tick(now);
     const bool ready = client_polled && fds[0].revents != 0;
     if (ready || changed || interrupted || now >= next.at) {
       next = stepper.step(stepper.context, now);

@@ -112,11 +112,11 @@ struct Stepper {
 };
 
 // Steps `stepper` (already started) from a poll() loop until it is done, serving `peer` (may
-// be null) in the same loop and ticking `reporter`.
-void run_steps(Stepper stepper, Reporter& reporter, LoopPeer* peer);
+// be null) in the same loop and ticking `ticker`.
+void run_steps(Stepper stepper, Ticker& ticker, LoopPeer* peer);
 
 // run_steps() over `client`; returns the client's result.
-const https::ClientResult& run_client(https::Client& client, Reporter& reporter, LoopPeer* peer);
+const https::ClientResult& run_client(https::Client& client, Ticker& ticker, LoopPeer* peer);
 
 }  // namespace stepback::tools
 
