@@ -18,6 +18,7 @@
 #include "get_operation.hpp"
 #include "get_sources.hpp"
 #include "request_flags.hpp"
+#include "stack.hpp"
 #include "stepback/core/budget.hpp"
 #include "stepback/core/retry_machine.hpp"
 #include "stepback/https/detail/text.hpp"
@@ -121,23 +122,19 @@ int run_get(int argc, char** argv) {
 
   if (!download) (void)std::setvbuf(output.file, g_output_buffer, _IOFBF, sizeof g_output_buffer);
 
-  if (install_tls_arena() != https::Status::kOk) {
-    std::fprintf(stderr, "%scannot install the TLS arena\n", kPrefix);
-    return kExitInternal;
+  Stack stack;
+  StackSpec stack_spec;
+  stack_spec.tls = url.tls;
+  stack_spec.trust = &o.trust;
+  stack_spec.pins = o.pins;
+  stack_spec.pin_count = o.pin_count;
+  stack_spec.dns_servers = o.dns_servers;
+  stack_spec.proxy = &proxy;
+  stack_spec.binding = &o.retry;
+  if (const int code = stack.build(stack_spec, &error); code != kExitOk) {
+    std::fprintf(stderr, "%s%s\n", kPrefix, error.c_str());
+    return code;
   }
-  https::TlsClientConfig tls;
-  if (url.tls) {
-    if (tls.init() != https::Status::kOk) {
-      std::fprintf(stderr, "%scannot set up TLS (entropy or crypto initialization failed)\n",
-                   kPrefix);
-      return kExitInternal;
-    }
-    if (!load_trust(o.trust, o.pins, o.pin_count, &tls, &error)) {
-      std::fprintf(stderr, "%s%s\n", kPrefix, error.c_str());
-      return kExitUsage;
-    }
-  }
-
   platform::Status random_status = platform::Status::kOk;
   Xoshiro128 random = platform::make_os_random(&random_status);
   RetryBudget budget(o.retry.profile->budget);
@@ -145,25 +142,7 @@ int run_get(int argc, char** argv) {
   const Millis start = platform::monotonic_now();
   Reporter reporter(stderr, o.trace, ::isatty(STDERR_FILENO) == 1, kPrefix, start);
   reporter.set_time_limit(o.max_time);
-  // The resolver reads resolv.conf here, before the loop, so no step() touches a file.
-  https::CaresOptions dns;
-  dns.servers = o.dns_servers;
-  https::CaresResolver resolver;
-  if (resolver.init(dns) != https::Status::kOk && o.dns_servers != nullptr) {
-    std::fprintf(stderr, "%sinvalid --dns-servers: %s\n", kPrefix, resolver.message());
-    return kExitUsage;
-  }
-  // Without a usable resolv.conf every lookup fails with init()'s words; numeric hosts work.
-  https::TcpTlsConnector connector(tls, resolver);  // http:// URLs go without TLS.
-  static https::ProxyRoom proxy_room;  // What going through a proxy takes (about 2.7 KiB).
-  if (connector.set_proxy(&proxy.config, &proxy_room) != https::Status::kOk) {
-    std::fprintf(stderr, "%sthe proxy's host name or credentials are too long\n", kPrefix);
-    return kExitUsage;
-  }
-  if (!bind_network(o.retry, &connector, &error)) {
-    std::fprintf(stderr, "%s%s\n", kPrefix, error.c_str());
-    return kExitUsage;
-  }
+  https::TcpTlsConnector& connector = stack.connector();
   https::ClientOptions options;
   options.timeouts = make_timeouts(o.retry);
   options.network = o.retry.network;

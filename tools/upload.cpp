@@ -17,6 +17,7 @@
 #include "client_loop.hpp"
 #include "network_watch.hpp"
 #include "request_flags.hpp"
+#include "stack.hpp"
 #include "state_file.hpp"
 #include "upload_args.hpp"
 #include "upload_reporter.hpp"
@@ -225,18 +226,13 @@ int run_upload(int argc, char** argv) {
   BodyOutput output{stdout};
   (void)std::setvbuf(output.file, g_output_buffer, _IOFBF, sizeof g_output_buffer);
 
-  if (install_tls_arena() != https::Status::kOk) {
-    return fail(kExitInternal, "cannot install the TLS arena");
-  }
-  https::TlsClientConfig tls;
-  const bool use_tls = url.tls || (!session_text.empty() && session_url.tls);
-  if (use_tls) {
-    if (tls.init() != https::Status::kOk) {
-      return fail(kExitInternal, "cannot set up TLS (entropy or crypto initialization failed)");
-    }
-    // The same trust rules as `stepback get`.
-    if (!load_trust(o.trust, nullptr, 0, &tls, &error)) return fail(kExitUsage, error);
-  }
+  Stack stack;
+  StackSpec stack_spec;
+  stack_spec.tls = url.tls || (!session_text.empty() && session_url.tls);
+  stack_spec.trust = &o.trust;  // The same trust rules as `stepback get`.
+  stack_spec.proxy = &proxy;
+  stack_spec.binding = &o.retry;
+  if (const int code = stack.build(stack_spec, &error); code != kExitOk) return fail(code, error);
 
   platform::Status random_status = platform::Status::kOk;
   Xoshiro128 random = platform::make_os_random(&random_status);
@@ -244,18 +240,6 @@ int run_upload(int argc, char** argv) {
   const RetryContext context{*policy, random, &budget};
   const Millis start = platform::monotonic_now();
   UploadReporter reporter(stderr, o.trace, ::isatty(STDERR_FILENO) == 1, kPrefix, size, start);
-  // The resolver reads resolv.conf here, before the loop, so no step() touches a file;
-  // without a usable one every lookup fails with init()'s words, and numeric hosts work.
-  https::CaresResolver resolver;
-  (void)resolver.init(https::CaresOptions{});
-  https::TcpTlsConnector connector(tls, resolver);  // http:// URLs go without TLS.
-  static https::ProxyRoom proxy_room;  // What going through a proxy takes (about 2.7 KiB).
-  if (connector.set_proxy(&proxy.config, &proxy_room) != https::Status::kOk) {
-    return fail(kExitUsage, "the proxy's host name or credentials are too long");
-  }
-  if (!bind_network(o.retry, &connector, &error)) {
-    return fail(kExitUsage, error);
-  }
   transfer::UploadOptions options;
   options.timeouts = make_timeouts(o.retry);
   options.network = o.retry.network;
@@ -266,7 +250,7 @@ int run_upload(int argc, char** argv) {
   options.progress = reporter.progress_policy();
   options.wall_now = &platform::wall_now;
   options.max_rate = o.retry.limit_rate;
-  transfer::Upload upload(connector, context, options);
+  transfer::Upload upload(stack.connector(), context, options);
   reporter.attach(&upload);
   if (state_file) reporter.attach_state(o.state, state_file->writes());
 
