@@ -1,8 +1,5 @@
 #include "client_loop.hpp"
 
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -39,30 +36,10 @@ std::uint8_t g_redirect_url[kSmall ? 2 * 1024 : 4 * 1024];
 // connections).
 constexpr std::size_t kMaxPollFds = 16;
 
-bool write_body(void* context, std::uint64_t /*offset*/, https::ConstBytes data) {
-  // Bytes arrive in order, each once (the Client's contract), so appending is enough.
-  auto* out = static_cast<BodyOutput*>(context);
-  if (data.size == 0) return true;
-  if (std::fwrite(data.data, 1, data.size, out->file) != data.size) {
-    out->failed = true;
-    out->error = errno;
-    return false;
-  }
-  return true;
-}
+// Set by SIGINT and SIGTERM while a StopSignals is in place.
+volatile std::sig_atomic_t g_stop = 0;
 
-// Starts the output over: a file is emptied; stdout (or any pipe) cannot be.
-bool restart_body(void* context) {
-  auto* out = static_cast<BodyOutput*>(context);
-  if (!out->restartable) return false;
-  if (std::fflush(out->file) != 0 || ::ftruncate(::fileno(out->file), 0) != 0 ||
-      std::fseek(out->file, 0, SEEK_SET) != 0) {
-    out->failed = true;
-    out->error = errno;
-    return false;
-  }
-  return true;
-}
+void on_stop_signal(int) { g_stop = 1; }
 
 }  // namespace
 
@@ -146,30 +123,6 @@ int exit_code(const https::ClientResult& result, bool output_failed) {
   return kExitInternal;
 }
 
-bool writes_via_part(const char* output) {
-  struct stat st {};
-  return ::stat(output, &st) != 0 ? errno == ENOENT : S_ISREG(st.st_mode);
-}
-
-void finish_output(BodyOutput* out, bool close, const char* prefix, const char* name) {
-  if (std::fflush(out->file) != 0 && !out->failed) {
-    out->failed = true;
-    out->error = errno;
-  }
-  if (close && std::fclose(out->file) != 0 && !out->failed) {
-    out->failed = true;
-    out->error = errno;
-  }
-  if (out->failed) {
-    std::fprintf(stderr, "%scannot write the body to %s: %s\n", prefix, name,
-                 std::strerror(out->error));
-  }
-}
-
-https::ResponseSink body_sink(BodyOutput* out) {
-  return https::ResponseSink{&write_body, &restart_body, out};
-}
-
 https::ClientBuffers client_buffers() {
   return https::ClientBuffers{{g_request_head, sizeof g_request_head},
                               {g_response_head, sizeof g_response_head},
@@ -189,14 +142,14 @@ https::Status install_tls_arena() {
   return https::tls_arena_init(g_tls_arena, sizeof g_tls_arena);
 }
 
-const https::ClientResult& run_client(https::Client& client, Reporter& reporter, LoopPeer* peer) {
+const https::ClientResult& run_client(https::Client& client, Ticker& ticker, LoopPeer* peer) {
   run_steps(Stepper{[](void* c, Millis now) { return static_cast<https::Client*>(c)->step(now); },
                     &client},
-            reporter, peer);
+            ticker, peer);
   return client.result();
 }
 
-void run_steps(Stepper stepper, Reporter& reporter, LoopPeer* peer) {
+void run_steps(Stepper stepper, Ticker& ticker, LoopPeer* peer) {
   Millis now = platform::monotonic_now();
   https::ClientNext next = stepper.step(stepper.context, now);
   while (next.kind != https::ClientNext::Kind::kDone) {
@@ -208,21 +161,38 @@ void run_steps(Stepper stepper, Reporter& reporter, LoopPeer* peer) {
       client_polled = true;
     }
     if (peer != nullptr) count += peer->poll_fds(fds + count, kMaxPollFds - count);
-    const int timeout = https::poll_timeout(next.at, now, longest_wait(reporter.wants_ticks()));
+    const int timeout = https::poll_timeout(next.at, now, longest_wait(ticker.wants_ticks()));
     // kWaitUntil with nothing else to watch is a plain sleep: poll(nullptr, 0, ms).
-    // A signal (Ctrl-C) cuts the sleep short: the stepper is asked at once, to see it.
+    // A signal (Ctrl-C) cuts the sleep short, or came before it: the stepper is asked at
+    // once, to see it.
     const bool interrupted =
-        ::poll(count == 0 ? nullptr : fds, static_cast<nfds_t>(count), timeout) < 0 &&
-        errno == EINTR;
+        (::poll(count == 0 ? nullptr : fds, static_cast<nfds_t>(count), timeout) < 0 &&
+         errno == EINTR) ||
+        g_stop != 0;
     now = platform::monotonic_now();
     const bool changed = peer != nullptr && peer->serve(now);
-    reporter.tick(now);
+    ticker.tick(now);
     const bool ready = client_polled && fds[0].revents != 0;
     if (ready || changed || interrupted || now >= next.at) {
       next = stepper.step(stepper.context, now);
     }
   }
 }
+
+StopSignals::StopSignals() {
+  g_stop = 0;
+  struct sigaction action {};
+  action.sa_handler = &on_stop_signal;
+  (void)::sigaction(SIGINT, &action, &old_int_);
+  (void)::sigaction(SIGTERM, &action, &old_term_);
+}
+
+StopSignals::~StopSignals() {
+  (void)::sigaction(SIGINT, &old_int_, nullptr);
+  (void)::sigaction(SIGTERM, &old_term_, nullptr);
+}
+
+bool stop_requested() { return g_stop != 0; }
 
 std::size_t tls_arena_bytes() { return kTlsArenaBytes; }
 

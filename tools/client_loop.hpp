@@ -1,16 +1,16 @@
 // The main loop of the subcommands that make requests (get, upload, demo): the process's
-// TLS arena and client buffers, where a body goes, the poll() loop that steps an
-// https::Client beside anything else the program serves, and the exit codes.
+// TLS arena and client buffers, the poll() loop that steps a request or a transfer beside
+// anything else the program serves, the stop signals it heeds, and the exit codes.
 #ifndef STEPBACK_TOOLS_CLIENT_LOOP_HPP_
 #define STEPBACK_TOOLS_CLIENT_LOOP_HPP_
 
 #include <poll.h>
 
+#include <csignal>
 #include <cstddef>
-#include <cstdio>
 #include <optional>
 
-#include "reporter.hpp"
+#include "line_meter.hpp"
 #include "stepback/core/millis.hpp"
 #include "stepback/https/client.hpp"
 #include "stepback/https/poll_wait.hpp"
@@ -50,26 +50,6 @@ void report_deferred(const char* prefix, const https::RunHint& hint, Millis now,
 
 // The exit code for a finished request; `output_failed` when writing the body failed.
 int exit_code(const https::ClientResult& result, bool output_failed);
-
-// Where a response body goes: a stdio stream; records the first failed write.
-struct BodyOutput {
-  std::FILE* file = nullptr;
-  bool failed = false;
-  int error = 0;             // errno of the failed write.
-  bool restartable = false;  // A regular file that can be emptied and written again.
-};
-
-// Flushes `out` (and closes it when `close`), recording the first failure in it; when writing
-// failed at any point, says so on stderr: "<prefix>cannot write the body to <name>: <why>".
-void finish_output(BodyOutput* out, bool close, const char* prefix, const char* name);
-
-// Whether `-o output` goes through output.part, renamed over it on success: a regular file or
-// a new one. Anything else (/dev/null, a FIFO, a terminal) is written in place and, like
-// stdout, cannot start over.
-bool writes_via_part(const char* output);
-
-// A ResponseSink that writes to `out`, which must outlive the client.
-https::ResponseSink body_sink(BodyOutput* out);
 
 // The process's static client buffers (request head, response head, io, error body); one
 // client at a time may use them.
@@ -112,11 +92,29 @@ struct Stepper {
 };
 
 // Steps `stepper` (already started) from a poll() loop until it is done, serving `peer` (may
-// be null) in the same loop and ticking `reporter`.
-void run_steps(Stepper stepper, Reporter& reporter, LoopPeer* peer);
+// be null) in the same loop and ticking `ticker`. A stop signal (StopSignals) has the stepper
+// asked at once, to see it.
+void run_steps(Stepper stepper, Ticker& ticker, LoopPeer* peer);
 
 // run_steps() over `client`; returns the client's result.
-const https::ClientResult& run_client(https::Client& client, Reporter& reporter, LoopPeer* peer);
+const https::ClientResult& run_client(https::Client& client, Ticker& ticker, LoopPeer* peer);
+
+// SIGINT and SIGTERM caught while the object lives (the handlers before it are put back
+// after): stop_requested() turns true, for a transfer's stepper to end it, saved.
+class StopSignals {
+ public:
+  StopSignals();
+  ~StopSignals();
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+
+ private:
+  struct sigaction old_int_ {};
+  struct sigaction old_term_ {};
+};
+
+// Whether SIGINT or SIGTERM came while a StopSignals was in place.
+bool stop_requested();
 
 }  // namespace stepback::tools
 

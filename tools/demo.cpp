@@ -9,14 +9,13 @@
 #include <string_view>
 
 #include "args.hpp"
-#include "demo_server.hpp"
 #include "client_loop.hpp"
+#include "demo_server.hpp"
+#include "reporter.hpp"
+#include "stack.hpp"
 #include "stepback/core/budget.hpp"
 #include "stepback/core/retry_machine.hpp"
-#include "stepback/https/dns/resolver.hpp"
 #include "stepback/https/http/request_writer.hpp"
-#include "stepback/https/tcp_tls_connector.hpp"
-#include "stepback/https/tls/tls.hpp"
 #include "stepback/https/tls/tls_arena.hpp"
 #include "stepback/platform/clock.hpp"
 #include "stepback/platform/random.hpp"
@@ -101,6 +100,25 @@ void print_demo_usage(std::FILE* out) {
                kDefaultRetryAfter);
 }
 
+// The closing line: attempts, connections, TLS resumptions and the arena's peak.
+void print_summary(const https::ClientResult& result, std::uint32_t connections,
+                   std::uint32_t resumptions) {
+  std::string reuse;
+  if (connections <= 1) {
+    reuse = result.attempts > 1 ? " (kept alive between attempts), so no TLS resumption" : "";
+  } else {
+    // The server counts the session tickets it accepted: each is a resumed handshake.
+    reuse = ", " + std::to_string(resumptions) + " of " + std::to_string(connections - 1) +
+            " reconnections resumed the TLS session";
+  }
+  std::fprintf(stderr,
+               "%s%u attempt%s, %u connection%s opened%s; peak TLS arena %zu bytes (client "
+               "and server together, of %zu KiB)\n",
+               kPrefix, result.attempts, result.attempts == 1 ? "" : "s", connections,
+               connections == 1 ? "" : "s", reuse.c_str(), https::tls_arena_usage().peak_bytes,
+               tls_arena_bytes() / 1024);
+}
+
 }  // namespace
 
 int run_demo(int argc, char** argv) {
@@ -115,25 +133,23 @@ int run_demo(int argc, char** argv) {
     print_demo_usage(stdout);
     return kExitOk;
   }
-  if (install_tls_arena() != https::Status::kOk) {
-    std::fprintf(stderr, "%scannot install the TLS arena\n", kPrefix);
-    return kExitInternal;
+  // The client first: its TLS set-up starts PSA crypto, which the server's key generation
+  // and session tickets use too. The demo server is 127.0.0.1: nothing to look up.
+  DemoServer server;  // Outlives the client's connection.
+  Stack stack;
+  StackSpec spec;
+  spec.tls = true;
+  spec.lookups = false;
+  if (const int code = stack.build(spec, &error); code != kExitOk) {
+    std::fprintf(stderr, "%s%s\n", kPrefix, error.c_str());
+    return code;
   }
-  // The client first: its init() starts PSA crypto, which the server's key generation and
-  // session tickets use too.
-  https::TlsClientConfig tls;
-  if (tls.init() != https::Status::kOk) {
-    std::fprintf(stderr, "%scannot set up TLS (entropy or crypto initialization failed)\n",
-                 kPrefix);
-    return kExitInternal;
-  }
-  DemoServer server;
   if (!server.start(o.retry_after, o.close, &error)) {
     std::fprintf(stderr, "%sserver: %s\n", kPrefix, error.c_str());
     return kExitInternal;
   }
   // The client trusts exactly the certificate the server just generated.
-  if (tls.add_ca_pem(server.certificate_pem(), server.certificate_pem_size()) !=
+  if (stack.tls().add_ca_pem(server.certificate_pem(), server.certificate_pem_size()) !=
       https::Status::kOk) {
     std::fprintf(stderr, "%sthe generated certificate does not parse\n", kPrefix);
     return kExitInternal;
@@ -152,8 +168,6 @@ int run_demo(int argc, char** argv) {
   BodyBuffer body;
   const Millis start = platform::monotonic_now();
   Reporter reporter(stderr, o.trace, ::isatty(STDERR_FILENO) == 1, kPrefix, start);
-  https::FixedResolver no_names;  // The demo server is 127.0.0.1: nothing to look up.
-  https::TcpTlsConnector connector(tls, no_names);
   https::ClientOptions options;
   options.timeouts = o.profile->timeouts;
   options.buffers = client_buffers();
@@ -161,12 +175,12 @@ int run_demo(int argc, char** argv) {
   options.events = reporter.sink();
   options.progress = reporter.progress_policy();
   options.wall_now = &platform::wall_now;
-  https::Client client(connector, context, options);
+  https::Client client(stack.connector(), context, options);
   reporter.attach(&client);
-  https::RequestSpec spec;
-  spec.head.url = url;
-  spec.head.user_agent = "stepback-demo";
-  if (client.start(spec) != https::Status::kOk) return kExitInternal;
+  https::RequestSpec request;
+  request.head.url = url;
+  request.head.user_agent = "stepback-demo";
+  if (client.start(request) != https::Status::kOk) return kExitInternal;
 
   if (!o.trace) {
     std::fprintf(stderr,
@@ -180,23 +194,7 @@ int run_demo(int argc, char** argv) {
   const https::ClientResult& result = run_client(client, reporter, &server);
   const bool output_failed =
       std::fwrite(body.bytes, 1, body.size, stdout) != body.size || std::fflush(stdout) != 0;
-  if (!o.trace) {
-    const std::uint32_t connections = client.connections();
-    std::string reuse;
-    if (connections <= 1) {
-      reuse = result.attempts > 1 ? " (kept alive between attempts), so no TLS resumption" : "";
-    } else {
-      // The server counts the session tickets it accepted: each is a resumed handshake.
-      reuse = ", " + std::to_string(server.resumptions()) + " of " +
-              std::to_string(connections - 1) + " reconnections resumed the TLS session";
-    }
-    std::fprintf(stderr,
-                 "%s%u attempt%s, %u connection%s opened%s; peak TLS arena %zu bytes (client "
-                 "and server together, of %zu KiB)\n",
-                 kPrefix, result.attempts, result.attempts == 1 ? "" : "s", connections,
-                 connections == 1 ? "" : "s", reuse.c_str(), https::tls_arena_usage().peak_bytes,
-                 tls_arena_bytes() / 1024);
-  }
+  if (!o.trace) print_summary(result, client.connections(), server.resumptions());
   return exit_code(result, output_failed);
 }
 

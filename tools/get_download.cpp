@@ -4,13 +4,13 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <string>
 
 #include "client_loop.hpp"
 #include "network_watch.hpp"
+#include "output.hpp"
 #include "state_file.hpp"
 #include "stepback/platform/clock.hpp"
 #include "stepback/transfer/download.hpp"
@@ -20,15 +20,6 @@ namespace stepback::tools {
 namespace {
 
 constexpr const char* kPrefix = "stepback get: ";
-
-// The output stream's stdio buffer, installed before the first write so that stdio does not
-// allocate one while the download runs.
-char g_output_buffer[16 * 1024];
-
-// Set by SIGINT and SIGTERM: the loop makes a last checkpoint and ends.
-volatile std::sig_atomic_t g_stop = 0;
-
-void on_stop_signal(int) { g_stop = 1; }
 
 // Where checkpoints go: the part file made durable, then the record beside it.
 struct Checkpointing {
@@ -61,7 +52,8 @@ struct Stepping {
 
 https::ClientNext step_download(void* context, Millis now) {
   auto* s = static_cast<Stepping*>(context);
-  if (g_stop != 0 && !s->stopped) {
+  // SIGINT or SIGTERM (StopSignals): a last checkpoint and the end.
+  if (stop_requested() && !s->stopped) {
     s->stopped = true;
     s->download->cancel(now);
   }
@@ -104,6 +96,203 @@ bool worth_keeping(int code) {
          code == kExitOffline || code == kExitDeferred;
 }
 
+// A download's pieces, for the steps of run_download_command().
+struct Run {
+  const DownloadCommand& command;
+  const OutputPath& target;
+  const std::string& state_path;
+  StateFile& state_file;
+  transfer::TransferState& restored;
+  BodyOutput& output;
+  bool resuming = false;
+};
+
+// How a kept part stands against its state file.
+enum class Kept : std::uint8_t { kGoesOn, kStartOver, kFailed };
+
+// Opens the part that `run.restored` (just loaded) counts, cut back to its checkpoint and
+// checked against its digests, into run.output.
+Kept open_kept_part(Run& run) {
+  const char* prefix = run.command.prefix;
+  const char* part = run.target.part();
+  const transfer::TransferState& restored = run.restored;
+  std::FILE*& file = run.output.file;
+  file = std::fopen(part, "r+b");
+  struct stat st {};
+  if (file == nullptr || ::fstat(::fileno(file), &st) != 0 ||
+      static_cast<std::uint64_t>(st.st_size) < restored.delivered) {
+    std::fprintf(stderr,
+                 "%s'%s' holds fewer bytes than its state file counts (%llu); "
+                 "starting over\n",
+                 prefix, part, static_cast<unsigned long long>(restored.delivered));
+    if (file != nullptr) std::fclose(file);
+    file = nullptr;
+    return Kept::kStartOver;
+  }
+  // Bytes written after the last checkpoint are not trusted: cut back to it.
+  if (::ftruncate(::fileno(file), static_cast<off_t>(restored.delivered)) != 0 ||
+      std::fseek(file, 0, SEEK_END) != 0) {
+    std::fprintf(stderr, "%scannot cut '%s' back to its checkpoint: %s\n", prefix, part,
+                 std::strerror(errno));
+    std::fclose(file);
+    return Kept::kFailed;
+  }
+  // A digest checked at the end must be of the bytes on the disk: the kept ones are
+  // read back and hashed again; a part that changed since its checkpoint starts over.
+  const transfer::KeptBytes kept = check_kept_part(restored, file);
+  if (kept == transfer::KeptBytes::kDamaged || kept == transfer::KeptBytes::kUnreadable) {
+    std::fprintf(stderr, "%s'%s' %s the %llu bytes its state file counts; starting over\n", prefix,
+                 part,
+                 kept == transfer::KeptBytes::kDamaged
+                     ? "no longer holds (they hash otherwise than when written)"
+                     : "cannot be read back for",
+                 static_cast<unsigned long long>(restored.delivered));
+    std::fclose(file);
+    file = nullptr;
+    return Kept::kStartOver;
+  }
+  return Kept::kGoesOn;
+}
+
+// Takes up FILE.part where its state file says the last run left it (run->resuming), or
+// leaves it to start over; kExitOk, or kExitLocalIo when the state file is refused.
+int take_up_part(Run* run) {
+  const DownloadCommand& command = run->command;
+  std::string error;
+  switch (run->state_file.load(&run->restored, &error)) {
+    case StateFile::Load::kRefused:
+      std::fprintf(stderr, "%s%s\n", command.prefix, error.c_str());
+      return kExitLocalIo;
+    case StateFile::Load::kAbsent:
+      return kExitOk;
+    case StateFile::Load::kLoaded:
+      break;
+  }
+  const transfer::TransferState& restored = run->restored;
+  if (restored.kind != transfer::TransferKind::kDownload ||
+      (!command.url_may_change && restored.url() != command.url_text)) {
+    std::fprintf(stderr, "%sthe state file '%s' is %s; remove it (and '%s') or pick another\n",
+                 command.prefix, run->state_path.c_str(),
+                 restored.kind != transfer::TransferKind::kDownload
+                     ? "not a download's"
+                     : ("for another URL (" + std::string(restored.url()) + ")").c_str(),
+                 run->target.part());
+    return kExitLocalIo;
+  }
+  const Kept kept = open_kept_part(*run);
+  run->resuming = kept == Kept::kGoesOn;
+  return kept == Kept::kFailed ? kExitLocalIo : kExitOk;
+}
+
+// The Download's options: the command's client options with the body to run.output, and
+// checkpoints to `checkpointing` (null: none).
+transfer::DownloadOptions download_options(const Run& run, Checkpointing* checkpointing) {
+  transfer::DownloadOptions options;
+  options.client = run.command.client;
+  options.client.body = body_sink(&run.output);
+  options.checkpoint = run.command.checkpoint;
+  options.max_rate = run.command.max_rate;
+  options.range_size = run.command.range_size;
+  if (checkpointing != nullptr) {
+    options.checkpoints = transfer::CheckpointSink{&save_checkpoint, checkpointing};
+  }
+  return options;
+}
+
+// Starts `download`; kExitOk, or the exit code of a refused start, said.
+int start_download(const Run& run, transfer::Download* download) {
+  const DownloadCommand& command = run.command;
+  transfer::DownloadSpec spec;
+  spec.url = command.request.head.url;
+  spec.url_text = command.url_text;
+  spec.url_may_change = command.url_may_change;
+  spec.headers = command.request.head.headers;
+  spec.header_count = command.request.head.header_count;
+  spec.user_agent = command.request.head.user_agent;
+  spec.host = command.request.head.host;
+  spec.resume = run.resuming ? &run.restored : nullptr;
+  const https::Status started = download->start(spec);
+  if (started == https::Status::kOk) return kExitOk;
+  if (run.resuming) {
+    std::fprintf(stderr, "%srefusing the state file '%s': %s; remove it to start over\n",
+                 command.prefix, run.state_path.c_str(), download->message());
+    std::fclose(run.output.file);
+    return kExitLocalIo;
+  }
+  std::fprintf(stderr, "%s%s\n", command.prefix,
+               started == https::Status::kBufferTooSmall
+                   ? request_head_too_large()
+                   : "invalid request: check the headers (-H) and the URL");
+  return kExitUsage;
+}
+
+// After a download ended with `code` (not success): its part and state kept for the next
+// run, with words on how to go on, or both removed.
+void keep_or_remove(const Run& run, const transfer::Download& download,
+                    const Checkpointing& checkpointing, int code) {
+  const DownloadCommand& command = run.command;
+  // A pre-signed URL that expired with no fresh one in --url-file: the bytes are good.
+  const bool expired = download.client().url_expired();
+  if ((worth_keeping(code) || expired) && checkpointing.stored_delivered > 0) {
+    if (command.trace) return;
+    if (expired) {
+      std::fprintf(stderr,
+                   "%sthe URL expired and no fresh one came; kept '%s' (%llu bytes "
+                   "checkpointed) and '%s': run the same command again with a fresh URL to go "
+                   "on\n",
+                   command.prefix, run.target.part(),
+                   static_cast<unsigned long long>(checkpointing.stored_delivered),
+                   run.state_path.c_str());
+    } else {
+      std::fprintf(
+          stderr,
+          "%s%skept '%s' (%llu bytes checkpointed) and '%s': run the same command "
+          "again to go on\n",
+          command.prefix, code == kExitInterrupted ? "interrupted; " : "", run.target.part(),
+          static_cast<unsigned long long>(checkpointing.stored_delivered), run.state_path.c_str());
+    }
+    return;
+  }
+  (void)std::remove(run.target.part());
+  run.state_file.remove();
+}
+
+// The end of a download that ran: its output finished, what ended it said, and its part
+// renamed over FILE, kept or removed. The exit code.
+int finish_download(const Run& run, const transfer::Download& download, const Stepping& stepping,
+                    const Checkpointing& checkpointing) {
+  const DownloadCommand& command = run.command;
+  const https::ClientResult& result = download.result();
+  const Millis end = platform::monotonic_now();
+  const std::optional<Millis> trace_at =
+      command.trace ? std::optional<Millis>(end - command.start) : std::nullopt;
+  show_last_error_body(result, download.client().error_body(), trace_at);
+  run.target.finish(&run.output, command.prefix);
+  const int code = stepping.stopped    ? kExitInterrupted
+                   : stepping.deferred ? kExitDeferred
+                                       : exit_code(result, run.output.failed);
+  if (stepping.deferred) {
+    report_deferred(command.prefix, stepping.hint, stepping.deferred_at, trace_at);
+  }
+  if (command.trace && run.target.via_part() && (download.checkpoints() > 0 || run.resuming)) {
+    std::fprintf(stderr,
+                 "{\"event\":\"checkpoints\",\"t_ms\":%llu,\"made\":%u,\"stored\":%u,"
+                 "\"resumed_from\":%llu,\"delivered\":%llu}\n",
+                 static_cast<unsigned long long>((end - command.start).count()),
+                 download.checkpoints(), checkpointing.stored,
+                 static_cast<unsigned long long>(download.resumed_from()),
+                 static_cast<unsigned long long>(download.delivered()));
+  }
+  if (!run.target.via_part()) return code;
+  if (code != kExitOk) {
+    keep_or_remove(run, download, checkpointing, code);
+    return code;
+  }
+  if (!run.target.commit(command.prefix)) return kExitLocalIo;
+  run.state_file.remove();
+  return code;
+}
+
 }  // namespace
 
 void show_last_error_body(const https::ClientResult& result, https::ConstBytes body,
@@ -132,212 +321,47 @@ void show_last_error_body(const https::ClientResult& result, https::ConstBytes b
 
 int run_download_command(const DownloadCommand& command) {
   const char* prefix = command.prefix;
-  BodyOutput output{command.output == nullptr ? stdout : nullptr};
   // -o FILE, a regular file or a new one: the body goes to FILE.part, renamed over FILE on
   // success only, with its checkpoint beside it. Anything else (/dev/null, a FIFO, a
   // terminal) is written in place and, like stdout, cannot start over or go on.
-  const bool via_part = command.output != nullptr && writes_via_part(command.output);
-  if (command.state != nullptr && !via_part) {
+  const OutputPath target(command.output);
+  if (command.state != nullptr && !target.via_part()) {
     std::fprintf(stderr, "%s--state needs -o FILE, a regular file (stdout cannot go on)\n", prefix);
     return kExitUsage;
   }
-  const std::string part = via_part ? std::string(command.output) + ".part" : std::string();
   const std::string state_path =
-      command.state != nullptr ? std::string(command.state) : part + ".state";
+      command.state != nullptr ? std::string(command.state) : std::string(target.part()) + ".state";
   StateFile state_file(state_path.c_str(), command.url_text, prefix);
   transfer::TransferState restored;
-  bool resuming = false;
-  if (via_part) {
-    std::string error;
-    switch (state_file.load(&restored, &error)) {
-      case StateFile::Load::kRefused:
-        std::fprintf(stderr, "%s%s\n", prefix, error.c_str());
-        return kExitLocalIo;
-      case StateFile::Load::kAbsent:
-        break;
-      case StateFile::Load::kLoaded: {
-        if (restored.kind != transfer::TransferKind::kDownload ||
-            (!command.url_may_change && restored.url() != command.url_text)) {
-          std::fprintf(stderr,
-                       "%sthe state file '%s' is %s; remove it (and '%s') or pick another\n",
-                       prefix, state_path.c_str(),
-                       restored.kind != transfer::TransferKind::kDownload
-                           ? "not a download's"
-                           : ("for another URL (" + std::string(restored.url()) + ")").c_str(),
-                       part.c_str());
-          return kExitLocalIo;
-        }
-        output.file = std::fopen(part.c_str(), "r+b");
-        struct stat st {};
-        if (output.file == nullptr || ::fstat(::fileno(output.file), &st) != 0 ||
-            static_cast<std::uint64_t>(st.st_size) < restored.delivered) {
-          std::fprintf(stderr,
-                       "%s'%s' holds fewer bytes than its state file counts (%llu); "
-                       "starting over\n",
-                       prefix, part.c_str(), static_cast<unsigned long long>(restored.delivered));
-          if (output.file != nullptr) std::fclose(output.file);
-          output.file = nullptr;
-          break;
-        }
-        // Bytes written after the last checkpoint are not trusted: cut back to it.
-        if (::ftruncate(::fileno(output.file), static_cast<off_t>(restored.delivered)) != 0 ||
-            std::fseek(output.file, 0, SEEK_END) != 0) {
-          std::fprintf(stderr, "%scannot cut '%s' back to its checkpoint: %s\n", prefix,
-                       part.c_str(), std::strerror(errno));
-          std::fclose(output.file);
-          return kExitLocalIo;
-        }
-        // A digest checked at the end must be of the bytes on the disk: the kept ones are
-        // read back and hashed again; a part that changed since its checkpoint starts over.
-        const transfer::KeptBytes kept = check_kept_part(restored, output.file);
-        if (kept == transfer::KeptBytes::kDamaged || kept == transfer::KeptBytes::kUnreadable) {
-          std::fprintf(stderr, "%s'%s' %s the %llu bytes its state file counts; starting over\n",
-                       prefix, part.c_str(),
-                       kept == transfer::KeptBytes::kDamaged
-                           ? "no longer holds (they hash otherwise than when written)"
-                           : "cannot be read back for",
-                       static_cast<unsigned long long>(restored.delivered));
-          std::fclose(output.file);
-          output.file = nullptr;
-          break;
-        }
-        resuming = true;
-        break;
-      }
-    }
+  BodyOutput output{command.output == nullptr ? stdout : nullptr};
+  Run run{command, target, state_path, state_file, restored, output};
+  if (target.via_part()) {
+    if (const int code = take_up_part(&run); code != kExitOk) return code;
   }
-  if (command.output != nullptr && output.file == nullptr) {
-    const char* path = via_part ? part.c_str() : command.output;
-    output.file = std::fopen(path, "wb");
-    if (output.file == nullptr) {
-      std::fprintf(stderr, "%scannot open '%s' for writing: %s\n", prefix, path,
-                   std::strerror(errno));
-      return kExitLocalIo;
-    }
+  if (command.output != nullptr && output.file == nullptr && !target.create(&output, prefix)) {
+    return kExitLocalIo;
   }
-  output.restartable = via_part;
-  (void)std::setvbuf(output.file, g_output_buffer, _IOFBF, sizeof g_output_buffer);
+  output.restartable = target.via_part();
+  buffer_output(&output);
 
   Checkpointing checkpointing{&output, &state_file};
-  transfer::DownloadOptions options;
-  options.client = command.client;
-  options.client.body = body_sink(&output);
-  options.checkpoint = command.checkpoint;
-  options.max_rate = command.max_rate;
-  options.range_size = command.range_size;
-  if (via_part) options.checkpoints = transfer::CheckpointSink{&save_checkpoint, &checkpointing};
-  transfer::Download download(*command.connector, *command.context, options);
-  transfer::DownloadSpec spec;
-  spec.url = command.request.head.url;
-  spec.url_text = command.url_text;
-  spec.url_may_change = command.url_may_change;
-  spec.headers = command.request.head.headers;
-  spec.header_count = command.request.head.header_count;
-  spec.user_agent = command.request.head.user_agent;
-  spec.host = command.request.head.host;
-  spec.resume = resuming ? &restored : nullptr;
-  const https::Status started = download.start(spec);
-  if (started != https::Status::kOk) {
-    if (resuming) {
-      std::fprintf(stderr, "%srefusing the state file '%s': %s; remove it to start over\n", prefix,
-                   state_path.c_str(), download.message());
-      std::fclose(output.file);
-      return kExitLocalIo;
-    }
-    std::fprintf(stderr, "%s%s\n", prefix,
-                 started == https::Status::kBufferTooSmall
-                     ? request_head_too_large()
-                     : "invalid request: check the headers (-H) and the URL");
-    return kExitUsage;
-  }
+  transfer::Download download(*command.connector, *command.context,
+                              download_options(run, target.via_part() ? &checkpointing : nullptr));
+  if (const int code = start_download(run, &download); code != kExitOk) return code;
   // (--trace says it in its checkpoints event.)
-  if (resuming && !command.trace) {
+  if (run.resuming && !command.trace) {
     std::fprintf(stderr, "%sgoing on from byte %llu of '%s' (state in '%s')\n", prefix,
-                 static_cast<unsigned long long>(restored.delivered), part.c_str(),
+                 static_cast<unsigned long long>(restored.delivered), target.part(),
                  state_path.c_str());
   }
   command.reporter->attach(&download.client());
   Stepping stepping;
   stepping.download = &download;
   stepping.defer_after = command.defer_after;
-  struct sigaction action {};
-  action.sa_handler = &on_stop_signal;
-  struct sigaction old_int {};
-  struct sigaction old_term {};
-  (void)::sigaction(SIGINT, &action, &old_int);
-  (void)::sigaction(SIGTERM, &action, &old_term);
-  // The network: as --network-type says, or as the default routes say and then follow.
-  NetworkWatch watch(NetworkChanged{[](void* d, Millis now, const https::NetworkInfo& network) {
-                                      static_cast<transfer::Download*>(d)->network_changed(now,
-                                                                                           network);
-                                    },
-                                    &download});
-  https::NetworkInfo network;
-  watch.set_device(command.interface);
-  const bool watching = !command.network_type && watch.open(&network);
-  if (command.network_type) network = *command.network_type;
-  if (command.network_type || !network.connected) {
-    download.network_changed(platform::monotonic_now(), network);
-  }
-  run_steps(Stepper{&step_download, &stepping}, *command.reporter, watching ? &watch : nullptr);
-  (void)::sigaction(SIGINT, &old_int, nullptr);
-  (void)::sigaction(SIGTERM, &old_term, nullptr);
-  const https::ClientResult& result = download.result();
-  const Millis end = platform::monotonic_now();
-  show_last_error_body(result, download.client().error_body(),
-                       command.trace ? std::optional<Millis>(end - command.start) : std::nullopt);
-  finish_output(&output, command.output != nullptr, prefix,
-                via_part ? part.c_str() : (command.output != nullptr ? command.output : "stdout"));
-  const int code = stepping.stopped    ? kExitInterrupted
-                   : stepping.deferred ? kExitDeferred
-                                       : exit_code(result, output.failed);
-  if (stepping.deferred) {
-    report_deferred(prefix, stepping.hint, stepping.deferred_at,
-                    command.trace ? std::optional<Millis>(end - command.start) : std::nullopt);
-  }
-  if (command.trace && via_part && (download.checkpoints() > 0 || resuming)) {
-    std::fprintf(stderr,
-                 "{\"event\":\"checkpoints\",\"t_ms\":%llu,\"made\":%u,\"stored\":%u,"
-                 "\"resumed_from\":%llu,\"delivered\":%llu}\n",
-                 static_cast<unsigned long long>((end - command.start).count()),
-                 download.checkpoints(), checkpointing.stored,
-                 static_cast<unsigned long long>(download.resumed_from()),
-                 static_cast<unsigned long long>(download.delivered()));
-  }
-  if (!via_part) return code;
-  if (code == kExitOk) {
-    if (std::rename(part.c_str(), command.output) != 0) {
-      std::fprintf(stderr, "%scannot rename '%s' to '%s': %s\n", prefix, part.c_str(),
-                   command.output, std::strerror(errno));
-      return kExitLocalIo;
-    }
-    state_file.remove();
-    return code;
-  }
-  // A pre-signed URL that expired with no fresh one in --url-file: the bytes are good.
-  const bool expired = download.client().url_expired();
-  if ((worth_keeping(code) || expired) && checkpointing.stored_delivered > 0) {
-    if (expired && !command.trace) {
-      std::fprintf(stderr,
-                   "%sthe URL expired and no fresh one came; kept '%s' (%llu bytes "
-                   "checkpointed) and '%s': run the same command again with a fresh URL to go "
-                   "on\n",
-                   prefix, part.c_str(),
-                   static_cast<unsigned long long>(checkpointing.stored_delivered),
-                   state_path.c_str());
-    } else if (!command.trace) {
-      std::fprintf(stderr,
-                   "%s%skept '%s' (%llu bytes checkpointed) and '%s': run the same command "
-                   "again to go on\n",
-                   prefix, code == kExitInterrupted ? "interrupted; " : "", part.c_str(),
-                   static_cast<unsigned long long>(checkpointing.stored_delivered),
-                   state_path.c_str());
-    }
-    return code;
-  }
-  (void)std::remove(part.c_str());
-  state_file.remove();
-  return code;
+  run_transfer(TransferLoop{Stepper{&step_download, &stepping}, network_changed_of(&download),
+                            command.network_type, command.interface},
+               *command.reporter);
+  return finish_download(run, download, stepping, checkpointing);
 }
 
 }  // namespace stepback::tools

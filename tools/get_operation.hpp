@@ -8,7 +8,8 @@
 #include <optional>
 
 #include "client_loop.hpp"
-#include "get.hpp"
+#include "output.hpp"
+#include "reporter.hpp"
 #include "stepback/core/millis.hpp"
 #include "stepback/core/retry_machine.hpp"
 #include "stepback/https/client.hpp"

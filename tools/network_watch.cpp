@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "stepback/platform/clock.hpp"
+
 #if defined(__linux__)
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
@@ -197,6 +199,19 @@ bool NetworkWatch::serve(Millis now) {
   network.connected = connected(routes);
   if (sink_.changed != nullptr) sink_.changed(sink_.context, now, network);
   return true;
+}
+
+void run_transfer(const TransferLoop& transfer, Ticker& ticker) {
+  const StopSignals signals;
+  NetworkWatch watch(transfer.network);
+  https::NetworkInfo network;
+  watch.set_device(transfer.interface);
+  const bool watching = !transfer.network_type && watch.open(&network);
+  if (transfer.network_type) network = *transfer.network_type;
+  if (transfer.network_type || !network.connected) {
+    transfer.network.changed(transfer.network.context, platform::monotonic_now(), network);
+  }
+  run_steps(transfer.stepper, ticker, watching ? &watch : nullptr);
 }
 
 }  // namespace stepback::tools

@@ -17,6 +17,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 
 #include "client_loop.hpp"
 #include "stepback/core/millis.hpp"
@@ -29,6 +30,30 @@ struct NetworkChanged {
   void (*changed)(void* context, Millis now, const https::NetworkInfo& network) = nullptr;
   void* context = nullptr;
 };
+
+// The NetworkChanged of a transfer (a transfer::Download, a transfer::Upload): its
+// network_changed().
+template <class Transfer>
+NetworkChanged network_changed_of(Transfer* transfer) {
+  return NetworkChanged{[](void* t, Millis now, const https::NetworkInfo& network) {
+                          static_cast<Transfer*>(t)->network_changed(now, network);
+                        },
+                        transfer};
+}
+
+// A transfer for run_transfer(), started, and how it learns of its network.
+struct TransferLoop {
+  Stepper stepper;
+  NetworkChanged network;  // Where the network goes (network_changed_of() the transfer).
+  // --network-type: the network, fixed; none: as the routes say, and their changes followed.
+  std::optional<https::NetworkInfo> network_type;
+  const char* interface = nullptr;  // --interface: the device whose routes are the network.
+};
+
+// Runs `transfer` to its end as run_steps() does, ticking `ticker`, with SIGINT and SIGTERM
+// caught (StopSignals) and the network watched (NetworkWatch) unless --network-type fixes it;
+// the transfer is told of a fixed network, or of none, before its first step.
+void run_transfer(const TransferLoop& transfer, Ticker& ticker);
 
 class NetworkWatch final : public LoopPeer {
  public:

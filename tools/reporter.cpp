@@ -1,99 +1,32 @@
 #include "reporter.hpp"
 
-#include <cstdarg>
 #include <cstdio>
-#include <cstring>
+#include <iterator>
 
-#include "schedule.hpp"
 #include "stepback/https/tls/tls_arena.hpp"
+#include "words.hpp"
 
 namespace stepback::tools {
 
-// Appends `s` (at most kMaxFieldBytes of it) to `out` as a JSON string: quotes, backslashes
-// and control bytes escaped, and bytes >= 0x7f as \u00XX (read as Latin-1), so the line is
-// valid JSON whatever the server sent.
-void append_json_string(LineBuffer* out, std::string_view s) {
-  out->append("\"");
-  for (const char c : s.substr(0, kMaxFieldBytes)) {
-    const auto b = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
-      const char escaped[2] = {'\\', c};
-      out->append(std::string_view(escaped, 2));
-    } else if (b < 0x20 || b >= 0x7f) {
-      out->appendf("\\u%04x", static_cast<unsigned>(b));
-    } else {
-      out->append(std::string_view(&c, 1));
-    }
-  }
-  out->append("\"");
-}
-
-// Appends `s` (at most kMaxFieldBytes of it) with control bytes replaced, for a terminal.
-void append_printable(LineBuffer* out, std::string_view s) {
-  for (const char c : s.substr(0, kMaxFieldBytes)) {
-    const auto b = static_cast<unsigned char>(c);
-    // C0 and C1 controls (0x9b is a one-byte CSI on many terminals) and anything else
-    // outside ASCII: what a server sends never reaches the terminal raw.
-    const char shown = (b < 0x20 || b >= 0x7f) ? '?' : c;
-    out->append(std::string_view(&shown, 1));
+void append_status(LineBuffer* line, std::uint16_t status, std::string_view reason) {
+  line->appendf("%u", static_cast<unsigned>(status));
+  if (!reason.empty()) {
+    line->append(" ");
+    append_printable(line, reason);
   }
 }
 
-void append_meter(LineBuffer* out, bool sending, std::uint64_t bytes, std::uint64_t from,
-                  std::optional<std::uint64_t> total, std::uint64_t rate) {
-  if (sending) out->append("sent ");
-  out->appendf("%.1f MB", static_cast<double>(bytes) / 1e6);
-  if (from > 0 && from <= bytes) out->appendf(" (from %.1f MB)", static_cast<double>(from) / 1e6);
-  if (total && *total > 0) {
-    const std::uint64_t have = bytes < *total ? bytes : *total;
-    out->appendf(" of %.1f MB (%u%%)", static_cast<double>(*total) / 1e6,
-                 static_cast<unsigned>(have * 100 / *total));
+void show_retry_wait(LineMeter* meter, Millis at, Millis wait, WaitReason reason) {
+  meter->line().appendf(", retrying in %.2f s%s", seconds(wait), wait_note(reason));
+  if (meter->live()) {
+    meter->count_down(at, at + wait, ", ", " s left");
+  } else {
+    meter->end();
   }
-  out->appendf(", %.1f MB/s", static_cast<double>(rate) / 1e6);
-  if (total && *total > bytes && rate > 0) {
-    out->appendf(", %llu s left",
-                 static_cast<unsigned long long>((*total - bytes + rate - 1) / rate));
-  }
-}
-
-const char* wait_note(WaitReason reason) {
-  switch (reason) {
-    case WaitReason::kBackoff:
-      return "";
-    case WaitReason::kRetryAfter:
-      return " (Retry-After)";
-    case WaitReason::kRetryInfo:
-      return " (RetryInfo)";
-    case WaitReason::kNetworkBack:
-      return " (network back)";
-    case WaitReason::kOffline:
-      return " (offline)";
-  }
-  return "";
-}
-
-void LineBuffer::append(std::string_view s) {
-  const std::size_t room = sizeof text_ - 1 - size_;
-  const std::size_t n = s.size() < room ? s.size() : room;
-  std::memcpy(text_ + size_, s.data(), n);
-  size_ += n;
-  text_[size_] = '\0';
-}
-
-void LineBuffer::appendf(const char* format, ...) {
-  va_list args;
-  va_start(args, format);
-  // clang-analyzer 14 takes `args` for uninitialized after va_start (a false positive, also
-  // in sim.cpp's format()).
-  // NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized)
-  const int n = std::vsnprintf(text_ + size_, sizeof text_ - size_, format, args);
-  va_end(args);
-  if (n > 0) size_ += static_cast<std::size_t>(n);
-  if (size_ > sizeof text_ - 1) size_ = sizeof text_ - 1;  // Cut: vsnprintf stopped there.
 }
 
 Reporter::Reporter(std::FILE* err, bool trace, bool countdown, const char* prefix, Millis start)
-    : err_(err), trace_(trace), countdown_(countdown && !trace), prefix_(prefix), start_(start) {}
+    : err_(err), trace_(trace), prefix_(prefix), start_(start), meter_(err, countdown && !trace) {}
 
 void Reporter::on_event(void* self, const https::ClientEvent& event) {
   auto* r = static_cast<Reporter*>(self);
@@ -109,27 +42,22 @@ void Reporter::human(const https::ClientEvent& event) {
   switch (event.kind) {
     case Kind::kAttempt:
       end_line();
-      line_.clear();
-      line_.appendf("attempt %u: ", event.attempt);
-      line_open_ = true;
+      meter_.begin();
+      meter_.line().appendf("attempt %u: ", event.attempt);
       line_has_status_ = false;
       line_base_ = 0;
       meter_from_ = client_ != nullptr ? client_->delivered() : 0;
       break;
     case Kind::kResponse:
-      line_.appendf("%u", static_cast<unsigned>(event.status));
+      append_status(&meter_.line(), event.status, event.reason);
       line_has_status_ = true;
-      if (!event.reason.empty()) {
-        line_.append(" ");
-        append_printable(&line_, event.reason);
-      }
       break;
     case Kind::kError:
       last_failure_ = event.failure;
       // "attempt 1: 200 OK, the connection closed ...", not "200 OKthe connection ...".
-      if (line_has_status_) line_.append(", ");
-      append_printable(&line_, event.message);
-      line_.appendf(" (%s)", to_string(event.failure));
+      if (line_has_status_) meter_.line().append(", ");
+      append_printable(&meter_.line(), event.message);
+      meter_.line().appendf(" (%s)", to_string(event.failure));
       break;
     case Kind::kWait:
       if (event.wait_reason == WaitReason::kOffline) {
@@ -140,16 +68,7 @@ void Reporter::human(const https::ClientEvent& event) {
                      event.message);
         break;
       }
-      line_.appendf(", retrying in %.2f s%s", static_cast<double>(event.wait.count()) / 1000.0,
-                    wait_note(event.wait_reason));
-      if (countdown_) {
-        waiting_ = true;
-        wait_end_ = event.at + event.wait;
-        last_draw_ = event.at;
-        draw_countdown(event.at);
-      } else {
-        end_line();
-      }
+      show_retry_wait(&meter_, event.at, event.wait, event.wait_reason);
       break;
     case Kind::kIntegrity:
       if (!event.verified) break;  // A mismatch is the request's failure, reported with it.
@@ -157,8 +76,8 @@ void Reporter::human(const https::ClientEvent& event) {
       std::fprintf(err_, "%s%s\n", prefix_, event.message);
       break;
     case Kind::kRedirect:
-      line_.append(", redirected to ");
-      append_printable(&line_, event.url);
+      meter_.line().append(", redirected to ");
+      append_printable(&meter_.line(), event.url);
       end_line();
       break;
     case Kind::kResume:
@@ -169,8 +88,8 @@ void Reporter::human(const https::ClientEvent& event) {
       break;
     case Kind::kUrlRefresh:
       // The URL is not shown: a pre-signed one carries its signature.
-      line_.appendf(", the URL expired; going on from byte %llu with a fresh one",
-                    static_cast<unsigned long long>(event.offset));
+      meter_.line().appendf(", the URL expired; going on from byte %llu with a fresh one",
+                            static_cast<unsigned long long>(event.offset));
       end_line();
       break;
     case Kind::kProgress:
@@ -184,27 +103,27 @@ void Reporter::human(const https::ClientEvent& event) {
 }
 
 ProgressPolicy Reporter::progress_policy() const {
-  return ProgressPolicy{1, countdown_ ? Millis(250) : Millis::seconds(5)};
+  return ProgressPolicy{1, meter_.live() ? Millis(250) : Millis::seconds(5)};
 }
 
 void Reporter::progress(const https::ClientEvent& event) {
   LineBuffer m;
+  // One line on a terminal, redrawn in place: the attempt's words, then the meter.
+  if (meter_.live() && line_has_status_) m.append(", ");
   append_meter(&m, event.sending, event.bytes, event.sending ? 0 : meter_from_, event.total,
                event.rate);
-  if (countdown_) {
-    // One line, redrawn in place: the attempt's words, then the meter.
-    metering_ = true;
-    std::fprintf(err_, "\r%s%s%s\x1b[K", line_.c_str(), line_has_status_ ? ", " : "", m.c_str());
-    std::fflush(err_);
+  if (meter_.live()) {
+    meter_.draw(std::string_view(m.c_str(), m.size()));
     return;
   }
   // Plain lines: the attempt's words so far first, so that the order reads true.
-  if (line_open_ && line_.size() > line_base_) {
-    std::fprintf(err_, "%s\n", line_.c_str());
-    line_.clear();
-    line_.appendf("attempt %u: ", event.attempt);
+  LineBuffer& line = meter_.line();
+  if (meter_.open() && line.size() > line_base_) {
+    std::fprintf(err_, "%s\n", line.c_str());
+    line.clear();
+    line.appendf("attempt %u: ", event.attempt);
     line_has_status_ = false;
-    line_base_ = line_.size();
+    line_base_ = line.size();
   }
   std::fprintf(err_, "%s%s\n", prefix_, m.c_str());
 }
@@ -300,30 +219,12 @@ void Reporter::trace(const https::ClientEvent& event) {
 }
 
 void Reporter::end_line() {
-  if (!line_open_) return;
-  if (line_base_ > 0 && line_.size() == line_base_) {
+  if (line_base_ > 0 && meter_.line().size() == line_base_) {
     // Printed already up to here (plain progress lines came after it): nothing new to say.
-  } else if (waiting_ || metering_) {
-    // Replaces the countdown with the plain line.
-    std::fprintf(err_, "\r%s\x1b[K\n", line_.c_str());
+    meter_.drop();
   } else {
-    std::fprintf(err_, "%s\n", line_.c_str());
+    meter_.end();
   }
-  line_open_ = false;
-  waiting_ = false;
-  metering_ = false;
-}
-
-void Reporter::tick(Millis now) {
-  if (!wants_ticks() || now - last_draw_ < kTick) return;
-  last_draw_ = now;
-  draw_countdown(now);
-}
-
-void Reporter::draw_countdown(Millis now) {
-  const double left = static_cast<double>((wait_end_ - now).count()) / 1000.0;
-  std::fprintf(err_, "\r%s, %.1f s left\x1b[K", line_.c_str(), left);
-  std::fflush(err_);
 }
 
 }  // namespace stepback::tools

@@ -1,6 +1,6 @@
 // The progress of a request for the person at the terminal, or for a program: one line per
-// attempt with a live countdown of each wait, or (--trace) one JSON object per event. Shared
-// by the subcommands that make requests (get, upload, demo).
+// attempt with a live countdown of each wait, or (--trace) one JSON object per event (get,
+// demo, and the requests of get --operation).
 #ifndef STEPBACK_TOOLS_REPORTER_HPP_
 #define STEPBACK_TOOLS_REPORTER_HPP_
 
@@ -10,6 +10,7 @@
 #include <optional>
 #include <string_view>
 
+#include "line_meter.hpp"
 #include "stepback/core/millis.hpp"
 #include "stepback/core/progress.hpp"
 #include "stepback/core/retry_machine.hpp"
@@ -17,38 +18,10 @@
 
 namespace stepback::tools {
 
-// Longest string copied into one trace field or progress line, in bytes; the reason phrase
-// can be as long as the response head buffer.
-constexpr std::size_t kMaxFieldBytes = 200;
-
-// How often a countdown or meter on screen is redrawn.
-constexpr Millis kTick{100};
-
-// A bounded text buffer for output lines: what does not fit is cut, nothing is allocated.
-class LineBuffer {
- public:
-  // Empties the buffer.
-  void clear() {
-    size_ = 0;
-    text_[0] = '\0';
-  }
-  // Appends `s`, cut to the room left.
-  void append(std::string_view s);
-  // Appends printf-style text, cut to the room left.
-  void appendf(const char* format, ...) __attribute__((format(printf, 2, 3)));
-  // The text, NUL-terminated, and its length.
-  const char* c_str() const { return text_; }
-  std::size_t size() const { return size_; }
-
- private:
-  char text_[2048] = {};
-  std::size_t size_ = 0;
-};
-
 // Turns a Client's events into progress for a person (one line per attempt, with a live
 // countdown of the wait when stderr is a terminal) or, with `trace`, one JSON object per
 // event. Writes to `err` only, from fixed buffers: no heap while the request runs.
-class Reporter {
+class Reporter final : public Ticker {
  public:
   // `prefix` starts the closing message of a failed request ("stepback get: "); `start` is
   // the monotonic time t_ms counts from.
@@ -63,10 +36,8 @@ class Reporter {
   // How often the Client's kProgress events should come: four times a second for the meter
   // on a terminal, every 5 s for plain lines and --trace.
   ProgressPolicy progress_policy() const;
-  // Whether the main loop should call tick() every 100 ms (a countdown is on screen).
-  bool wants_ticks() const { return countdown_ && waiting_; }
-  // Redraws the countdown if 100 ms have passed since the last drawing.
-  void tick(Millis now);
+  bool wants_ticks() const override { return meter_.wants_ticks(); }
+  void tick(Millis now) override { meter_.tick(now); }
 
  private:
   static void on_event(void* self, const https::ClientEvent& event);
@@ -75,41 +46,29 @@ class Reporter {
   void stopped(const https::ClientEvent& event);
   void trace(const https::ClientEvent& event);
   void end_line();
-  void draw_countdown(Millis now);
   // The meter (terminal) or a plain progress line, from a kProgress event.
   void progress(const https::ClientEvent& event);
 
   std::FILE* err_;
   bool trace_;
-  bool countdown_;
   const char* prefix_;
   Millis start_;
   const https::Client* client_ = nullptr;
   std::optional<Millis> time_limit_;
   Failure last_failure_ = Failure::kNone;  // Of the last error event: why a request ended.
-  LineBuffer line_;                        // The current attempt's line, without its newline.
-  bool line_open_ = false;                 // line_ is started and not yet ended with a newline.
-  bool line_has_status_ = false;           // line_ already shows this attempt's status.
-  bool metering_ = false;                  // A meter is on screen, after line_ (terminal).
+  LineMeter meter_;                        // The current attempt's line.
+  bool line_has_status_ = false;           // The line already shows this attempt's status.
   std::uint64_t meter_from_ = 0;  // Bytes the sink had when the response began (a resumed offset).
-  // Plain mode: line_ was printed up to its status when a progress line came, and holds only
-  // "attempt N: " again; end_line() prints it only if more came after (line_base_ bytes).
+  // Plain mode: the line was printed up to its status when a progress line came, and holds
+  // only "attempt N: " again; end_line() prints it only if more came after (line_base_ bytes).
   std::size_t line_base_ = 0;
-  bool waiting_ = false;  // A countdown is on screen (terminal mode only).
-  Millis wait_end_{};
-  Millis last_draw_{};
 };
 
-// Appends `s` as a JSON string (at most kMaxFieldBytes of it), valid whatever the bytes.
-void append_json_string(LineBuffer* out, std::string_view s);
-// Appends `s` (at most kMaxFieldBytes) with every byte outside printable ASCII shown as '?'.
-void append_printable(LineBuffer* out, std::string_view s);
-// The meter's words: "12.3 MB (from 4.0 MB) of 50.0 MB (24%), 8.1 MB/s, 5 s left", with
-// "sent " before when `sending`; `from` 0 and `total` empty leave their parts out.
-void append_meter(LineBuffer* out, bool sending, std::uint64_t bytes, std::uint64_t from,
-                  std::optional<std::uint64_t> total, std::uint64_t rate);
-// " (Retry-After)" and the like: why a wait lasts as long as it does, for progress lines.
-const char* wait_note(WaitReason reason);
+// Appends an answer's status and reason phrase ("503 Service Unavailable") to a line.
+void append_status(LineBuffer* line, std::uint16_t status, std::string_view reason);
+// Appends ", retrying in 1.50 s (Retry-After)" to the open line of `meter`, then counts the
+// wait down after it from `at` on a terminal, or ends the line.
+void show_retry_wait(LineMeter* meter, Millis at, Millis wait, WaitReason reason);
 
 }  // namespace stepback::tools
 

@@ -1,23 +1,17 @@
 #include "request_flags.hpp"
 
-#include <net/if.h>
-
 #include <cstdlib>
 #include <initializer_list>
 #include <string>
 #include <utility>
 
 #include "args.hpp"
-#include "stepback/https/tls/trust_store.hpp"
 
 namespace stepback::tools {
 namespace {
 
 // Longest --max-backoff and --deadline accepted, in seconds; the policy's own limits.
 constexpr std::uint64_t kMaxSeconds = 400ULL * 24 * 3600;
-
-// The process's trust store: fixed buffers, roots parsed only while a handshake verifies.
-https::TrustStore g_trust_store;
 
 }  // namespace
 
@@ -144,7 +138,6 @@ bool check_trust_flags(const TrustFlags& flags, std::string* error) {
   return true;
 }
 
-// What load_trust() does with each: add_bundle(FILE), add_directory(DIR).
 void add_proxy_flags(std::vector<Flag>* flags, ProxyFlags* out) {
   flags->push_back(text_flag("--proxy", &out->proxy));
   flags->push_back(text_flag("--noproxy", &out->noproxy));
@@ -217,40 +210,6 @@ const char kTrustFlagsHelp[] =
     "                       it there only). A record larger than the TLS input buffer fails\n"
     "                       at once (exit 6). Default: 0; in a build whose TLS input buffer\n"
     "                       is below 16 KiB (the small-ram preset), the largest it takes\n";
-
-// Sets up the trust anchors and pins the options name; false with *error when none can be.
-bool load_trust(const TrustFlags& trust, const https::PublicKeyPin* pins, std::size_t pin_count,
-                https::TlsClientConfig* tls, std::string* error) {
-  if (trust.capath != nullptr) {
-    if (g_trust_store.add_directory(trust.capath) != https::Status::kOk) {
-      *error = std::string("'") + trust.capath +
-               "' is not a hashed CA directory (no <hash>.0 files); run: openssl rehash " +
-               trust.capath;
-      return false;
-    }
-  } else if (trust.cacert != nullptr) {
-    if (g_trust_store.add_bundle(trust.cacert) != https::Status::kOk) {
-      *error = std::string("no usable CA certificate in '") + trust.cacert + "'";
-      return false;
-    }
-  } else if (g_trust_store.add_platform_default() != https::Status::kOk) {
-    *error = std::string("no system CA store found (/etc/ssl/certs, ") + kSystemBundle +
-             ", ...); pass --cacert FILE or --capath DIR";
-    return false;
-  }
-  if (tls->use_trust_store(g_trust_store) != https::Status::kOk) {
-    *error = "cannot use the CA store";
-    return false;
-  }
-  if (pin_count > 0) tls->set_public_key_pins(pins, pin_count);
-  if (tls->set_max_fragment_length(trust.max_fragment) != https::Status::kOk) {
-    *error = "--tls-max-fragment " + std::to_string(trust.max_fragment) +
-             " is more than this build's TLS record buffers take (at most " +
-             std::to_string(https::kTlsLargestMaxFragment) + ")";
-    return false;
-  }
-  return true;
-}
 
 void add_retry_flags(std::vector<Flag>* flags, RetryFlags* out) {
   const auto seconds = [](std::optional<Millis>* into, bool zero_allowed) {
@@ -418,23 +377,5 @@ const char kNetworkFlagsHelp[] =
     "                       save where it stands and exit 17, saying when to run the same\n"
     "                       command again, on what network and the bytes left: for a\n"
     "                       scheduler (a systemd timer, WorkManager) to wake it then\n";
-
-bool bind_network(const RetryFlags& flags, https::TcpTlsConnector* connector, std::string* error) {
-  static https::NetworkBinding binding;
-  binding.interface = flags.interface;
-  if (connector->set_binding(&binding) != https::Status::kOk) {
-    *error = "--interface: a device name has at most " +
-             std::to_string(https::kInterfaceNameCapacity - 1) + " characters";
-    return false;
-  }
-  // A device that goes away later is waited for, as a lost network; one that is not there
-  // at the start is most likely a typo.
-  if (flags.interface != nullptr && flags.interface[0] != '\0' &&
-      ::if_nametoindex(flags.interface) == 0) {
-    *error = std::string("--interface: no such device '") + flags.interface + "'";
-    return false;
-  }
-  return true;
-}
 
 }  // namespace stepback::tools

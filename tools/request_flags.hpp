@@ -17,9 +17,7 @@
 #include "stepback/core/rate_limit.hpp"
 #include "stepback/https/client.hpp"
 #include "stepback/https/proxy.hpp"
-#include "stepback/https/tcp_tls_connector.hpp"
 #include "stepback/https/tls/tls.hpp"
-#include "stepback/https/tls/trust_store.hpp"
 #include "stepback/https/types.hpp"
 #include "stepback/core/policy.hpp"
 #include "stepback/core/timeouts.hpp"
@@ -108,10 +106,6 @@ void add_trust_flags(std::vector<Flag>* flags, TrustFlags* out);
 bool check_trust_flags(const TrustFlags& flags, std::string* error);
 // The --help lines of --cacert and --capath, the same for every subcommand.
 extern const char kTrustFlagsHelp[];
-// Sets up the trust anchors (a hashed --capath directory, a --cacert bundle, or the system's
-// store, looked up on demand) and `pin_count` public-key pins on `tls`; false with *error.
-bool load_trust(const TrustFlags& trust, const https::PublicKeyPin* pins, std::size_t pin_count,
-                https::TlsClientConfig* tls, std::string* error);
 
 // --proxy URL and --noproxy LIST, curl's names; null when not given (NUL-terminated argv tails).
 struct ProxyFlags {
@@ -122,10 +116,6 @@ struct ProxyFlags {
 void add_proxy_flags(std::vector<Flag>* flags, ProxyFlags* out);
 // The --help lines of --proxy and --noproxy, the same for every subcommand.
 extern const char kProxyFlagsHelp[];
-
-// Binds `connector`'s connections and lookups to --interface, if given (the binding is the
-// program's, static); false with *error for a name too long to be a device's.
-bool bind_network(const RetryFlags& flags, https::TcpTlsConnector* connector, std::string* error);
 
 // The proxy a request uses, with the storage its decoded credentials view into.
 struct ProxySetup {

@@ -8,6 +8,7 @@
 #include "stepback/core/retry_machine.hpp"
 #include "stepback/platform/random.hpp"
 #include "stepback/profiles/active.hpp"
+#include "words.hpp"
 
 namespace stepback::tools {
 namespace {
@@ -66,32 +67,6 @@ Policy effective_policy(const ScheduleOptions& options) {
   Policy policy = options.profile->retry;
   if (options.strategy) policy.jitter = *options.strategy;
   return policy;
-}
-
-const char* describe_stop(Outcome o) {
-  switch (o) {
-    case Outcome::kSuccess:
-      return "an attempt succeeded";
-    case Outcome::kRetriesExhausted:
-      return "the last allowed retry failed too";
-    case Outcome::kDeadline:
-      return "the next wait would pass the total deadline";
-    case Outcome::kTerminalStatus:
-      return "the server answered with a status that is not retried";
-    case Outcome::kTerminalFailure:
-      return "the transport failed in a way that is not retried";
-    case Outcome::kNotIdempotent:
-      return "the request may have been processed and is not idempotent";
-    case Outcome::kBudgetExhausted:
-      return "the client's retry budget fell to half";
-    case Outcome::kServerDelayTooLong:
-      return "the server asked for a wait beyond max_server_delay";
-    case Outcome::kCancelled:
-      return "the loop was cancelled";
-    case Outcome::kOffline:
-      return "no network the request may use came within the offline limit";
-  }
-  return "unknown";
 }
 
 void print_schedule_text(std::FILE* out, const ScheduleOptions& options, const Policy& policy,

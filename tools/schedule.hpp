@@ -53,9 +53,6 @@ std::optional<ScheduleOptions> parse_schedule_args(int argc, char** argv, std::s
 // The profile's retry policy with the strategy override of `options` applied.
 Policy effective_policy(const ScheduleOptions& options);
 
-// A short human explanation of why a schedule stops ("the server's deadline ...").
-const char* describe_stop(Outcome o);
-
 // Writes the header, one aligned row per retry, and the stop line.
 void print_schedule_text(std::FILE* out, const ScheduleOptions& options, const Policy& policy,
                          const Schedule& schedule);

@@ -7,20 +7,15 @@
 #include "stepback/https/integrity/integrity.hpp"
 
 namespace stepback::tools {
-namespace {
-
-double seconds(Millis d) { return static_cast<double>(d.count()) / 1000.0; }
-
-}  // namespace
 
 UploadReporter::UploadReporter(std::FILE* err, bool trace, bool terminal, const char* prefix,
                                std::uint64_t size, Millis start)
     : err_(err),
       trace_(trace),
-      terminal_(terminal && !trace),
       prefix_(prefix),
       size_(size),
-      start_(start) {}
+      start_(start),
+      meter_(err, terminal && !trace) {}
 
 void UploadReporter::restored(const transfer::TransferState& state, Millis wait) {
   if (trace_) {
@@ -43,12 +38,6 @@ void UploadReporter::restored(const transfer::TransferState& state, Millis wait)
             static_cast<unsigned long long>(state.total_size));
   if (wait.count() > 0) l.appendf("; %.2f s of the wait left", seconds(wait));
   std::fprintf(err_, "%s\n", l.c_str());
-}
-
-void UploadReporter::tick(Millis now) {
-  if (!wants_ticks() || now - last_draw_ < kTick) return;
-  last_draw_ = now;
-  draw_countdown(now);
 }
 
 void UploadReporter::on_event(void* self, const transfer::UploadEvent& e) {
@@ -74,54 +63,52 @@ void UploadReporter::show_session() {
   std::fprintf(err_, "%s\n", l.c_str());
 }
 
+void UploadReporter::begin_exchange(const transfer::UploadEvent& e) {
+  using Kind = transfer::UploadEvent::Kind;
+  meter_.end();
+  if (e.kind != Kind::kSession) show_session();
+  meter_.begin();
+  LineBuffer& line = meter_.line();
+  if (e.kind == Kind::kSession) {
+    line.appendf("session %u: POST: ", e.exchange);
+  } else if (e.kind == Kind::kChunk) {
+    line.appendf("chunk %u: bytes %llu-%llu: ", e.exchange,
+                 static_cast<unsigned long long>(e.offset),
+                 static_cast<unsigned long long>(e.offset + e.size - 1));
+  } else {
+    line.appendf("query %u: ", e.exchange);
+  }
+  has_status_ = false;
+}
+
 void UploadReporter::human(const transfer::UploadEvent& e) {
   using Kind = transfer::UploadEvent::Kind;
+  LineBuffer& line = meter_.line();
   switch (e.kind) {
     case Kind::kSession:
-      end_line();
-      line_.clear();
-      line_.appendf("session %u: POST: ", e.exchange);
-      open_ = true;
-      has_status_ = false;
-      break;
     case Kind::kChunk:
     case Kind::kQuery:
-      end_line();
-      show_session();
-      line_.clear();
-      if (e.kind == Kind::kChunk) {
-        line_.appendf("chunk %u: bytes %llu-%llu: ", e.exchange,
-                      static_cast<unsigned long long>(e.offset),
-                      static_cast<unsigned long long>(e.offset + e.size - 1));
-      } else {
-        line_.appendf("query %u: ", e.exchange);
-      }
-      open_ = true;
-      has_status_ = false;
+      begin_exchange(e);
       break;
     case Kind::kResponse:
-      line_.appendf("%u", static_cast<unsigned>(e.status));
-      if (!e.reason.empty()) {
-        line_.append(" ");
-        append_printable(&line_, e.reason);
-      }
+      append_status(&line, e.status, e.reason);
       has_status_ = true;
       break;
     case Kind::kError:
-      if (has_status_) line_.append(", ");
-      append_printable(&line_, e.message);
-      if (e.failure != Failure::kNone) line_.appendf(" (%s)", to_string(e.failure));
+      if (has_status_) line.append(", ");
+      append_printable(&line, e.message);
+      if (e.failure != Failure::kNone) line.appendf(" (%s)", to_string(e.failure));
       has_status_ = true;
       break;
     case Kind::kCommitted: {
       const unsigned percent = size_ == 0 ? 100U : static_cast<unsigned>(e.offset * 100 / size_);
-      line_.appendf(", committed %llu of %llu (%u%%)", static_cast<unsigned long long>(e.offset),
-                    static_cast<unsigned long long>(size_), percent);
-      if (terminal_ && e.at > start_) {
+      line.appendf(", committed %llu of %llu (%u%%)", static_cast<unsigned long long>(e.offset),
+                   static_cast<unsigned long long>(size_), percent);
+      if (meter_.live() && e.at > start_) {
         const double rate = static_cast<double>(e.offset) / seconds(e.at - start_);
-        line_.appendf(", %.2f MB/s", rate / 1e6);
+        line.appendf(", %.2f MB/s", rate / 1e6);
         if (rate > 0 && e.offset < size_) {
-          line_.appendf(", %.0f s left", static_cast<double>(size_ - e.offset) / rate);
+          line.appendf(", %.0f s left", static_cast<double>(size_ - e.offset) / rate);
         }
       }
       break;
@@ -130,38 +117,27 @@ void UploadReporter::human(const transfer::UploadEvent& e) {
       LineBuffer m;
       append_meter(&m, /*sending=*/true, e.offset, 0,
                    e.size > 0 ? std::optional<std::uint64_t>(e.size) : std::nullopt, e.rate);
-      if (terminal_ && open_) {
+      if (meter_.live() && meter_.open()) {
         // The exchange's line, redrawn in place with the meter after it.
-        metering_ = true;
-        std::fprintf(err_, "\r%s%s\x1b[K", line_.c_str(), m.c_str());
-        std::fflush(err_);
-      } else if (!terminal_) {
+        meter_.draw(std::string_view(m.c_str(), m.size()));
+      } else if (!meter_.live()) {
         std::fprintf(err_, "%s%s\n", prefix_, m.c_str());
       }
       break;
     }
     case Kind::kWait:
-      if (!open_) {
+      if (!meter_.open()) {
         // The wait a restored upload sits out before its first exchange.
-        line_.clear();
-        line_.append("restored wait");
-        open_ = true;
+        meter_.begin();
+        line.append("restored wait");
       }
-      line_.appendf(", retrying in %.2f s%s", seconds(e.wait), wait_note(e.wait_reason));
-      if (terminal_) {
-        waiting_ = true;
-        wait_end_ = e.at + e.wait;
-        last_draw_ = e.at;
-        draw_countdown(e.at);
-      } else {
-        end_line();
-      }
+      show_retry_wait(&meter_, e.at, e.wait, e.wait_reason);
       break;
     case Kind::kExpired:
-      line_.append(", the session expired");
+      line.append(", the session expired");
       break;
     case Kind::kDone:
-      end_line();
+      meter_.end();
       done(e);
       break;
   }
@@ -224,7 +200,7 @@ void UploadReporter::interrupted(Millis now, const char* what) {
     std::fputs(j.c_str(), err_);
     return;
   }
-  end_line();
+  meter_.end();
   LineBuffer l;
   l.append(prefix_);
   l.appendf("%s; the server holds %llu of %llu bytes; ", what,
@@ -307,23 +283,6 @@ void UploadReporter::trace(const transfer::UploadEvent& e) {
   }
   j.append("}\n");
   std::fputs(j.c_str(), err_);
-}
-
-void UploadReporter::end_line() {
-  if (!open_) return;
-  if (waiting_ || metering_) {
-    std::fprintf(err_, "\r%s\x1b[K\n", line_.c_str());
-  } else {
-    std::fprintf(err_, "%s\n", line_.c_str());
-  }
-  open_ = false;
-  waiting_ = false;
-  metering_ = false;
-}
-
-void UploadReporter::draw_countdown(Millis now) {
-  std::fprintf(err_, "\r%s, %.1f s left\x1b[K", line_.c_str(), seconds(wait_end_ - now));
-  std::fflush(err_);
 }
 
 }  // namespace stepback::tools

@@ -17,7 +17,7 @@ namespace stepback::tools {
 // Turns the upload's events into one line per exchange (with a countdown of each wait and
 // the rate and time left when stderr is a terminal) or, with `trace`, one JSON object per
 // event. Writes to `err` only, from fixed buffers.
-class UploadReporter {
+class UploadReporter final : public Ticker {
  public:
   // `prefix` ("stepback upload: ") starts the lines that are not an exchange's; `size` is the
   // file's; `start` is the monotonic time t_ms counts from.
@@ -40,12 +40,10 @@ class UploadReporter {
   // How often the upload's kProgress events should come: four times a second for the meter
   // on a terminal, every 5 s for plain lines and --trace.
   ProgressPolicy progress_policy() const {
-    return ProgressPolicy{1, terminal_ ? Millis(250) : Millis::seconds(5)};
+    return ProgressPolicy{1, meter_.live() ? Millis(250) : Millis::seconds(5)};
   }
-  // Whether the main loop should call tick() every kTick (a countdown is on screen).
-  bool wants_ticks() const { return terminal_ && waiting_; }
-  // Redraws the countdown if kTick has passed since the last drawing.
-  void tick(Millis now);
+  bool wants_ticks() const override { return meter_.wants_ticks(); }
+  void tick(Millis now) override { meter_.tick(now); }
   // Says that the upload stopped at `now` (paused, its session kept: a signal's
   // "interrupted", --defer-after's "saved") and how to go on: the same command again (with
   // --state), or with --session. With --trace, an event named `what`.
@@ -57,23 +55,17 @@ class UploadReporter {
   void human(const transfer::UploadEvent& e);
   void done(const transfer::UploadEvent& e);
   void trace(const transfer::UploadEvent& e);
-  void end_line();
-  void draw_countdown(Millis now);
+  // The line of an exchange (kSession, kChunk, kQuery).
+  void begin_exchange(const transfer::UploadEvent& e);
 
   std::FILE* err_;
   bool trace_;
-  bool terminal_;
   const char* prefix_;
   std::uint64_t size_;
   Millis start_;
   const transfer::Upload* upload_ = nullptr;
-  LineBuffer line_;
-  bool open_ = false;
+  LineMeter meter_;  // The current exchange's line.
   bool has_status_ = false;
-  bool waiting_ = false;
-  bool metering_ = false;  // A meter is drawn after line_ (terminal).
-  Millis wait_end_{};
-  Millis last_draw_{};
   char shown_session_[256] = {};
   std::size_t shown_size_ = 0;
   std::uint32_t waits_ = 0;

@@ -2,10 +2,17 @@
 
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <csignal>
 #include <cstdio>
+#include <string>
 
 #include "stepback/core/attempt.hpp"
 #include "stepback/https/types.hpp"
+#include "tools/output.hpp"
 
 namespace stepback::tools {
 namespace {
@@ -74,6 +81,66 @@ TEST(ClientLoop, LongestWaitFollowsTheTicks) {
   EXPECT_EQ(longest_wait(true), kTick);
   EXPECT_EQ(longest_wait(false), https::kLongestPollWait);
   EXPECT_LT(kTick, https::kLongestPollWait);
+}
+
+// The handler of `signal` now.
+void (*handler_of(int signal))(int) {
+  struct sigaction now {};
+  (void)::sigaction(signal, nullptr, &now);
+  return now.sa_handler;
+}
+
+// SIGINT and SIGTERM set stop_requested() while a StopSignals is in place; the handlers
+// before it are back after, and the next one starts unset.
+TEST(StopSignals, CatchTheStopSignalsWhileInPlace) {
+  const auto int_before = handler_of(SIGINT);
+  const auto term_before = handler_of(SIGTERM);
+  {
+    const StopSignals signals;
+    EXPECT_FALSE(stop_requested());
+    EXPECT_NE(handler_of(SIGINT), int_before);
+    ASSERT_EQ(std::raise(SIGTERM), 0);
+    EXPECT_TRUE(stop_requested());
+  }
+  EXPECT_EQ(handler_of(SIGINT), int_before);
+  EXPECT_EQ(handler_of(SIGTERM), term_before);
+  const StopSignals again;
+  EXPECT_FALSE(stop_requested());
+  ASSERT_EQ(std::raise(SIGINT), 0);
+  EXPECT_TRUE(stop_requested());
+}
+
+// -o FILE goes through FILE.part when FILE is new or a regular file, renamed over it on
+// commit; anything else is written in place; the messages name what is written.
+TEST(OutputPath, APartForANewOrRegularFileOnly) {
+  const OutputPath stdout_path(nullptr);
+  EXPECT_FALSE(stdout_path.via_part());
+  EXPECT_STREQ(stdout_path.name(), "stdout");
+  const OutputPath device("/dev/null");
+  EXPECT_FALSE(device.via_part());
+  EXPECT_STREQ(device.name(), "/dev/null");
+
+  char dir[] = "/tmp/stepback_output_XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  const std::string file = std::string(dir) + "/body";
+  const OutputPath fresh(file.c_str());
+  EXPECT_TRUE(fresh.via_part());
+  EXPECT_EQ(std::string(fresh.name()), file + ".part");
+  BodyOutput out;
+  ASSERT_TRUE(fresh.create(&out, "test: "));
+  EXPECT_GE(std::fputs("bytes", out.file), 0);
+  fresh.finish(&out, "test: ");
+  EXPECT_FALSE(out.failed);
+  ASSERT_TRUE(fresh.commit("test: "));
+  std::FILE* in = std::fopen(file.c_str(), "rb");
+  ASSERT_NE(in, nullptr);
+  char text[16] = {};
+  EXPECT_EQ(std::fread(text, 1, sizeof text, in), 5u);
+  std::fclose(in);
+  EXPECT_STREQ(text, "bytes");
+  EXPECT_TRUE(OutputPath(file.c_str()).via_part());  // A regular file now.
+  EXPECT_EQ(::unlink(file.c_str()), 0);
+  EXPECT_EQ(::rmdir(dir), 0);
 }
 
 }  // namespace

@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "tests/tools/captured_file.hpp"
+
 namespace stepback::tools {
 namespace {
 
@@ -152,6 +154,76 @@ TEST(Reporter, LongFieldsAreCut) {
   const std::string text = report(
       false, {attempt(1), response(1, 500, reason), wait(1, Millis(1000), WaitReason::kBackoff)});
   EXPECT_EQ(text, "attempt 1: 500 " + std::string(kMaxFieldBytes, 'x') + ", retrying in 1.00 s\n");
+}
+
+// On a terminal the attempt's line is redrawn in place: the countdown of its wait after it,
+// every tick, then the line alone once the next attempt begins.
+TEST(Reporter, ATerminalCountsTheWaitDownInPlace) {
+  CapturedFile out;
+  Reporter reporter(out.get(), /*trace=*/false, /*countdown=*/true, "stepback get: ", Millis(0));
+  const https::EventSink sink = reporter.sink();
+  for (const https::ClientEvent& e : {attempt(1), response(1, 503, "Service Unavailable"),
+                                      wait(1, Millis(1500), WaitReason::kRetryAfter)}) {
+    sink.on_event(sink.context, e);
+  }
+  EXPECT_TRUE(reporter.wants_ticks());
+  reporter.tick(Millis(1050));  // Less than a tick since the last drawing: not redrawn.
+  reporter.tick(Millis(1100));
+  sink.on_event(sink.context, attempt(2, Millis(2500)));
+  EXPECT_FALSE(reporter.wants_ticks());
+  const std::string line = "attempt 1: 503 Service Unavailable, retrying in 1.50 s (Retry-After)";
+  EXPECT_EQ(out.text(), "\r" + line + ", 1.5 s left\x1b[K" +      //
+                            "\r" + line + ", 1.4 s left\x1b[K" +  //
+                            "\r" + line + "\x1b[K\n");
+}
+
+// Not on a terminal, each line is printed once, whole, whatever was asked to be drawn.
+TEST(LineMeter, PlainLinesArePrintedOnceWhole) {
+  CapturedFile out;
+  LineMeter meter(out.get(), /*live=*/false);
+  meter.begin(/*in_place=*/true);
+  meter.line().append("poll 1: done");
+  meter.end(", 1 poll");
+  meter.end();  // No line open: nothing.
+  meter.begin();
+  meter.line().append("attempt 1: ");
+  meter.drop();  // Said already.
+  EXPECT_EQ(out.text(), "poll 1: done\n");
+}
+
+// On a terminal: a countdown after the line, redrawn every tick, stopped by what is drawn
+// next; a line ends in place, with its closing words only while a countdown is on screen.
+TEST(LineMeter, ACountdownIsRedrawnInPlaceAndEndsWithItsClosingWords) {
+  CapturedFile out;
+  LineMeter meter(out.get(), /*live=*/true);
+  meter.begin(/*in_place=*/true);
+  meter.line().append("poll 1: not done");
+  meter.count_down(Millis(0), Millis(2000), ", 1 poll, next poll in ", " s");
+  meter.tick(Millis(50));
+  meter.tick(Millis(100));
+  meter.draw(", polling...");
+  EXPECT_FALSE(meter.wants_ticks());
+  meter.end(", 1 poll");
+  meter.begin(/*in_place=*/true);
+  meter.line().append("poll 2: not done");
+  meter.end();  // Begun in place: ended in place though nothing was drawn.
+  meter.begin(/*in_place=*/true);
+  meter.line().append("poll 3: not done");
+  meter.count_down(Millis(0), Millis(1000), ", 3 polls, next poll in ", " s");
+  EXPECT_TRUE(meter.wants_ticks());
+  meter.end(", 3 polls");
+  meter.begin();
+  meter.line().append("attempt 1: ");
+  meter.end();  // Nothing drawn after it: printed.
+  EXPECT_EQ(out.text(),
+            "\rpoll 1: not done, 1 poll, next poll in 2.0 s\x1b[K"
+            "\rpoll 1: not done, 1 poll, next poll in 1.9 s\x1b[K"
+            "\rpoll 1: not done, polling...\x1b[K"
+            "\rpoll 1: not done\x1b[K\n"
+            "\rpoll 2: not done\x1b[K\n"
+            "\rpoll 3: not done, 3 polls, next poll in 1.0 s\x1b[K"
+            "\rpoll 3: not done, 3 polls\x1b[K\n"
+            "attempt 1: \n");
 }
 
 TEST(LineBuffer, CutsWhatDoesNotFit) {
