@@ -17,6 +17,16 @@ ConstBytes bytes_of(std::string_view s) {
   return ConstBytes{reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
 }
 
+// Whether the request already names a Cloud Storage generation (in its URL, or a precondition
+// field of the app's): then the Client adds none of its own.
+bool names_generation(const RequestHead& head) {
+  for (std::size_t i = 0; i < head.header_count; ++i) {
+    if (http1_text::iequals(head.headers[i].name, "x-goog-if-generation-match")) return true;
+  }
+  return detail::has_query_parameter(head.url.target, "generation") ||
+         detail::has_query_parameter(head.url.target, "ifGenerationMatch");
+}
+
 }  // namespace
 
 Client::Client(Connector& connector, const RetryContext& context, const ClientOptions& options)
@@ -26,7 +36,8 @@ Client::Client(Connector& connector, const RetryContext& context, const ClientOp
       options_(options),
       parser_(options.buffers.response_head, BodySink{&Client::deliver_body, this},
               options.body_limit),
-      exchange_(options_.timeouts, options_.buffers.io) {}
+      exchange_(options_.timeouts, options_.buffers.io),
+      body_(options_.body, options_.buffers.error_body) {}
 
 Client::~Client() { close_connection(); }
 
@@ -46,8 +57,8 @@ Status Client::start(const RequestSpec& spec) {
   host_z_[url.host.size()] = '\0';
   spec_ = spec;
   spec_.head.body_size = spec.body.size;
-  piece_end_ = UINT64_MAX;
-  const Status written = write_head(false, 0);
+  body_.reset();
+  const Status written = write_head(BodyState::Range{});
   if (written != Status::kOk) return written;
   idempotent_ = is_idempotent(spec);
   strict_ = spec.idempotency == RequestSpec::Idempotency::kStrict ||
@@ -56,12 +67,6 @@ Status Client::start(const RequestSpec& spec) {
   machine_ = RetryMachine(context_, idempotent_ ? Idempotent::kYes : Idempotent::kNo);
   result_ = ClientResult{};
   last_attempt_ = AttemptResult{};
-  delivered_ = refetched_ = range_from_ = skip_ = 0;
-  total_.reset();
-  validator_size_ = 0;
-  generation_size_ = 0;
-  integrity_.clear();
-  sink_failed_ = false;
   uncounted_ = false;
   gate_.reset();
   follow_.reset(url);
@@ -71,44 +76,19 @@ Status Client::start(const RequestSpec& spec) {
 }
 
 Status Client::start(const RequestSpec& spec, const BodyResume& resume) {
-  if (spec.head.method != "GET" || resume.validator.size() > sizeof validator_ ||
-      resume.generation.size() > sizeof generation_ ||
-      resume.generation.find_first_not_of("0123456789") != std::string_view::npos ||
-      resume.integrity.size != resume.offset || (resume.total && *resume.total < resume.offset) ||
-      resume.until <= resume.offset) {
-    return Status::kInvalidArgument;
-  }
-  for (const char c : resume.validator) {
-    // The validator goes into If-Range as it is: no byte may split the head.
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return Status::kInvalidArgument;
-  }
+  if (spec.head.method != "GET" || !BodyState::valid(resume)) return Status::kInvalidArgument;
   const Status s = start(spec);
   if (s != Status::kOk) return s;
-  if (!integrity_.restore(resume.integrity)) return Status::kInvalidArgument;
-  delivered_ = resume.offset;
-  total_ = resume.total;
-  // (An empty view may hold a null pointer, which memcpy may not be given even for 0 bytes.)
-  if (!resume.validator.empty()) {
-    std::memcpy(validator_, resume.validator.data(), resume.validator.size());
-  }
-  validator_size_ = resume.validator.size();
-  validator_is_etag_ = resume.validator_is_etag;
-  if (!resume.generation.empty()) {
-    std::memcpy(generation_, resume.generation.data(), resume.generation.size());
-  }
-  generation_size_ = resume.generation.size();
-  piece_end_ = resume.until;
-  return Status::kOk;
+  return body_.resume(resume) ? Status::kOk : Status::kInvalidArgument;
 }
 
 bool Client::piece_finished() const {
   // (Also true while the kDone event is emitted, before step() returns kDone.)
-  return result_.outcome == Outcome::kSuccess && result_.status == 206 && total_ &&
-         delivered_ < *total_;
+  return result_.outcome == Outcome::kSuccess && result_.status == 206 && body_.incomplete();
 }
 
 Status Client::continue_body(std::uint64_t until) {
-  if (phase_ != Phase::kDone || !piece_finished() || until <= delivered_) {
+  if (phase_ != Phase::kDone || !piece_finished() || until <= body_.delivered()) {
     return Status::kInvalidArgument;
   }
   // spec_ is the request as the last piece ended it: at the URL redirects led to, with their
@@ -119,7 +99,7 @@ Status Client::continue_body(std::uint64_t until) {
   uncounted_ = false;
   gate_.reset();
   follow_.restart(spec_.head.url);
-  piece_end_ = until;
+  body_.set_until(until);
   phase_ = Phase::kIdle;
   return Status::kOk;
 }
@@ -210,24 +190,18 @@ Client::Step Client::on_machine(Millis now) {
 Client::Step Client::begin_attempt(Millis now) {
   if (!uncounted_) ++result_.attempts;
   uncounted_ = false;
-  // A cut download goes on from where it stopped, pinned to the same representation; a
-  // piece is asked for from there, or from byte 0 when nothing pins the bytes the sink has
-  // (then the whole representation is asked for: the sink starts over).
-  const bool pinned = resumable_ && validator_size_ > 0;
-  const std::uint64_t from = pinned ? delivered_ : 0;
-  const bool piece = resumable_ && piece_end_ != UINT64_MAX && (pinned || delivered_ == 0);
-  if (write_head(from > 0 || piece, from) != Status::kOk) {
-    // The Range lines do not fit the request buffer: fetch it whole (the sink restarts).
-    (void)write_head(false, 0);
+  if (write_head(body_.next_range(resumable_, names_generation(spec_.head))) != Status::kOk) {
+    // The range fields do not fit the request buffer: fetch it whole (the sink restarts).
+    (void)write_head(BodyState::Range{});
   }
   if (add_authorization(follow_.take_fresh_token()) != Status::kOk) {
     return stop(now, Outcome::kTerminalFailure, Status::kBufferTooSmall,
                 "the Authorization value does not fit the request-head buffer");
   }
-  if (range_from_ > 0) {
+  if (body_.range_from() > 0) {
     ClientEvent r = event(ClientEvent::Kind::kResume, now);
-    r.offset = range_from_;
-    r.validator = std::string_view(validator_, validator_size_);
+    r.offset = body_.range_from();
+    r.validator = body_.validator();
     emit(r);
   }
   ClientEvent e = event(ClientEvent::Kind::kAttempt, now);
@@ -247,12 +221,7 @@ Client::Step Client::begin_attempt(Millis now) {
 void Client::reset_exchange(Millis now) {
   meter_.start(now, 0, options_.progress);
   meter_receiving_ = false;
-  error_body_size_ = 0;
-  skip_ = 0;
-  body_use_ = BodyUse::kUndecided;
-  unusable_ = Status::kOk;
-  unusable_message_ = "";
-  part_limit_ = UINT64_MAX;
+  body_.begin_response();
   parser_.reset(spec_.head.method == "HEAD");
   exchange_.begin(now, ConstBytes{options_.buffers.request.data, head_size_}, spec_.body);
 }
@@ -303,8 +272,8 @@ RunHint Client::run_hint(const ClientNext& next) const {
     hint.state = gate_.held() ? RunHint::State::kWaitingForNetwork : RunHint::State::kWaiting;
   }
   set_network_needs(&hint, options_.network, transfer_size());
-  if (total_) {
-    hint.bytes_left = *total_ > delivered_ ? *total_ - delivered_ : 0;
+  if (const std::optional<std::uint64_t> total = body_.total()) {
+    hint.bytes_left = *total > body_.delivered() ? *total - body_.delivered() : 0;
   } else if (spec_.body.size > 0) {
     hint.bytes_left = spec_.body.size;
   }
@@ -312,7 +281,7 @@ RunHint Client::run_hint(const ClientNext& next) const {
 }
 
 std::uint64_t Client::transfer_size() const {
-  return spec_.body.size > 0 ? spec_.body.size : total_.value_or(0);
+  return spec_.body.size > 0 ? spec_.body.size : body_.total().value_or(0);
 }
 
 Client::Step Client::on_network_switch(Millis now) {
@@ -412,7 +381,7 @@ Client::Step Client::after_exchange(Millis now, const Exchange::Result& r, Phase
       return end_response(now, r.reusable);
     case Exchange::Result::Kind::kParseFailed:
       // The sink refused to start the body over: that, not the parse, ends the request.
-      if (sink_failed_) return refuse_splice(now);
+      if (body_.sink_failed()) return refuse_splice(now);
       break;
     case Exchange::Result::Kind::kBodySource:
       return stop(now, Outcome::kTerminalFailure, r.status, r.message);
@@ -439,7 +408,7 @@ Client::Step Client::end_response(Millis now, bool reusable) {
     follow_.want_fresh_token();
     return go(Phase::kWaiting);
   }
-  if (sink_failed_) return refuse_splice(now);
+  if (body_.sink_failed()) return refuse_splice(now);
   // A forward proxy's 407 is the proxy's, not the origin's: as a tunnel's (kProxyAuth).
   if (forwarded_ && parser_.status() == 407) {
     return stop(now, Outcome::kTerminalFailure, Status::kProxyAuth,
@@ -448,35 +417,28 @@ Client::Step Client::end_response(Millis now, bool reusable) {
   }
   if (is_followed_redirect()) return follow_redirect(now);
   if (is_expired_url()) return refresh_url(now);
-  if (body_use_ == BodyUse::kCapture && delivered_ == 0 && may_be_expired_url()) {
+  if (body_.use() == BodyState::Use::kCapture && body_.delivered() == 0 && may_be_expired_url() &&
+      !body_.give_captured()) {
     // Read in case it was an expiry; it was not, and the body is the caller's as before.
-    const ResponseSink& sink = options_.body;
-    const ConstBytes kept{options_.buffers.error_body.data, error_body_size_};
-    if (kept.size > 0 && sink.write != nullptr && !sink.write(sink.context, 0, kept)) {
-      return stop(now, Outcome::kTerminalFailure, Status::kError,
-                  "the response sink refused the error body");
-    }
-    delivered_ = kept.size;
+    return stop(now, Outcome::kTerminalFailure, Status::kError,
+                "the response sink refused the error body");
   }
-  if (unusable_ != Status::kOk) return fail_attempt(now, unusable_, unusable_message_);
-  if (resumable_ && body_use_ == BodyUse::kDeliver && parser_.status() / 100 == 2 &&
-      integrity_.has_expectation() && (!total_ || delivered_ >= *total_)) {
-    const IntegrityResult checked = integrity_.finish();
-    (void)format_integrity_message(checked, integrity_message_, sizeof integrity_message_);
-    ClientEvent e = event(ClientEvent::Kind::kIntegrity, now);
-    e.verified = checked.status != IntegrityStatus::kMismatch;
-    e.message = integrity_message_;
-    emit(e);
-    if (checked.status == IntegrityStatus::kMismatch) {
-      return stop(now, Outcome::kTerminalFailure, Status::kIntegrity, integrity_message_);
-    }
+  if (body_.unusable() != Status::kOk) {
+    return fail_attempt(now, body_.unusable(), body_.unusable_message());
   }
-  // A part (206) that ends before the representation does is still a cut body, unless the
-  // request asked for a piece and the part came whole (a server may send less than asked).
   const std::uint16_t status = parser_.status();
-  const bool piece_done = status == 206 && piece_end_ != UINT64_MAX && delivered_ == part_end_;
-  if (resumable_ && body_use_ == BodyUse::kDeliver && total_ && delivered_ < *total_ &&
-      (status == 200 || status == 206) && !piece_done) {
+  if (resumable_ && status / 100 == 2) {
+    if (const std::optional<IntegrityResult> checked = body_.check_integrity()) {
+      ClientEvent e = event(ClientEvent::Kind::kIntegrity, now);
+      e.verified = checked->status != IntegrityStatus::kMismatch;
+      e.message = body_.integrity_message();
+      emit(e);
+      if (!e.verified) {
+        return stop(now, Outcome::kTerminalFailure, Status::kIntegrity, body_.integrity_message());
+      }
+    }
+  }
+  if (resumable_ && body_.cut(status)) {
     return fail_attempt(now, Status::kReset, "the response ended before the whole body arrived");
   }
   return report(now, response_result());
@@ -492,9 +454,9 @@ AttemptResult Client::response_result() const {
       r = AttemptResult::http(status, *delay, DelaySource::kRetryAfter);
     }
   }
-  if (r.delay_source == DelaySource::kNone && body_use_ == BodyUse::kCapture &&
-      error_body_size_ > 0) {
-    const ConstBytes body{options_.buffers.error_body.data, error_body_size_};
+  const ConstBytes body = body_.captured();
+  if (r.delay_source == DelaySource::kNone && body_.use() == BodyState::Use::kCapture &&
+      body.size > 0) {
     const std::string_view type = parser_.content_type().value_or(std::string_view{});
     if (const auto delay = retry_delay_from_error_body(bytes_of(type), body)) {
       r = AttemptResult::http(status, *delay, DelaySource::kRetryInfo);
@@ -613,7 +575,7 @@ Client::Step Client::follow_redirect(Millis now) {
   if (idempotent_ != was_idempotent) {
     machine_ = RetryMachine(context_, idempotent_ ? Idempotent::kYes : Idempotent::kNo);
   }
-  if (write_head(false, 0) != Status::kOk) {
+  if (write_head(BodyState::Range{}) != Status::kOk) {
     const FollowUp::Target r =
         follow_.refuse_redirect("the redirected request does not fit its buffer", parser_);
     return stop(now, Outcome::kTerminalFailure, r.status, r.message);
@@ -633,11 +595,11 @@ bool Client::may_be_expired_url() const {
 }
 
 bool Client::is_expired_url() const {
-  return may_be_expired_url() && body_use_ == BodyUse::kCapture &&
+  const ConstBytes body = body_.captured();
+  return may_be_expired_url() && body_.use() == BodyState::Use::kCapture &&
          presigned_url_expired(
              parser_.status(),
-             std::string_view(reinterpret_cast<const char*>(options_.buffers.error_body.data),
-                              error_body_size_));
+             std::string_view(reinterpret_cast<const char*>(body.data), body.size));
 }
 
 Client::Step Client::refresh_url(Millis now) {
@@ -653,7 +615,7 @@ Client::Step Client::refresh_url(Millis now) {
   ClientEvent e = event(ClientEvent::Kind::kUrlRefresh, now);
   e.status = parser_.status();
   e.url = t.text;
-  e.offset = delivered_;
+  e.offset = body_.delivered();
   emit(e);
   // As after a redirect: the machine still waits for this attempt's report, and the next
   // attempt goes at once, neither a retry nor a failure.
@@ -735,9 +697,67 @@ void Client::report_progress(Millis now, bool sending, std::uint64_t bytes) {
   ClientEvent e = event(ClientEvent::Kind::kProgress, now);
   e.sending = sending;
   e.bytes = bytes;
-  e.total = sending ? std::optional<std::uint64_t>(spec_.body.size) : total_;
+  e.total = sending ? std::optional<std::uint64_t>(spec_.body.size) : body_.total();
   e.rate = meter_.report(now, bytes);
   emit(e);
+}
+
+Status Client::write_head(const BodyState::Range& range) {
+  RequestHead head = spec_.head;  // Through a forward proxy: absolute form and its credentials.
+  head.absolute_form = connector_.forwards(head.url, &head.proxy_authorization);
+  forwarded_ = head.absolute_form;
+  head.ranged = range.ranged;
+  head.range_from = range.from;
+  head.range_end = range.end;
+  head.if_range = range.if_range;
+  head.generation_match = range.generation;
+  const Status s = write_request_head(head, options_.buffers.request, &head_size_);
+  body_.asked(s == Status::kOk ? range : BodyState::Range{});
+  return s;
+}
+
+void Client::decide_body(Millis now) {
+  if (body_.use() != BodyState::Use::kUndecided) return;
+  const std::uint16_t status = parser_.status();
+  ClientEvent e = event(ClientEvent::Kind::kResponse, now);
+  e.status = status;
+  e.reason = parser_.reason();
+  emit(e);
+  BodyState::Known known;
+  // An expired token's 401 is answered with a fresh one, and a redirect goes on elsewhere:
+  // their bodies are nobody's.
+  known.nobodys = token_rejected() || is_followed_redirect();
+  known.retryable = classify(context_.policy, AttemptResult::http(status)) == Verdict::kRetryable;
+  known.may_be_expired = may_be_expired_url();
+  body_.decide(parser_, known);
+}
+
+bool Client::deliver_body(void* self, ConstBytes data) {
+  auto* c = static_cast<Client*>(self);
+  c->decide_body(c->now_);  // The head is complete once body bytes flow.
+  const BodyState::Delivery d = c->body_.deliver(data);
+  if (d.wrote && !c->meter_receiving_) {
+    c->meter_.start(c->now_, d.offset, c->options_.progress);
+    c->meter_receiving_ = true;
+  }
+  if (!d.ok) return false;
+  if (d.wrote) c->report_progress(c->now_, /*sending=*/false, c->body_.delivered());
+  return true;
+}
+
+BodyResume Client::body_resume() const {
+  BodyResume r;
+  r.offset = body_.delivered();
+  r.validator = body_.validator();
+  r.validator_is_etag = body_.validator_is_etag();
+  if (follow_.redirects() == 0) r.generation = body_.generation();
+  r.total = body_.total();
+  r.integrity = body_.integrity_state();
+  if (r.integrity.expected_crc32c.size == 0 && r.integrity.expected_md5.size == 0) {
+    r.integrity = IntegrityState{};
+    r.integrity.size = r.offset;
+  }
+  return r;
 }
 
 }  // namespace stepback::https

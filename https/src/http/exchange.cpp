@@ -79,8 +79,8 @@ Exchange::Result Exchange::send(Millis now, Transport& stream, RateLimiter* limi
         if (out.size > left) out.size = static_cast<std::size_t>(left);
         const std::size_t n = body_.read(body_.context, offset, out);
         if (n == 0 || n > out.size) {
-          Result r = failed(Status::kBodySource,
-                            "the request body source ended before its stated size");
+          Result r =
+              failed(Status::kBodySource, "the request body source ended before its stated size");
           r.kind = Result::Kind::kBodySource;
           return r;
         }
@@ -263,7 +263,7 @@ bool Exchange::below_floor(Millis now, std::uint64_t count, const char* what,
 const char* Exchange::too_slow(Millis now, const ResponseParser& parser, const RateLimiter* pace) {
   if (parser.head_complete()) {
     return below_floor(now, parser.body_size(), "the response body arrived", pace) ? slow_message_
-                                                                                    : nullptr;
+                                                                                   : nullptr;
   }
   if (now < head_deadline_) return nullptr;
   (void)std::snprintf(slow_message_, sizeof slow_message_,

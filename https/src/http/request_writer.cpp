@@ -78,6 +78,8 @@ bool valid_head(const RequestHead& head) {
   if (!origin_form && !asterisk_form) return false;
   if (!valid_field_value(head.user_agent) || !valid_field_value(head.host)) return false;
   if (!valid_field_value(head.proxy_authorization)) return false;
+  if (!valid_field_value(head.if_range) || !valid_field_value(head.generation_match)) return false;
+  if (head.ranged && head.range_end <= head.range_from) return false;
   if (head.absolute_form && !origin_form) return false;
   if (head.header_count > 0 && head.headers == nullptr) return false;
   for (std::size_t i = 0; i < head.header_count; ++i) {
@@ -152,6 +154,17 @@ Status write_request_head(const RequestHead& head, MutableBytes out, std::size_t
   for (std::size_t i = 0; i < head.header_count; ++i) {
     if (omitted(head, head.headers[i].name)) continue;
     w.put_field(head.headers[i].name, head.headers[i].value);
+  }
+  if (head.ranged) {
+    w.put("Range: bytes=");
+    w.put_decimal(head.range_from);
+    w.put("-");
+    if (head.range_end != UINT64_MAX) w.put_decimal(head.range_end - 1);
+    w.put("\r\n");
+    if (!head.if_range.empty()) w.put_field("If-Range", head.if_range);
+    if (!head.generation_match.empty()) {
+      w.put_field("x-goog-if-generation-match", head.generation_match);
+    }
   }
   w.put("\r\n");
   if (w.overflow()) return Status::kBufferTooSmall;

@@ -49,8 +49,8 @@ TEST(Exchange, SendsTheHeadAndTheBodyThenReadsTheResponse) {
   EXPECT_EQ(r.exchange.sent(), kHead.size() + payload.size());
   EXPECT_EQ(reported, payload.size());
   r.stream.recv_data("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
-  const Exchange::Result done = r.exchange.receive(Millis(0), r.stream, r.parser, nullptr,
-                                                   Millis::max());
+  const Exchange::Result done =
+      r.exchange.receive(Millis(0), r.stream, r.parser, nullptr, Millis::max());
   ASSERT_EQ(done.kind, Kind::kComplete);
   EXPECT_TRUE(done.reusable);
   EXPECT_EQ(r.body, "ok");

@@ -58,6 +58,42 @@ TEST(Http1RequestWriter, AbsoluteFormForAForwardProxy) {
   EXPECT_EQ(s, Status::kInvalidArgument);
 }
 
+// Range fields come after the caller's, open-ended or up to a piece's last byte, pinned by
+// If-Range and Cloud Storage's generation precondition when given.
+TEST(Http1RequestWriter, RangeFieldsFollowTheCallersFields) {
+  const Header extra[] = {{"X-A", "1"}};
+  RequestHead head;
+  head.url = url_of("https://example.com/o");
+  head.headers = extra;
+  head.header_count = 1;
+  head.ranged = true;
+  head.range_from = 5;
+  EXPECT_EQ(write(head),
+            "GET /o HTTP/1.1\r\nHost: example.com\r\nAccept-Encoding: identity\r\n"
+            "Connection: keep-alive\r\nX-A: 1\r\nRange: bytes=5-\r\n\r\n");
+  head.range_from = 0;
+  head.range_end = 16384;
+  head.if_range = "\"v1\"";
+  head.generation_match = "1700000000123456";
+  EXPECT_EQ(write(head),
+            "GET /o HTTP/1.1\r\nHost: example.com\r\nAccept-Encoding: identity\r\n"
+            "Connection: keep-alive\r\nX-A: 1\r\nRange: bytes=0-16383\r\n"
+            "If-Range: \"v1\"\r\nx-goog-if-generation-match: 1700000000123456\r\n\r\n");
+  // Without `ranged` the pins are not sent.
+  head.ranged = false;
+  EXPECT_EQ(write(head).find("If-Range"), std::string::npos);
+  Status s = Status::kOk;
+  head.ranged = true;
+  head.if_range = "\"v1\"\r\nX: y";
+  EXPECT_EQ(write(head, &s), "");
+  EXPECT_EQ(s, Status::kInvalidArgument);
+  head.if_range = "";
+  head.range_from = 10;
+  head.range_end = 10;  // An empty range.
+  EXPECT_EQ(write(head, &s), "");
+  EXPECT_EQ(s, Status::kInvalidArgument);
+}
+
 TEST(Http1RequestWriter, GoldenGet) {
   RequestHead head;
   head.url = url_of("https://example.com/path?q=1#f");

@@ -14,6 +14,7 @@
 #include "stepback/core/rate_limit.hpp"
 #include "stepback/core/retry_machine.hpp"
 #include "stepback/core/timeouts.hpp"
+#include "stepback/https/client/body_state.hpp"
 #include "stepback/https/client/follow_up.hpp"
 #include "stepback/https/client/network_gate.hpp"
 #include "stepback/https/connector.hpp"
@@ -106,18 +107,6 @@ struct EventSink {
   void* context = nullptr;
 };
 
-// Where the response body goes. Each byte of the representation arrives once, in order:
-// write(context, offset, data) gets bytes [offset, offset + data.size) and returns false to
-// abort. When a retry must start the representation over (the server ignored a range, or
-// the object changed), restart(context) is called first; a sink that cannot start over
-// (stdout, a pipe) leaves `restart` null or returns false, and the request then fails with
-// Status::kRestartRefused instead of splicing two bodies. A null `write` discards the body.
-struct ResponseSink {
-  bool (*write)(void* context, std::uint64_t offset, ConstBytes data) = nullptr;
-  bool (*restart)(void* context) = nullptr;
-  void* context = nullptr;
-};
-
 // Caller-owned memory of one client.
 struct ClientBuffers {
   MutableBytes request;        // The request head (method line and headers, Range on resume).
@@ -137,26 +126,6 @@ struct ClientBuffers {
 struct Credentials {
   std::size_t (*authorization)(void* context, bool refresh, MutableBytes out) = nullptr;
   void* context = nullptr;
-};
-
-// Where a GET's representation stood when an earlier request stopped (in another process,
-// say): the request asks only for the rest (Range from `offset`, If-Range on `validator`,
-// pinned to Cloud Storage's `generation`) and checks integrity over the whole body. A server
-// that answers with the whole representation (another one, or one that ignores ranges) gets
-// the sink restarted, as within one request. Views need only last for start().
-struct BodyResume {
-  std::uint64_t offset = 0;  // Bytes of the representation the sink already holds.
-  // The strong ETag or the Last-Modified date the bytes came with; empty: none, and the body
-  // is fetched whole (the sink restarts).
-  std::string_view validator;
-  bool validator_is_etag = true;
-  std::string_view generation;         // x-goog-generation (digits); empty: none.
-  std::optional<std::uint64_t> total;  // The representation's length, when it was known.
-  IntegrityState integrity;            // The check over the first `offset` bytes.
-  // Asks only for the bytes before this one (`bytes=offset-(until-1)`), even from offset 0:
-  // a 206 that delivers its whole part ends the request with status 206 as a finished piece
-  // (a ranged download asks for the next with Client::continue_body). UINT64_MAX: the rest.
-  std::uint64_t until = UINT64_MAX;
 };
 
 // Everything a Client is configured with, besides its connector and retry context.
@@ -338,26 +307,24 @@ class Client {
   // The body of the last response the retry rules handled as retryable (a 503 the client
   // gave up after, say), as much of it as ClientBuffers::error_body holds; empty when the
   // last attempt had none.
-  ConstBytes error_body() const {
-    return ConstBytes{options_.buffers.error_body.data, error_body_size_};
-  }
+  ConstBytes error_body() const { return body_.captured(); }
   // Whether the last handshake resumed a saved TLS session.
   bool resumed() const { return resumed_; }
   // Connections opened so far (reused keep-alive connections are not counted again).
   std::uint32_t connections() const { return connections_; }
   // Bytes of the response representation delivered to the sink (across resumed attempts).
-  std::uint64_t delivered() const { return delivered_; }
+  std::uint64_t delivered() const { return body_.delivered(); }
   // The representation's length when the response stated it (Content-Length of a 200, the
   // total of a 206's Content-Range); nullopt otherwise.
-  std::optional<std::uint64_t> expected_size() const { return total_; }
+  std::optional<std::uint64_t> expected_size() const { return body_.total(); }
   // What pins a resume to the representation being delivered: its strong ETag or
   // Last-Modified ("" when it has neither), whether that is an ETag, and Cloud Storage's
   // generation ("" when none). Views into the client, valid until the next start().
-  std::string_view validator() const { return std::string_view(validator_, validator_size_); }
-  bool validator_is_etag() const { return validator_is_etag_; }
-  std::string_view generation() const { return std::string_view(generation_, generation_size_); }
+  std::string_view validator() const { return body_.validator(); }
+  bool validator_is_etag() const { return body_.validator_is_etag(); }
+  std::string_view generation() const { return body_.generation(); }
   // The integrity check over the delivered bytes, to keep beside them (see BodyResume).
-  IntegrityState integrity_state() const { return integrity_.state(); }
+  IntegrityState integrity_state() const { return body_.integrity_state(); }
   // Where the body stands, as start(spec, resume) takes it to go on from here: the bytes the
   // sink has (offset), what pins them (the validator; the generation only when no redirect
   // was followed, since a resume starts again at the URL asked for), the length when known,
@@ -366,12 +333,10 @@ class Client {
   BodyResume body_resume() const;
   // Bytes received again from the server that had been delivered already (a 200 that
   // ignored the range and was skipped through, or a representation started over).
-  std::uint64_t refetched() const { return refetched_; }
+  std::uint64_t refetched() const { return body_.refetched(); }
 
  private:
   enum class Phase : std::uint8_t { kIdle, kConnecting, kSending, kReceiving, kWaiting, kDone };
-  // What a body byte of the current response is for.
-  enum class BodyUse : std::uint8_t { kUndecided, kDeliver, kCapture, kDiscard };
 
   // What one phase handler decided: yield `next` to the caller, or go on in `phase`.
   struct Step {
@@ -426,31 +391,17 @@ class Client {
   // Ends the request because the sink cannot start the body over (kRestartRefused).
   Step refuse_splice(Millis now);
   AttemptResult response_result() const;
-  // The request head, with Range from `range_from` (and up to piece_end_) when `ranged`.
-  Status write_head(bool ranged, std::uint64_t range_from);
-  // Keeps what pins a resume to the representation of this response: its strong ETag, else
-  // its Last-Modified, and Cloud Storage's generation.
-  void remember_validator();
-  // Why this response is not the representation the sink holds part of (RFC 9110 15.3.7.3:
-  // parts combine only under the same strong validator): another or no ETag where one is
-  // pinned, another or no Last-Modified where that is pinned, another Cloud Storage
-  // generation; null when it is the same.
-  const char* other_representation() const;
-  // Drops what pinned the body and has it fetched whole from byte 0 on the next attempt
-  // (the sink restarted), `why` being the attempt's failure.
-  void refetch_whole(const char* why);
-  // Ends this response's use for the body: the attempt fails with `status` and `why` when
-  // the response is over.
-  void unusable(Status status, const char* why);
+  // The request head: the request's, through a forward proxy when the connector says so, with
+  // the range `range` asks for.
+  Status write_head(const BodyState::Range& range);
   // Emits a kError event of `status`'s failure kind with `message`.
   void emit_error(Millis now, Status status, const char* message) const;
   Status add_authorization(bool refresh);
   bool token_rejected() const {
     return follow_.token_rejected(parser_, options_.credentials.authorization != nullptr);
   }
+  // Decides what the response's body is for (once its head is complete).
   void decide_body(Millis now);
-  bool restart_sink();
-  void take_digests(bool whole_body);
   Step wait_io(int fd, IoInterest interest, Millis deadline, Phase phase) const;
   // A kProgress event of `bytes` (sent of the request body, or the sink's), if one is due.
   void report_progress(Millis now, bool sending, std::uint64_t bytes);
@@ -469,29 +420,13 @@ class Client {
   ResponseParser parser_;
   Exchange exchange_;  // The attempt's request and response on the connection.
   RequestSpec spec_;
-  char host_z_[256] = {};     // NUL-terminated host for the resolver and SNI.
-  char validator_[160] = {};  // The strong ETag or Last-Modified of the representation.
-  std::size_t validator_size_ = 0;
-  char generation_[20] = {};  // Cloud Storage's x-goog-generation of the representation.
-  std::size_t generation_size_ = 0;
-  std::size_t head_size_ = 0;  // Bytes of the request head in buffers.request.
-  ProgressMeter meter_;        // Paces kProgress: the request body's, then the response's.
-  std::size_t error_body_size_ = 0;
-  std::uint64_t delivered_ = 0;  // Representation bytes the sink has.
-  std::uint64_t refetched_ = 0;
-  std::uint64_t range_from_ = 0;          // Where this attempt's Range starts (ranged_).
-  std::uint64_t piece_end_ = UINT64_MAX;  // BodyResume::until of the request.
-  std::uint64_t part_end_ = 0;            // A 206's Content-Range end + 1.
-  // This response's body may not go past this offset (a 206's part_end_): bytes beyond what
-  // its Content-Range claims are never delivered, and the attempt fails (unusable()).
-  std::uint64_t part_limit_ = UINT64_MAX;
-  std::uint64_t skip_ = 0;              // Body bytes of this response to drop (already delivered).
-  std::optional<std::uint64_t> total_;  // The representation's length, when known.
-  Millis time_limit_ = Millis::max();   // options.max_time from the first step.
-  Millis now_{};                        // The `now` of the step() under way, for events.
+  char host_z_[256] = {};              // NUL-terminated host for the resolver and SNI.
+  std::size_t head_size_ = 0;          // Bytes of the request head in buffers.request.
+  ProgressMeter meter_;                // Paces kProgress: the request body's, then the response's.
+  Millis time_limit_ = Millis::max();  // options.max_time from the first step.
+  Millis now_{};                       // The `now` of the step() under way, for events.
   ClientResult result_;
   Phase phase_ = Phase::kIdle;
-  BodyUse body_use_ = BodyUse::kUndecided;
   bool started_ = false;  // The first step() has run (time_limit_ is set).
   AttemptResult last_attempt_;
   bool connection_open_ = false;  // A connected, handshaken stream kept for reuse.
@@ -502,20 +437,9 @@ class Client {
   bool idempotent_ = true;
   bool strict_ = false;     // 429/503 count as possibly processed (kStrict, kNo).
   bool resumable_ = false;  // GET: a cut 2xx body may be resumed with Range.
-  bool validator_is_etag_ = false;
   bool resumed_ = false;
-  bool sink_failed_ = false;      // The sink refused a restart.
-  bool generation_sent_ = false;  // This attempt pinned the generation (a precondition field).
-  bool ranged_ = false;           // This attempt's request has a Range field.
-  bool forwarded_ = false;        // This attempt's request goes to a forward proxy (http://).
-  bool open_pending_ = false;     // on_connect() opens a new connection before stepping it.
-  // This response cannot serve the body (a part of another version, range or length, one
-  // nobody asked for, one running past its Content-Range): the attempt's failure when it
-  // ends (kOk: none), and its words.
-  Status unusable_ = Status::kOk;
-  const char* unusable_message_ = "";
-  IntegrityCheck integrity_;  // Digests over every delivered byte of the representation.
-  char integrity_message_[kIntegrityMessageMax] = {};
+  bool forwarded_ = false;     // This attempt's request goes to a forward proxy (http://).
+  bool open_pending_ = false;  // on_connect() opens a new connection before stepping it.
   // A limit's words: "the retry deadline passed while connecting to 'host'", or the offline
   // limit's.
   char limit_message_[256] = {};
@@ -523,6 +447,7 @@ class Client {
   bool meter_receiving_ = false;  // meter_ follows the response body (from its first byte).
   bool uncounted_ = false;        // The next attempt follows a redirect, a fresh URL or a network
                                   // switch: not counted.
+  BodyState body_;                // What the sink holds and what each response's body is for.
   FollowUp follow_;
   NetworkGate gate_;
 };

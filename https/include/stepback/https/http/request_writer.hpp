@@ -44,12 +44,22 @@ struct RequestHead {
   // (`http://host:port/path`), and the Proxy-Authorization value, omitted when empty.
   bool absolute_form = false;
   std::string_view proxy_authorization;
+  // A range request (RFC 9110 14.2), after the caller's fields: `Range: bytes=FROM-`, or up
+  // to byte range_end - 1 when range_end is not UINT64_MAX; If-Range with `if_range` (an
+  // entity tag or HTTP-date) and Cloud Storage's x-goog-if-generation-match with
+  // `generation_match` when they are not empty.
+  bool ranged = false;
+  std::uint64_t range_from = 0;
+  std::uint64_t range_end = UINT64_MAX;
+  std::string_view if_range;
+  std::string_view generation_match;
 };
 
 // Writes the request line and header section of `head` into `out` and sets *written to
 // its length: Host (with the port unless it is the default; IPv6 literals in brackets),
 // User-Agent, Accept-Encoding: identity, Connection (keep-alive or close), Content-Length
-// when body_size > 0 or the method is POST, PUT or PATCH, then the caller's headers.
+// when body_size > 0 or the method is POST, PUT or PATCH, then the caller's headers, then
+// the range fields.
 // The body itself is not copied. kInvalidArgument for a method that is not a token, a
 // malformed host or target, or a header whose name is not a token, whose value holds
 // CR, LF, NUL or another control byte, or which the writer emits itself (Host,
