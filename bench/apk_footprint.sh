@@ -79,9 +79,11 @@ apk_breakdown() {
   echo "$1, the 15 largest object files:"
   echo
   md_head "object file" bytes
+  # The first 15 taken by awk, which reads to the end: `head` would close the pipe early and
+  # sort, killed by SIGPIPE, would end the script under pipefail (exit 141, nothing printed).
   awk '$2 != "(linker)" { n = split($2, p, "/"); bytes[p[n]] += $1 }
     END { for (k in bytes) printf "%d %s\n", bytes[k], k }' <<<"$sections" |
-    sort -k1,1nr | head -15 | awk '{ printf "| %s | %d |\n", $2, $1 }'
+    sort -k1,1nr | awk 'NR <= 15 { printf "| %s | %d |\n", $2, $1 }'
 }
 
 server=${TLS_SERVER:-OFF}

@@ -16,6 +16,7 @@
 #include "stepback/https/client.hpp"
 #include "stepback/https/dns/resolver.hpp"
 #include "stepback/https/tcp_connector.hpp"
+#include "tests/support/settle.hpp"
 
 namespace stepback::https {
 namespace {
@@ -183,11 +184,7 @@ TEST(TcpConnectorNames, AddressesGoToTheConnectInTheSameStep) {
   TcpConnector connector(resolver);
   ASSERT_EQ(connector.open(http_url("ok.test", port), "ok.test", Millis(0), timeouts(1000)),
             Status::kOk);
-  Status s = connector.step(Millis(0));
-  for (int i = 0; i < 100 && s == Status::kWouldBlock; ++i) {
-    usleep(1000);
-    s = connector.step(Millis(1));
-  }
+  const Status s = testing::settle(connector, Millis(0));
   EXPECT_EQ(s, Status::kOk) << connector.failure_message();
   EXPECT_GE(connector.fd(), 0);
   connector.close();
@@ -244,12 +241,7 @@ TEST(TcpConnectorNames, EveryAddressFailedIsOneConnectFailureNamingThemAll) {
   TcpConnector connector(resolver);
   ASSERT_EQ(connector.open(http_url("both.test", port), "both.test", Millis(0), timeouts(1000)),
             Status::kOk);
-  Status s = connector.step(Millis(0));
-  for (int i = 0; i < 100 && s == Status::kWouldBlock; ++i) {
-    usleep(1000);
-    s = connector.step(Millis(0));
-  }
-  EXPECT_EQ(s, Status::kConnectFailed);
+  EXPECT_EQ(testing::settle(connector, Millis(0)), Status::kConnectFailed);
   const std::string p = std::to_string(port);
   const std::string refused = std::string(" (") + std::strerror(ECONNREFUSED) + ")";
   EXPECT_EQ(std::string(connector.failure_message()),

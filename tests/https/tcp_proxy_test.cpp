@@ -12,7 +12,9 @@
 #include <string>
 
 #include "stepback/https/dns/resolver.hpp"
+#include "stepback/https/poll_wait.hpp"
 #include "stepback/https/tcp_connector.hpp"
+#include "tests/support/settle.hpp"
 
 namespace stepback::https {
 namespace {
@@ -81,17 +83,7 @@ class Listener {
   std::uint16_t port_ = 0;
 };
 
-// Steps the connector until it stops answering kWouldBlock (bounded), waiting on its socket.
-Status settle(TcpConnector& connector, Millis now) {
-  Status s = connector.step(now);
-  for (int i = 0; i < 500 && s == Status::kWouldBlock; ++i) {
-    pollfd p{connector.fd(),
-             static_cast<short>(connector.wants() == IoInterest::kWrite ? POLLOUT : POLLIN), 0};
-    (void)poll(&p, 1, 10);
-    s = connector.step(now);
-  }
-  return s;
-}
+using testing::settle;
 
 struct Tunnel {
   Listener proxy;
@@ -133,9 +125,11 @@ TEST(TcpConnectorProxy, ATwoHundredAnswerHandsOverTheTunnel) {
   std::uint8_t buf[8];
   std::size_t n = 0;
   Status s = Status::kWouldBlock;
-  for (int i = 0; i < 500 && s == Status::kWouldBlock; ++i) {
+  for (int i = 0; i < testing::kSettleWaits && s == Status::kWouldBlock; ++i) {
     s = t.connector.stream().recv(MutableBytes{buf, sizeof buf}, &n);
-    if (s == Status::kWouldBlock) usleep(1000);
+    if (s == Status::kWouldBlock) {
+      (void)poll_wait(t.connector.fd(), IoInterest::kRead, testing::kSettleWait, Millis(0));
+    }
   }
   EXPECT_EQ(s, Status::kOk);
   EXPECT_EQ(std::string(reinterpret_cast<char*>(buf), n), "hello");

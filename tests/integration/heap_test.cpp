@@ -10,7 +10,6 @@
 
 #include <atomic>
 #include <cstddef>
-#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -170,19 +169,6 @@ class HeapFreeTest : public ::testing::Test {
                 usage.peak_footprint_bytes());
   }
 };
-
-TEST_F(HeapFreeTest, TheTrapSeesHeapCalls) {
-  long calls = 0;
-  {
-    HeapTrap trap;
-    int* volatile p = new int(7);
-    delete p;
-    void* volatile q = std::malloc(16);
-    std::free(q);
-    calls = trap.calls();
-  }
-  EXPECT_EQ(calls, 4);
-}
 
 TEST_F(HeapFreeTest, RetriesOnAKeptConnectionMakeNoHeapCalls) {
   run_trapped(R"([{"status": 503, "body": "busy"}, {"status": 503, "retry_info_proto": 0.2},

@@ -1,11 +1,14 @@
 """What the scripts that test the built `stepback` program share (tests/tools/*_test.py):
-the failure check, the reader of --trace output, an nginx on loopback, a scripted HTTP server
-on tests/support/loopback_server.py, and `ip` for the scripts that make network namespaces.
-Imported from the scripts' own folder (and by bench/'s scripts)."""
+the failure check, the bounded wait for a state, a server started on a port file, the reader
+of --trace output, an nginx on loopback, a scripted HTTP server on
+tests/support/loopback_server.py, and `ip` for the scripts that make network namespaces.
+Imported from the scripts' own folder (and by bench/'s scripts and
+tests/integration/memorystore/)."""
 import json
 import os
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 import loopback_server  # noqa: E402
@@ -15,6 +18,52 @@ def check(condition, message):
     """Ends the test with FAIL: message when condition is false."""
     if not condition:
         sys.exit("FAIL: " + message)
+
+
+def wait_until(cond, what, limit=10, proc=None, every=0.01):
+    """Polls cond() every `every` s until it gives a true value, and returns that value: a wait
+    for a state, never for a time. Ends the test with FAIL: WHAT when `limit` s pass first, or
+    when the process `proc` (a Popen, if given) has exited with cond() still false; `what` may
+    be a function, called for the text only then."""
+    deadline = time.monotonic() + limit
+    while True:
+        got = cond()
+        if got:
+            return got
+        ended = proc is not None and proc.poll() is not None
+        if ended or time.monotonic() >= deadline:
+            got = cond()  # What the process did before it ended.
+            if got:
+                return got
+            text = what() if callable(what) else what
+            why = f"exit {proc.returncode}" if ended else f"not within {limit} s"
+            sys.exit(f"FAIL: {text} ({why})")
+        time.sleep(every)
+
+
+def port_in(port_file):
+    """The port a server wrote to `port_file`, or None while it has not."""
+    try:
+        with open(port_file) as f:
+            text = f.read().strip()
+    except FileNotFoundError:
+        return None
+    return int(text) if text else None
+
+
+def start_server(argv, port_file, what, limit=10, **popen):
+    """Starts `argv` (subprocess.Popen with `popen`), a server that writes its port to
+    `port_file` once it accepts; returns (process, port). Ends the test with FAIL: WHAT did not
+    start (its stderr when piped) when it exits first or `limit` s pass, killing it."""
+    proc = subprocess.Popen(argv, **popen)
+
+    def failed():
+        proc.kill()
+        said = proc.communicate()[1]
+        said = said.decode(errors="replace") if isinstance(said, bytes) else said
+        return f"{what} did not start" + (f": {said.strip()}" if said else "")
+    port = wait_until(lambda: port_in(port_file), failed, limit, proc=proc)
+    return proc, port
 
 
 def trace_events(err, args):
@@ -128,17 +177,15 @@ http {{
 
 def start_nginx(nginx, directory, conf, ready):
     """Writes `conf` to directory/nginx.conf and starts `nginx` on it; returns the process once
-    ready() is true (polled every 50 ms, 10 s at most: else the test fails)."""
-    import subprocess
-    import time
+    ready() is true (10 s at most: else the test fails)."""
     path = os.path.join(directory, "nginx.conf")
     with open(path, "w") as f:
         f.write(conf)
     proc = subprocess.Popen([nginx, "-c", path, "-p", directory], stderr=subprocess.DEVNULL)
-    for _ in range(200):
-        if ready():
-            return proc
-        time.sleep(0.05)
-    proc.kill()
-    proc.wait()
-    sys.exit("FAIL: nginx did not come up")
+
+    def failed():
+        proc.kill()
+        proc.wait()
+        return "nginx did not come up"
+    wait_until(ready, failed, 10, proc=proc, every=0.05)
+    return proc

@@ -9,7 +9,6 @@ server started here on 127.0.0.1.
 import base64
 import errno
 import hashlib
-import json
 import os
 import re
 import shlex
@@ -22,7 +21,7 @@ import tempfile
 import threading
 import time
 
-from cli_support import check, free_port, trace_events
+from cli_support import check, free_port, trace_events, wait_until
 
 BINARY = sys.argv[1]
 
@@ -748,19 +747,27 @@ def case_get_meter_tmux():
     subprocess.run([tmux, "-L", server, "new-session", "-d", "-x", "160", "-y", "12", command],
                    check=True, timeout=10)
     screens = []
+
+    def capture():
+        return subprocess.run([tmux, "-L", server, "capture-pane", "-p"], capture_output=True,
+                              text=True, timeout=10).stdout
+
+    def captured_then_done():
+        screens.append(capture())
+        return os.path.exists(done)
+
+    def drawn_to_the_end():
+        # The program has exited; tmux may not have drawn its last line yet.
+        screen = capture()
+        lines = [l for l in screen.splitlines() if l.strip()]
+        return screen if lines[-1:] == ["attempt 1: 200 OK"] else None
     try:
-        end = time.monotonic() + 30
-        while time.monotonic() < end and not os.path.exists(done):
-            p = subprocess.run([tmux, "-L", server, "capture-pane", "-p"], capture_output=True,
-                               text=True, timeout=10)
-            screens.append(p.stdout)
-            time.sleep(0.1)
-        time.sleep(0.2)
-        final = subprocess.run([tmux, "-L", server, "capture-pane", "-p"], capture_output=True,
-                               text=True, timeout=10).stdout
+        wait_until(captured_then_done, lambda: f"the command did not end: {screens[-1:]!r}", 30,
+                   every=0.1)
+        final = wait_until(drawn_to_the_end, lambda: f"the final screen: {capture()!r}", 10,
+                           every=0.05)
     finally:
         subprocess.run([tmux, "-L", server, "kill-server"], capture_output=True, timeout=10)
-    check(os.path.exists(done), f"the command did not end: {screens[-1:]!r}")
     with open(done) as f:
         check(f.read().strip() == "exit=0", f"exit: {open(done).read()!r}")
     meter = re.compile(r"^attempt 1: 200 OK, ([0-9.]+) MB of 4\.0 MB \(([0-9]+)%\), [0-9.]+ MB/s"

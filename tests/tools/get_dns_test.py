@@ -15,7 +15,7 @@ import tempfile
 import threading
 import time
 
-from cli_support import check
+from cli_support import check, start_server
 
 BINARY, DNS_SERVER, TRAP = sys.argv[1], sys.argv[2], sys.argv[3]
 
@@ -33,16 +33,9 @@ def run(*args, timeout=30):
 class DnsServer:
     def __init__(self, tmp):
         port_file = os.path.join(tmp, "dns.port")
-        self.process = subprocess.Popen(
-            [sys.executable, DNS_SERVER, "--port-file", port_file, "--lifetime", "60"])
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            if os.path.exists(port_file) and open(port_file).read().strip():
-                self.port = int(open(port_file).read())
-                return
-            time.sleep(0.02)
-        self.process.kill()
-        sys.exit("FAIL: dns_server.py did not start")
+        self.process, self.port = start_server(
+            [sys.executable, DNS_SERVER, "--port-file", port_file, "--lifetime", "60"], port_file,
+            "dns_server.py")
 
     def servers(self):
         return f"127.0.0.1:{self.port}"

@@ -19,7 +19,7 @@ import sys
 import tempfile
 import time
 
-from cli_support import check, free_port, nginx_conf, start_nginx, trace_events
+from cli_support import check, free_port, nginx_conf, start_nginx, trace_events, wait_until
 
 BINARY = sys.argv[1]
 NGINX = sys.argv[2]
@@ -77,8 +77,11 @@ class Nginx:
                                    capture_output=True).returncode == 0)
 
     def write(self, name, data):
-        with open(os.path.join(self.dir, "www", name), "wb") as f:
+        with open(self.path(name), "wb") as f:
             f.write(data)
+
+    def path(self, name):
+        return os.path.join(self.dir, "www", name)
 
     def url(self, path):
         return f"http://127.0.0.1:{self.port}{path}"
@@ -98,26 +101,47 @@ def get(*args, timeout=30):
     return p.returncode, p.stdout, p.stderr
 
 
-def start_and_stop(args, after, sig=signal.SIGKILL):
-    """Runs `stepback get ARGS`, sends it `sig` `after` s in; returns the process, ended."""
+def part_holds(out, size):
+    """Whether OUT.part holds more than `size` bytes (the body's bytes written so far)."""
+    part = out + ".part"
+    return os.path.exists(part) and os.path.getsize(part) > size
+
+
+def checkpointed(out):
+    """Whether OUT.part.state exists: a checkpoint was made (written whole, then renamed)."""
+    return os.path.exists(out + ".part.state")
+
+
+def start_and_stop(args, ready, what, sig=signal.SIGKILL, then=0.0):
+    """Runs `stepback get ARGS`, waits (bounded) until ready() holds, the state the signal is
+    meant to find (else fails with `what`), and `then` s more, and sends it `sig`; returns the
+    process, ended."""
     p = subprocess.Popen([BINARY, "get", *PROFILE, *args], stdout=subprocess.DEVNULL,
                          stderr=subprocess.PIPE, text=True)
-    time.sleep(after)
-    p.send_signal(sig)
-    p.stderr_text = p.communicate(timeout=20)[1]
+    try:
+        wait_until(ready, what, 30, proc=p)
+        time.sleep(then)
+        p.send_signal(sig)
+        p.stderr_text = p.communicate(timeout=20)[1]
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
     return p
 
 
-def kill_and_resume(nginx, tmp, kill_after):
-    """Starts a download, SIGKILLs it `kill_after` s in, runs it again to the end; returns
-    (bytes fetched twice: what the killed run had written past the checkpoint the second run
-    went on from, checkpoint writes per MiB of the second run, its checkpoints event)."""
+def kill_and_resume(nginx, tmp, ready, kill_after):
+    """Starts a download, SIGKILLs it `kill_after` s after ready(out) holds, runs it again to
+    the end; returns (bytes fetched twice: what the killed run had written past the checkpoint
+    the second run went on from, checkpoint writes per MiB of the second run, its checkpoints
+    event)."""
     out = os.path.join(tmp, "big.out")
     for leftover in (out, out + ".part", out + ".part.state"):
         if os.path.exists(leftover):
             os.remove(leftover)
     args = [nginx.url("/latest"), "-o", out, "--trace"]
-    start_and_stop(args, kill_after)
+    start_and_stop(args, lambda: ready(out), f"{args}: the download did not get going",
+                   then=kill_after)
     check(os.path.exists(out + ".part"), f"killed at {kill_after:.2f} s: no {out}.part")
     # What the killed run had received and written (up to one stdio buffer more was lost).
     written = os.path.getsize(out + ".part")
@@ -141,13 +165,13 @@ def kill_and_resume(nginx, tmp, kill_after):
 
 
 def case_kill9():
-    # Killed after the first checkpoint (2 s at 1 MiB/s), the second run fetches at most what
+    # Killed at a random point after the first checkpoint, the second run fetches at most what
     # arrived after the last checkpoint: one interval at the capped rate, plus a buffer.
     with tempfile.TemporaryDirectory() as tmp:
         nginx = Nginx(tmp)
         try:
-            kill_after = random.uniform(INTERVAL_S + 0.7, 5.0)
-            twice, _, resumed = kill_and_resume(nginx, tmp, kill_after)
+            kill_after = random.uniform(0.0, INTERVAL_S + 0.5)
+            twice, _, resumed = kill_and_resume(nginx, tmp, checkpointed, kill_after)
             check(resumed and resumed[0]["resumed_from"] > 0,
                   f"killed at {kill_after:.2f} s, the second run did not go on: {resumed}")
             bound = INTERVAL_S * RATE + 512 * 1024
@@ -169,11 +193,13 @@ def case_changed():
         try:
             out = os.path.join(tmp, "big.out")
             args = [nginx.url("/slow/big.bin"), "-o", out, "--trace"]
-            start_and_stop(args, INTERVAL_S + 1.0)
-            check(os.path.exists(out + ".part.state"), "no checkpoint after 3 s")
+            start_and_stop(args, lambda: checkpointed(out), "no checkpoint")
             new = random.Random(8).randbytes(SIZE // 2)
-            time.sleep(1.1)  # A new mtime second, so a new ETag.
+            old_mtime = os.stat(nginx.path("big.bin")).st_mtime_ns
             nginx.write("big.bin", new)
+            # A new mtime second, so a new ETag and Last-Modified.
+            new_mtime = old_mtime + 2 * 10**9
+            os.utime(nginx.path("big.bin"), ns=(new_mtime, new_mtime))
             code, _, err = get(*args)
             check(code == 0, f"{args} exited {code}: {err}")
             with open(out, "rb") as f:
@@ -189,7 +215,7 @@ def case_refused_state():
         try:
             out = os.path.join(tmp, "big.out")
             args = [nginx.url("/slow/big.bin"), "-o", out]
-            start_and_stop(args, INTERVAL_S + 1.0)
+            start_and_stop(args, lambda: checkpointed(out), "no checkpoint")
             state = out + ".part.state"
             with open(state, "rb") as f:
                 good = f.read()
@@ -218,7 +244,8 @@ def case_sigint():
         try:
             out = os.path.join(tmp, "big.out")
             args = [nginx.url("/slow/big.bin"), "-o", out, "--trace"]
-            p = start_and_stop(args, 1.0, signal.SIGINT)
+            p = start_and_stop(args, lambda: part_holds(out, 0), "no body byte was written",
+                               signal.SIGINT)
             check(p.returncode == 130, f"SIGINT: exit {p.returncode}: {p.stderr_text}")
             size = os.path.getsize(out + ".part")
             check(size > 0 and os.path.exists(out + ".part.state"),
@@ -296,7 +323,9 @@ def case_range_size():
             # the checkpoint with a piece that starts there.
             os.remove(out)
             args = [nginx.url("/hashed/big.bin"), "-o", out, "--range-size", "512K"]
-            p = start_and_stop(args, 1.5, signal.SIGINT)
+            # In the middle: past the first piece.
+            p = start_and_stop(args, lambda: part_holds(out, 512 * 1024), "the first piece never "
+                               "came whole", signal.SIGINT)
             check(p.returncode == 130, f"Ctrl-C: exit {p.returncode}: {p.stderr_text}")
             kept = os.path.getsize(out + ".part")
             check(0 < kept < SIZE, f"Ctrl-C left {kept} bytes")
@@ -406,11 +435,11 @@ def case_defer():
             with open(out, "rb") as f:
                 check(f.read() == nginx.big, "the file differs")
             # nginx logs a request when it ends, which may come after the client is done.
-            for _ in range(200):
-                ranges = [line[3] for line in nginx.log() if line[0] == "/fast/big.bin"]
-                if len(ranges) >= 2:
-                    break
-                time.sleep(0.025)
+            def logged_ranges():
+                return [line[3] for line in nginx.log() if line[0] == "/fast/big.bin"]
+            wait_until(lambda: len(logged_ranges()) >= 2,
+                       lambda: f"nginx logged no second run: {logged_ranges()}")
+            ranges = logged_ranges()
             check(len(ranges) == 2 and f"bytes={kept[0]['delivered']}-" in ranges[1],
                   f"the second run did not go on by Range: {ranges}")
             # A server's Retry-After longer than --defer-after: deferred with its time.
@@ -451,8 +480,9 @@ def bench(n):
         nginx = Nginx(tmp)
         try:
             for _ in range(n):
-                kill_after = random.uniform(0.3, SIZE / RATE - 0.3)
-                twice, per_mib, _ = kill_and_resume(nginx, tmp, kill_after)
+                kill_after = random.uniform(0.0, SIZE / RATE - 0.6)
+                twice, per_mib, _ = kill_and_resume(nginx, tmp, lambda out: part_holds(out, 0),
+                                                    kill_after)
                 rows.append((kill_after, twice, per_mib))
                 print(f"killed at {kill_after:5.2f} s: {twice:8d} bytes fetched twice, "
                       f"{per_mib:.2f} checkpoint writes per MiB after it")

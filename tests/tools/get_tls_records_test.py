@@ -13,9 +13,8 @@ import random
 import subprocess
 import sys
 import tempfile
-import time
 
-from cli_support import check, free_port, nginx_conf, start_nginx
+from cli_support import check, free_port, nginx_conf, start_nginx, wait_until
 
 BINARY = sys.argv[1]
 NGINX = sys.argv[2]
@@ -91,11 +90,8 @@ def get(nginx, tmp, *args):
 
 def logged_protocols(nginx, count):
     """nginx logs a request after answering it: waits (bounded) for `count` lines."""
-    for _ in range(200):
-        protocols = nginx.protocols()
-        if len(protocols) >= count:
-            return protocols
-        time.sleep(0.05)
+    wait_until(lambda: len(nginx.protocols()) >= count,
+               lambda: f"nginx logged fewer than {count} requests: {nginx.protocols()}")
     return nginx.protocols()
 
 

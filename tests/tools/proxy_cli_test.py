@@ -17,9 +17,8 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
 
-from cli_support import check, free_port, nginx_conf, start_nginx
+from cli_support import check, free_port, nginx_conf, start_nginx, start_server, wait_until
 
 BINARY, NGINX, MAKE_CERTS, UPLOAD_SERVER = sys.argv[1:5]
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -54,18 +53,6 @@ def listening(port):
         return True
     except OSError:
         return False
-
-
-def wait_until(condition, what, seconds=10):
-    """Waits (bounded) for condition(); fails with `what` when it does not come, or, with
-    `what` None, answers whether it came."""
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() >= deadline:
-            check(what is None, what)
-            return False
-        time.sleep(0.05)
-    return True
 
 
 def env_with(**proxy_vars):
@@ -130,10 +117,8 @@ class ScriptedProxy:
         args = [sys.executable, script_path, "--port-file", port_file, "--log-file", self.log_file, "--script", script, "--lifetime", "60"]
         if auth:
             args += ["--auth", auth]
-        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        wait_until(lambda: os.path.exists(port_file), "the scripted proxy did not start")
-        with open(port_file) as f:
-            self.port = int(f.read())
+        self.proc, self.port = start_server(args, port_file, "the scripted proxy",
+                                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     def url(self, userinfo=""):
         return f"http://{userinfo}127.0.0.1:{self.port}"
@@ -309,11 +294,11 @@ http_access deny all
         self.proc = subprocess.Popen([shutil.which("squid") or "/usr/sbin/squid", "-N", "-f",
                                       conf], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                      cwd=self.dir)
-        if not wait_until(lambda: listening(self.open) and listening(self.authed),
-                          None):
+        def failed():
             cache_log = os.path.join(self.dir, "cache.log")
             said = open(cache_log).read()[-600:] if os.path.exists(cache_log) else ""
-            check(False, f"squid did not start; its cache.log ends: {said}")
+            return f"squid did not start; its cache.log ends: {said}"
+        wait_until(lambda: listening(self.open) and listening(self.authed), failed)
 
     def log(self):
         path = os.path.join(self.dir, "access.log")
@@ -375,15 +360,13 @@ def upload_through(tmp, proxy_url, env_proxy=False):
     subprocess.run(["bash", MAKE_CERTS, shutil.which("openssl"), pki], check=True,
                    capture_output=True)
     port_file = os.path.join(server_dir, "port")
-    server = subprocess.Popen([sys.executable, UPLOAD_SERVER, "--port-file", port_file,
-                               "--log-file", os.path.join(server_dir, "log"), "--objects", objects,
-                               "--lifetime", "60", "--cert", os.path.join(pki, "server.pem"),
-                               "--key", os.path.join(pki, "server.key")],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server, port = start_server([sys.executable, UPLOAD_SERVER, "--port-file", port_file,
+                                 "--log-file", os.path.join(server_dir, "log"), "--objects",
+                                 objects, "--lifetime", "60", "--cert",
+                                 os.path.join(pki, "server.pem"), "--key",
+                                 os.path.join(pki, "server.key")], port_file, "the upload server",
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        wait_until(lambda: os.path.exists(port_file), "the upload server did not start")
-        with open(port_file) as f:
-            port = int(f.read())
         path = os.path.join(server_dir, "body.bin")
         data = bytes((i * 7) & 0xFF for i in range(256 * 1024 + 99))
         with open(path, "wb") as f:
@@ -451,7 +434,7 @@ def case_squid():
                         sum(forward in line for line in log))
 
             wait_until(lambda: all(n >= want for n, want in zip(counts(), (2, 2, 1))),
-                       f"squid's log lacks runs: {squid.log()}")
+                       lambda: f"squid's log lacks runs: {squid.log()}")
             check(counts() == (2, 2, 1),
                   f"two tunnels (not the no_proxy runs), two 407, one forwarded GET: "
                   f"{squid.log()}")

@@ -21,7 +21,7 @@ import sys
 import tempfile
 import time
 
-from cli_support import check, free_port, nginx_conf, start_nginx
+from cli_support import check, free_port, nginx_conf, start_nginx, start_server, wait_until
 
 BINARY, NGINX, UPLOAD_SERVER = sys.argv[1], sys.argv[2], sys.argv[3]
 MIB = 1024 * 1024
@@ -73,17 +73,10 @@ class UploadServer:
             f.write("[]")
         port_file = os.path.join(tmp, "port")
         self.log_file = os.path.join(tmp, "requests.log")
-        self.proc = subprocess.Popen(
+        self.proc, self.port = start_server(
             [sys.executable, UPLOAD_SERVER, "--port-file", port_file, "--log-file",
              self.log_file, "--objects", self.objects, "--script", script, "--lifetime", "120"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        for _ in range(200):
-            if os.path.exists(port_file) and os.path.getsize(port_file) > 0:
-                break
-            check(self.proc.poll() is None, "the upload server died")
-            time.sleep(0.05)
-        with open(port_file) as f:
-            self.port = int(f.read())
+            port_file, "the upload server", stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     def url(self, name):
         return f"http://127.0.0.1:{self.port}/upload?uploadType=resumable&name={name}"
@@ -115,14 +108,6 @@ def run(*args, timeout=90):
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return p.returncode, p.stdout, p.stderr.decode(errors="replace"), seconds, cpu
-
-
-def wait_for(condition, what, limit_s=30):
-    """Waits (bounded) until condition() holds: server or file state, not time."""
-    deadline = time.monotonic() + limit_s
-    while not condition():
-        check(time.monotonic() < deadline, f"timed out waiting for {what}")
-        time.sleep(0.02)
 
 
 def body_of(size, seed):
@@ -159,8 +144,8 @@ def case_get_sigint():
             p = subprocess.Popen([BINARY, *args], stdout=subprocess.DEVNULL,
                                  stderr=subprocess.PIPE, text=True)
             part = out + ".part"
-            wait_for(lambda: os.path.exists(part) and os.path.getsize(part) >= 256 * 1024,
-                     "the first 256 KiB")
+            wait_until(lambda: os.path.exists(part) and os.path.getsize(part) >= 256 * 1024,
+                       "the first 256 KiB never came", 30, proc=p)
             p.send_signal(signal.SIGINT)
             _, err = p.communicate(timeout=20)
             check(p.returncode == 130, f"SIGINT: exit {p.returncode}: {err}")
@@ -223,8 +208,8 @@ def upload_sigint(with_state):
                 args += ["--state", state]
             p = subprocess.Popen([BINARY, *args], stdout=subprocess.DEVNULL,
                                  stderr=subprocess.PIPE, text=True)
-            wait_for(lambda: any(r.get("kind") == "chunk" and r.get("answer") == 308
-                                 for r in server.log()), "a committed chunk")
+            wait_until(lambda: any(r.get("kind") == "chunk" and r.get("answer") == 308
+                                   for r in server.log()), "no chunk was committed", 30, proc=p)
             p.send_signal(signal.SIGINT)
             _, err = p.communicate(timeout=20)
             check(p.returncode == 130, f"SIGINT: exit {p.returncode}: {err}")

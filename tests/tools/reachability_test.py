@@ -30,7 +30,7 @@ import sys
 import tempfile
 import time
 
-from cli_support import check, ip, namespaces_unavailable, trace_events
+from cli_support import check, ip, namespaces_unavailable, start_server, trace_events
 
 BINARY, DNS_SERVER = sys.argv[1], sys.argv[2]
 ID = f"{os.getpid() % 100000}"
@@ -86,18 +86,8 @@ def remove_namespaces():
 
 def start_in(namespace, argv, port_file, tmp):
     """Starts `argv` in `namespace` and waits for its port file; (process, port)."""
-    path = os.path.join(tmp, port_file)
-    p = subprocess.Popen(["ip", "netns", "exec", namespace, *argv])
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        if os.path.exists(path):
-            with open(path) as f:
-                text = f.read().strip()
-            if text:
-                return p, int(text)
-        time.sleep(0.02)
-    p.kill()
-    sys.exit(f"FAIL: {argv[:3]} did not start in {namespace}")
+    return start_server(["ip", "netns", "exec", namespace, *argv], os.path.join(tmp, port_file),
+                        f"{argv[:3]} in {namespace}")
 
 
 def http_server(namespace, address, tmp, name):

@@ -26,9 +26,8 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
 
-from cli_support import check, free_port, nginx_conf, start_nginx
+from cli_support import check, free_port, nginx_conf, start_nginx, wait_until
 
 BINARY = sys.argv[1]
 OPENSSL = sys.argv[2]
@@ -125,16 +124,6 @@ def get(url, ca, out):
     return p.returncode, p.stderr, body
 
 
-def wait_for(probe, what):
-    """Polls probe() every 20 ms, 15 s at most (the server's state, bounded): its result."""
-    for _ in range(750):
-        result = probe()
-        if result:
-            return result
-        time.sleep(0.02)
-    sys.exit(f"FAIL: {what}")
-
-
 def read(path):
     with open(path, errors="replace") as f:
         return f.read()
@@ -157,20 +146,16 @@ class SServer:
                     [shutil.which("stdbuf") or "stdbuf", "-o0", OPENSSL, "s_server",
                      "-accept", f"127.0.0.1:{self.port}", *self.args],
                     cwd=self.www, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-            if self.wait_ready():
-                return
-        sys.exit(f"FAIL: s_server {' '.join(self.args)} did not start: {read(self.trace)}")
-
-    def wait_ready(self):
-        """True once it prints ACCEPT (listening); False if it exits first."""
-        for _ in range(750):
+            # Listening once it prints ACCEPT; an exit first is a port taken.
+            wait_until(lambda: "ACCEPT" in read(self.trace) or self.proc.poll() is not None,
+                       self.not_started, 15)
             if "ACCEPT" in read(self.trace):
-                return True
-            if self.proc.poll() is not None:
-                return False
-            time.sleep(0.02)
+                return
+        sys.exit(f"FAIL: {self.not_started()}")
+
+    def not_started(self):
         self.stop()
-        return False
+        return f"s_server {' '.join(self.args)} did not start: {read(self.trace)}"
 
     def url(self):
         return f"https://127.0.0.1:{self.port}/big.bin"
@@ -255,9 +240,9 @@ def case_s_server(key):
                     results.append((name, f"exit {code}, {got}; client stderr:\n{err}\n"
                                     f"s_server trace tail:\n{read(server.trace)[-3000:]}", ""))
                     continue
-                seen = wait_for(lambda s=server: parse_trace(read(s.trace)),
-                                f"{name}: s_server's trace lacks the handshake: "
-                                f"{read(server.trace)[-3000:]}")
+                seen = wait_until(lambda s=server: parse_trace(read(s.trace)),
+                                  lambda s=server, n=name: f"{n}: s_server's trace lacks the "
+                                  f"handshake: {read(s.trace)[-3000:]}", 15)
                 problems = expect_negotiated(key, version, group, seen["version"], seen["suite"],
                                              seen["group"] == GROUPS[group][2])
                 sig_prefix = KEYS[key][2]
@@ -337,7 +322,7 @@ def case_nginx(key):
                                     f"nginx error.log tail:\n{read(error_log)[-2000:]}", ""))
                     continue
                 # nginx logs a request after answering it: wait (bounded) for its line.
-                fields = wait_for(lambda p=port: logged(p), f"{name}: nginx logged nothing")
+                fields = wait_until(lambda p=port: logged(p), f"{name}: nginx logged nothing", 15)
                 _, protocol, suite, curve, status, sent, _ = fields
                 problems = expect_negotiated(key, version, group, protocol, suite,
                                              curve == GROUPS[group][1])

@@ -14,7 +14,7 @@ import sys
 import tempfile
 import time
 
-from cli_support import check, trace_events
+from cli_support import check, start_server, trace_events, wait_until
 
 BINARY, SERVER, MAKE_CERTS = sys.argv[1], sys.argv[2], sys.argv[3]
 CHUNK = 256 * 1024
@@ -47,15 +47,8 @@ class Server:
             args += ["--cert", os.path.join(pki, "server.pem"), "--key",
                      os.path.join(pki, "server.key")]
             self.ca = os.path.join(pki, "ca.pem")
-        self.process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        deadline = time.monotonic() + 10
-        while not os.path.exists(port_file):
-            if self.process.poll() is not None:
-                sys.exit("FAIL: the upload server died: %s" % self.process.stderr.read().decode())
-            check(time.monotonic() < deadline, "the upload server did not start")
-            time.sleep(0.05)
-        with open(port_file) as f:
-            self.port = int(f.read())
+        self.process, self.port = start_server(args, port_file, "the upload server",
+                                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         self.scheme = "https" if tls else "http"
 
     def url(self, name="object"):
@@ -432,14 +425,12 @@ class Traced:
 def saved_wait(state, timeout=5):
     """Waits until the state file records a wait (it is written just after the wait event
     is printed), then returns its retry state."""
-    deadline = time.monotonic() + timeout
-    while True:
-        if os.path.exists(state):
-            saved = retry_state(open(state, "rb").read())
-            if saved[1] > 0:
-                return saved
-        check(time.monotonic() < deadline, "the wait was never saved")
-        time.sleep(0.005)
+    def saved():
+        if not os.path.exists(state):
+            return None
+        retry = retry_state(open(state, "rb").read())
+        return retry if retry[1] > 0 else None
+    return wait_until(saved, "the wait was never saved", timeout, every=0.005)
 
 
 def state_args(path, server, state, *extra):
@@ -477,10 +468,8 @@ def case_state_kills():
                   f"the restored wait: {second}")
             second = run2.next_event()
         check(second["event"] == "query", f"first exchange {second}")
-        deadline = time.monotonic() + 20
-        while not any(r.get("answer") == "stall" for r in server.kinds("chunk")):
-            check(time.monotonic() < deadline, "the server never stalled")
-            time.sleep(0.02)
+        wait_until(lambda: any(r.get("answer") == "stall" for r in server.kinds("chunk")),
+                   "the server never stalled", 20)
         run2.kill()
 
         # 3. Restored after a kill mid-chunk; killed again between two chunks.

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "stepback/https/http/http_date.hpp"
+#include "tests/support/case_label.hpp"
 
 namespace stepback::https {
 namespace {
@@ -43,19 +44,9 @@ struct DateCase {
   std::optional<std::int64_t> unix_seconds;
 };
 
-// A CTest-friendly rendering of a case's text: letters and digits, the rest as '_'.
-std::string label(std::string_view text) {
-  std::string out;
-  for (const char c : text.substr(0, 40)) {
-    const bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-    out += alnum ? c : '_';
-  }
-  return out.empty() ? "empty" : out;
-}
+void PrintTo(const DateCase& c, std::ostream* os) { *os << testing::case_label(c.text); }
 
-void PrintTo(const DateCase& c, std::ostream* os) { *os << label(c.text); }
-
-class Http1DateTable : public testing::TestWithParam<DateCase> {};
+class Http1DateTable : public ::testing::TestWithParam<DateCase> {};
 
 TEST_P(Http1DateTable, Parses) {
   const DateCase& c = GetParam();
@@ -66,7 +57,7 @@ constexpr std::optional<std::int64_t> kBad = std::nullopt;
 
 INSTANTIATE_TEST_SUITE_P(
     Formats, Http1DateTable,
-    testing::Values(
+    ::testing::Values(
         DateCase{"Sun, 06 Nov 1994 08:49:37 GMT", kRfcExample},
         DateCase{"Sunday, 06-Nov-94 08:49:37 GMT", kRfcExample},
         DateCase{"Sun Nov  6 08:49:37 1994", kRfcExample},
@@ -167,9 +158,9 @@ struct RetryAfterCase {
   std::optional<Millis> delay;
 };
 
-void PrintTo(const RetryAfterCase& c, std::ostream* os) { *os << label(c.value); }
+void PrintTo(const RetryAfterCase& c, std::ostream* os) { *os << testing::case_label(c.value); }
 
-class Http1RetryAfterTable : public testing::TestWithParam<RetryAfterCase> {};
+class Http1RetryAfterTable : public ::testing::TestWithParam<RetryAfterCase> {};
 
 TEST_P(Http1RetryAfterTable, Interprets) {
   const RetryAfterCase& c = GetParam();
@@ -189,37 +180,37 @@ constexpr Millis ms_after_now(std::int64_t unix_seconds) {
 
 INSTANTIATE_TEST_SUITE_P(
     Values, Http1RetryAfterTable,
-    testing::Values(RetryAfterCase{"0", Millis(0)}, RetryAfterCase{"1", Millis(1000)},
-                    RetryAfterCase{"120", Millis(120000)}, RetryAfterCase{"00012", Millis(12000)},
-                    RetryAfterCase{"18446744073709551", Millis(18446744073709551000U)},
-                    RetryAfterCase{"18446744073709552", Millis::max()},
-                    RetryAfterCase{"18446744073709551616", Millis::max()},
-                    RetryAfterCase{"999999999999999999999999999999999999", Millis::max()},
-                    // HTTP-dates relative to now (Sun, 15 Jun 2025 12:00:00 GMT).
-                    RetryAfterCase{"Sun, 15 Jun 2025 12:00:30 GMT", Millis(30000)},
-                    RetryAfterCase{"Sunday, 15-Jun-25 12:01:00 GMT", Millis(60000)},
-                    RetryAfterCase{"Sun Jun 15 13:00:00 2025", Millis(3600000)},
-                    RetryAfterCase{"Sun, 15 Jun 2025 12:00:00 GMT", Millis(0)},
-                    RetryAfterCase{"Sun, 15 Jun 2025 11:59:59 GMT", Millis(0)},
-                    RetryAfterCase{"Sun, 06 Nov 1994 08:49:37 GMT", Millis(0)},
-                    RetryAfterCase{"Thu, 01 Jan 1970 00:00:00 GMT", Millis(0)},
-                    RetryAfterCase{"Mon, 01 Jan 1900 00:00:00 GMT", Millis(0)},
-                    RetryAfterCase{"Fri, 31 Dec 9999 23:59:59 GMT", ms_after_now(253402300799)},
-                    RetryAfterCase{"Tue, 29 Feb 2028 00:00:00 GMT",
-                                   ms_after_now(days_from_civil(2028, 2, 29) * 86400)},
-                    // 2028-02-29 is a Tuesday, but day names are not checked against the date.
-                    RetryAfterCase{"Sat, 29 Feb 2028 00:00:00 GMT",
-                                   ms_after_now(days_from_civil(2028, 2, 29) * 86400)},
-                    RetryAfterCase{"Sun, 29 Feb 2027 00:00:00 GMT",
-                                   kIgnored},  // No leap day in 2027.
-                    // Garbage is ignored, never trusted.
-                    RetryAfterCase{"", kIgnored}, RetryAfterCase{"abc", kIgnored},
-                    RetryAfterCase{"-5", kIgnored}, RetryAfterCase{"+5", kIgnored},
-                    RetryAfterCase{"1.5", kIgnored}, RetryAfterCase{"12 ", kIgnored},
-                    RetryAfterCase{" 12", kIgnored}, RetryAfterCase{"1e3", kIgnored},
-                    RetryAfterCase{"0x10", kIgnored}, RetryAfterCase{"12s", kIgnored},
-                    RetryAfterCase{"Xyz, 15 Jun 2025 12:00:30 GMT", kIgnored},
-                    RetryAfterCase{"Sun, 15 Jun 2025 12:00:30", kIgnored}));
+    ::testing::Values(RetryAfterCase{"0", Millis(0)}, RetryAfterCase{"1", Millis(1000)},
+                      RetryAfterCase{"120", Millis(120000)}, RetryAfterCase{"00012", Millis(12000)},
+                      RetryAfterCase{"18446744073709551", Millis(18446744073709551000U)},
+                      RetryAfterCase{"18446744073709552", Millis::max()},
+                      RetryAfterCase{"18446744073709551616", Millis::max()},
+                      RetryAfterCase{"999999999999999999999999999999999999", Millis::max()},
+                      // HTTP-dates relative to now (Sun, 15 Jun 2025 12:00:00 GMT).
+                      RetryAfterCase{"Sun, 15 Jun 2025 12:00:30 GMT", Millis(30000)},
+                      RetryAfterCase{"Sunday, 15-Jun-25 12:01:00 GMT", Millis(60000)},
+                      RetryAfterCase{"Sun Jun 15 13:00:00 2025", Millis(3600000)},
+                      RetryAfterCase{"Sun, 15 Jun 2025 12:00:00 GMT", Millis(0)},
+                      RetryAfterCase{"Sun, 15 Jun 2025 11:59:59 GMT", Millis(0)},
+                      RetryAfterCase{"Sun, 06 Nov 1994 08:49:37 GMT", Millis(0)},
+                      RetryAfterCase{"Thu, 01 Jan 1970 00:00:00 GMT", Millis(0)},
+                      RetryAfterCase{"Mon, 01 Jan 1900 00:00:00 GMT", Millis(0)},
+                      RetryAfterCase{"Fri, 31 Dec 9999 23:59:59 GMT", ms_after_now(253402300799)},
+                      RetryAfterCase{"Tue, 29 Feb 2028 00:00:00 GMT",
+                                     ms_after_now(days_from_civil(2028, 2, 29) * 86400)},
+                      // 2028-02-29 is a Tuesday, but day names are not checked against the date.
+                      RetryAfterCase{"Sat, 29 Feb 2028 00:00:00 GMT",
+                                     ms_after_now(days_from_civil(2028, 2, 29) * 86400)},
+                      RetryAfterCase{"Sun, 29 Feb 2027 00:00:00 GMT",
+                                     kIgnored},  // No leap day in 2027.
+                      // Garbage is ignored, never trusted.
+                      RetryAfterCase{"", kIgnored}, RetryAfterCase{"abc", kIgnored},
+                      RetryAfterCase{"-5", kIgnored}, RetryAfterCase{"+5", kIgnored},
+                      RetryAfterCase{"1.5", kIgnored}, RetryAfterCase{"12 ", kIgnored},
+                      RetryAfterCase{" 12", kIgnored}, RetryAfterCase{"1e3", kIgnored},
+                      RetryAfterCase{"0x10", kIgnored}, RetryAfterCase{"12s", kIgnored},
+                      RetryAfterCase{"Xyz, 15 Jun 2025 12:00:30 GMT", kIgnored},
+                      RetryAfterCase{"Sun, 15 Jun 2025 12:00:30", kIgnored}));
 
 }  // namespace
 }  // namespace stepback::https

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tests/support/case_label.hpp"
 #include "tests/support/heap_trap.hpp"
 
 namespace stepback::https {
@@ -44,17 +45,7 @@ struct ResolveCase {
   const char* expected;  // The absolute URL, or "!invalid_argument".
 };
 
-// A CTest-friendly rendering of a case: letters and digits, the rest as '_'.
-std::string label(std::string_view text) {
-  std::string out;
-  for (const char c : text.substr(0, 40)) {
-    const bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-    out += alnum ? c : '_';
-  }
-  return out.empty() ? "empty" : out;
-}
-
-void PrintTo(const ResolveCase& c, std::ostream* os) { *os << label(c.location); }
+void PrintTo(const ResolveCase& c, std::ostream* os) { *os << testing::case_label(c.location); }
 
 class ResolveTable : public ::testing::TestWithParam<ResolveCase> {};
 
@@ -370,7 +361,7 @@ struct OriginCase {
   bool same;
 };
 
-void PrintTo(const OriginCase& c, std::ostream* os) { *os << label(c.b); }
+void PrintTo(const OriginCase& c, std::ostream* os) { *os << testing::case_label(c.b); }
 
 class SameOriginTable : public ::testing::TestWithParam<OriginCase> {};
 

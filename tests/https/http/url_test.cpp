@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "stepback/https/http/url.hpp"
+#include "tests/support/case_label.hpp"
 
 namespace stepback::https {
 namespace {
@@ -19,19 +20,9 @@ struct UrlCase {
   const char* target = "";
 };
 
-// A CTest-friendly rendering of a case's text: letters and digits, the rest as '_'.
-std::string label(std::string_view text) {
-  std::string out;
-  for (const char c : text.substr(0, 40)) {
-    const bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-    out += alnum ? c : '_';
-  }
-  return out.empty() ? "empty" : out;
-}
+void PrintTo(const UrlCase& c, std::ostream* os) { *os << testing::case_label(c.text); }
 
-void PrintTo(const UrlCase& c, std::ostream* os) { *os << label(c.text); }
-
-class UrlTable : public testing::TestWithParam<UrlCase> {};
+class UrlTable : public ::testing::TestWithParam<UrlCase> {};
 
 TEST_P(UrlTable, Parses) {
   const UrlCase& c = GetParam();
@@ -52,7 +43,7 @@ TEST_P(UrlTable, Parses) {
 
 INSTANTIATE_TEST_SUITE_P(
     Urls, UrlTable,
-    testing::Values(
+    ::testing::Values(
         UrlCase{"https://example.com", true, true, "example.com", 443, "/"},
         UrlCase{"https://example.com/", true, true, "example.com", 443, "/"},
         UrlCase{"http://example.com/a", true, false, "example.com", 80, "/a"},

@@ -13,17 +13,15 @@ import sys
 import tempfile
 import time
 
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "tools"))
+from cli_support import check, start_server, wait_until  # noqa: E402
+
 BINARY = sys.argv[1]
 OPENSSL = sys.argv[2]
-HERE = os.path.dirname(os.path.abspath(__file__))
 MAKE_CERTS = os.path.join(HERE, "..", "make_certs.sh")
 TOKEN = "ya29.c.never-print-this-token"
 OTHER_TOKEN = "ya29.c.the-rotated-token"
-
-
-def check(condition, message):
-    if not condition:
-        sys.exit("FAIL: " + message)
 
 
 class Memorystore:
@@ -35,17 +33,12 @@ class Memorystore:
         for f in (self.port_file, self.log_file):
             if os.path.exists(f):
                 os.remove(f)
-        self.process = subprocess.Popen(
+        self.process, self.port = start_server(
             [sys.executable, os.path.join(HERE, "memorystore_server.py"),
              "--cert", os.path.join(pki, "server.pem"), "--key", os.path.join(pki, "server.key"),
              "--port-file", self.port_file, "--log-file", self.log_file, "--lifetime", "60",
-             *extra], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        end = time.monotonic() + 10
-        while not os.path.exists(self.port_file):
-            check(time.monotonic() < end and self.process.poll() is None, "server did not start")
-            time.sleep(0.05)
-        with open(self.port_file, encoding="utf-8") as f:
-            self.port = int(f.read())
+             *extra], self.port_file, "memorystore_server.py", stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL)
         self.ca = os.path.join(pki, "ca.pem")
 
     def instances(self, tail=""):
@@ -206,10 +199,8 @@ def case_token_file(pki, tmp):
                           server.instances("?instanceId=cache"), "--data", "{}",
                           "--token-file", token_file],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    end = time.monotonic() + 20
-    while server.log().count("kind=operation") < 1:
-        check(time.monotonic() < end and p.poll() is None, "no poll seen: " + server.log())
-        time.sleep(0.02)
+    wait_until(lambda: "kind=operation" in server.log(), lambda: "no poll seen: " + server.log(),
+               20, proc=p)
     tmp_file = token_file + ".new"
     with open(tmp_file, "w", encoding="utf-8") as f:
         f.write("  " + OTHER_TOKEN + "  \n")
