@@ -12,6 +12,7 @@ cd "$(dirname "$0")/.."
 scripts/lint.sh
 scripts/check_core.sh
 scripts/check_layers.sh
+scripts/check_sizes.sh
 scripts/check_mingw.sh
 scripts/check_android.sh
 
