@@ -26,6 +26,7 @@ failures=0
 report() {  # report <rule> <offending lines>
   if [[ -n "$2" ]]; then
     echo "check_layers: FAILED: $1" >&2
+    # shellcheck disable=SC2001  # every line indented
     echo "$2" | sed 's/^/    /' >&2
     failures=$((failures + 1))
   else
@@ -35,10 +36,11 @@ report() {  # report <rule> <offending lines>
 
 # The base includes only itself.
 base='stepback/https/(types|failure|transport)\.hpp'
-files=$(find https/include/stepback/https -maxdepth 1 -type f -regextype posix-extended \
-          -regex ".*/${base#stepback/https/}" 2>/dev/null | sort || true)
+mapfile -t files < <(find https/include/stepback/https -maxdepth 1 -type f -regextype posix-extended \
+                       -regex ".*/${base#stepback/https/}" 2>/dev/null | sort)
 bad=""
-[[ -z "$files" ]] || bad=$(grep -HnE '#include\s*"stepback/https/' $files | grep -vE "#include\s*\"($base)" || true)
+[[ ${#files[@]} -eq 0 ]] ||
+  bad=$(grep -HnE '#include\s*"stepback/https/' "${files[@]}" | grep -vE "#include\s*\"($base)" || true)
 report "https/'s base (types, failure, transport) includes only itself" "$bad"
 
 # The sub-rooms of https/ and what each may include besides the base and itself: a room
@@ -62,14 +64,14 @@ for room in "${!allowed[@]}"; do
     ok="$ok|stepback/https/${other//./\\.}"
     ok_src="$ok_src|${other//./\\.}"
   done
-  files=$(find "https/include/stepback/https/$room" "https/src/$room" -type f 2>/dev/null | sort || true)
-  if [[ -z "$files" ]]; then
+  mapfile -t files < <(find "https/include/stepback/https/$room" "https/src/$room" -type f 2>/dev/null | sort)
+  if [[ ${#files[@]} -eq 0 ]]; then
     report "https/$room includes only the base${allowed[$room]:+, ${allowed[$room]}} and itself (no files yet)" ""
     continue
   fi
   # Our includes: "stepback/https/..." and src-relative "<room>/..." forms.
-  bad=$(grep -HnE '#include\s*"stepback/https/' $files | grep -vE "#include\s*\"($ok)" || true)
-  bad_src=$(grep -HnE "#include\s*\"($subrooms)/" $files | grep -vE "#include\s*\"($ok_src)" || true)
+  bad=$(grep -HnE '#include\s*"stepback/https/' "${files[@]}" | grep -vE "#include\s*\"($ok)" || true)
+  bad_src=$(grep -HnE "#include\s*\"($subrooms)/" "${files[@]}" | grep -vE "#include\s*\"($ok_src)" || true)
   report "https/$room includes only the base${allowed[$room]:+, ${allowed[$room]}} and itself" \
     "$(printf '%s\n%s' "$bad" "$bad_src" | sed '/^$/d')"
 done
