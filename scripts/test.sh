@@ -35,11 +35,11 @@ scripts/test_cross.sh "$desktop_log" 2>&1 | tee -a "$log"
 # target ones as not passing there).
 heap_trap="the heap trap replaces malloc, which AddressSanitizer owns"
 allowed_skips=(
-  "linux-armhf-mobile https.gcm_test.GcmEngine.CounterWrapsModulo2To32 32-bit ARM has no pipelined AES-GCM engine; the software path's counter is mbedTLS's own"
+  "linux-armhf-mobile https.mbedtls.gcm_test.GcmEngine.CounterWrapsModulo2To32 32-bit ARM has no pipelined AES-GCM engine; the software path's counter is mbedTLS's own"
   "asan-ubsan core.core_alloc_free_test.AllocFree.* $heap_trap"
-  "asan-ubsan https.trust_store_test.TrustStoreTest.LookupsUseNoHeap $heap_trap"
-  "asan-ubsan https.integrity_test.IntegrityCheck.MakesNoHeapCalls $heap_trap"
-  "asan-ubsan https.redirect_test.ResolveLocation.MakesNoHeapCalls $heap_trap"
+  "asan-ubsan https.tls.trust_store_test.TrustStoreTest.LookupsUseNoHeap $heap_trap"
+  "asan-ubsan https.integrity.integrity_test.IntegrityCheck.MakesNoHeapCalls $heap_trap"
+  "asan-ubsan https.http.redirect_test.ResolveLocation.MakesNoHeapCalls $heap_trap"
   "asan-ubsan integration.HeapFreeTest.* $heap_trap"
   "asan-ubsan integration.TrustStoreGetTest.VerifiedRequestThroughTheStoreMakesNoHeapCalls $heap_trap"
   "asan-ubsan integration.ResolverHeapTest.* $heap_trap"
@@ -48,7 +48,7 @@ allowed_skips=(
   "asan-ubsan transfer.transfer_download_test.Download.PauseAndResumeMakeNoHeapCalls $heap_trap"
   "asan-ubsan transfer.transfer_download_test.Download.PiecesMakeNoHeapCalls $heap_trap"
   "asan-ubsan transfer.transfer_download_test.KeptBytes.CheckingMakesNoHeapCalls $heap_trap"
-  "asan-ubsan https.hosts_file_test.HostsFileTest.ALargeFileIsReadInPiecesWithoutTheHeap $heap_trap"
+  "asan-ubsan https.dns.hosts_file_test.HostsFileTest.ALargeFileIsReadInPiecesWithoutTheHeap $heap_trap"
   "asan-ubsan integration.memorystore.MemorystoreHeap.* $heap_trap"
 )
 read -r total failed < <(awk '/tests passed, .* tests failed out of/ { t += $NF; f += $4 } END { print t + 0, f + 0 }' "$log")
