@@ -5,7 +5,8 @@
     scripts/function_sizes.py --self-test checks the measure on the snippets below
 
 A function's length is the number of lines from the "{" that opens its body to the "}" that
-closes it, both counted (blank and comment lines included). The measure is lexical, not a
+closes it, both counted (blank and comment lines included; one more than clang-tidy's
+readability-function-size counts). The measure is lexical, not a
 parser: comments, string and character literals (raw strings too) and preprocessor lines are
 blanked first; then, at namespace, class or file scope, a "{" whose head (the text since the
 previous ";", "{" or "}" at that scope) holds a parameter list opens a function body, found
