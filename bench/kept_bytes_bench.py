@@ -1,4 +1,4 @@
-"""What reading back a kept part costs on resume (transfer::check_kept_bytes, issue 34).
+"""What reading back a kept part costs on resume (transfer::check_kept_bytes).
 
 usage: kept_bytes_bench.py STEPBACK_BINARY [MIB] [RUNS]
   e.g. bench/kept_bytes_bench.py build/linux-armhf-mobile/tools/stepback 64 3

@@ -2,9 +2,11 @@
 # Checks the arrows between the library's rooms and between https/'s sub-rooms (docs/
 # architecture.md, "Layout"), and two portability rules the Android build taught us.
 #
-#   https/: base (types, failure, transport, poll_wait, detail/) <- tcp/ <- dns/;
-#           base <- integrity/ <- tls/ (base64 for pins and PEM); base <- http/; the connectors
-#           and the Client (top level) on top.
+#   https/: base (types, failure, transport, network: they include only each other) <- tcp/ <- dns/;
+#           base <- integrity/ <- tls/ (base64 for pins and PEM); base <- http/; detail/
+#           under http/, integrity/, tls/ and client/; client/ (the Client's parts) over http/,
+#           integrity/, detail/ and tcp/address.hpp, never client.hpp; the connectors, the
+#           Client and poll_wait (top level) on top.
 #           A sub-room includes only what its arrow allows, from public headers or from src/.
 #   transfer/: includes core, https and itself, never profiles, platform or tools.
 #   socklen: every socklen_t / ares_socklen_t / ai_addrlen in https/ and platform/ goes through
@@ -13,13 +15,18 @@
 #           constants and helpers inside that guard (AndroidResolver is also compiled at API 24
 #           with the unused-code warnings by tests/https/CMakeLists.txt).
 # Prints one line per rule; exits 1 with the offending lines when one is broken.
+#   scripts/check_layers.sh --self-test   runs the rules on fixture trees, each of which must
+#                                         pass or fail as expected (the normal run does first)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# check: runs every rule on the tree in the current directory; returns 1 if one is broken.
+check() {
 failures=0
 report() {  # report <rule> <offending lines>
   if [[ -n "$2" ]]; then
     echo "check_layers: FAILED: $1" >&2
+    # shellcheck disable=SC2001  # every line indented
     echo "$2" | sed 's/^/    /' >&2
     failures=$((failures + 1))
   else
@@ -27,7 +34,17 @@ report() {  # report <rule> <offending lines>
   fi
 }
 
-# The sub-rooms of https/ and what each may include besides the base and itself.
+# The base includes only itself.
+base='stepback/https/(types|failure|transport|network)\.hpp'
+mapfile -t files < <(find https/include/stepback/https -maxdepth 1 -type f -regextype posix-extended \
+                       -regex ".*/${base#stepback/https/}" 2>/dev/null | sort)
+bad=""
+[[ ${#files[@]} -eq 0 ]] ||
+  bad=$(grep -HnE '#include\s*"stepback/https/' "${files[@]}" | grep -vE "#include\s*\"($base)" || true)
+report "https/'s base (types, failure, transport, network) includes only itself" "$bad"
+
+# The sub-rooms of https/ and what each may include besides the base and itself: a room
+# (all of its headers) or one header of a room (room/name.hpp).
 declare -A allowed=(
   [tcp]=""
   [dns]="tcp"
@@ -35,29 +52,37 @@ declare -A allowed=(
   [http]="detail"
   [integrity]="detail"
   [detail]=""
+  [client]="http integrity detail tcp/address.hpp"
 )
-base='stepback/https/(types|failure|transport|poll_wait)\.hpp'
+subrooms=$(printf '%s|' "${!allowed[@]}")
+subrooms=${subrooms%|}
 for room in "${!allowed[@]}"; do
   ok="$base|stepback/https/$room/"
-  for other in ${allowed[$room]}; do ok="$ok|stepback/https/$other/"; done
-  files=$(find "https/include/stepback/https/$room" "https/src/$room" -type f 2>/dev/null || true)
-  [[ -n "$files" ]] || continue
+  ok_src="$room/"
+  for other in ${allowed[$room]}; do
+    [[ $other == */* ]] || other="$other/"
+    ok="$ok|stepback/https/${other//./\\.}"
+    ok_src="$ok_src|${other//./\\.}"
+  done
+  mapfile -t files < <(find "https/include/stepback/https/$room" "https/src/$room" -type f 2>/dev/null | sort)
+  if [[ ${#files[@]} -eq 0 ]]; then
+    report "https/$room includes only the base${allowed[$room]:+, ${allowed[$room]}} and itself (no files yet)" ""
+    continue
+  fi
   # Our includes: "stepback/https/..." and src-relative "<room>/..." forms.
-  bad=$(grep -nE '#include\s*"stepback/https/' $files | grep -vE "#include\s*\"($ok)" || true)
-  rooms="$room${allowed[$room]:+ ${allowed[$room]}}"
-  bad_src=$(grep -nE '#include\s*"(tcp|dns|tls|http|integrity|detail)/' $files |
-            grep -vE "#include\s*\"(${rooms// /|})/" || true)
+  bad=$(grep -HnE '#include\s*"stepback/https/' "${files[@]}" | grep -vE "#include\s*\"($ok)" || true)
+  bad_src=$(grep -HnE "#include\s*\"($subrooms)/" "${files[@]}" | grep -vE "#include\s*\"($ok_src)" || true)
   report "https/$room includes only the base${allowed[$room]:+, ${allowed[$room]}} and itself" \
     "$(printf '%s\n%s' "$bad" "$bad_src" | sed '/^$/d')"
 done
-bad=$(grep -rnE '#include\s*[<"]stepback/(profiles|platform|tools|transfer)/' https || true)
+bad=$(grep -rnE '#include\s*[<"]stepback/(profiles|platform|tools|transfer)/' https 2>/dev/null || true)
 report "https/ includes core and itself only" "$bad"
-bad=$(grep -rnE '#include\s*[<"]stepback/(profiles|platform|tools)/' transfer || true)
+bad=$(grep -rnE '#include\s*[<"]stepback/(profiles|platform|tools)/' transfer 2>/dev/null || true)
 report "transfer/ includes core, https and itself only" "$bad"
 
 # socklen: lines naming a socket length type or field must hand it to socket_length.hpp.
 bad=$(grep -rnE '\b(socklen_t|ares_socklen_t|ai_addrlen)\b' https/src https/include platform \
-        --include='*.cpp' --include='*.hpp' |
+        --include='*.cpp' --include='*.hpp' 2>/dev/null |
       grep -v '^https/src/tcp/socket_length.hpp:' |
       grep -vE 'checked_socket_length|to_socket_length|copy_socket_address' || true)
 report "socket lengths go through https/src/tcp/socket_length.hpp" "$bad"
@@ -66,7 +91,7 @@ report "socket lengths go through https/src/tcp/socket_length.hpp" "$bad"
 # __ANDROID_API__ >= N), a namespace-scope constexpr/const outside any such guard that is used
 # only inside one would be unused below N. Lists each constant used only under the guard.
 bad=""
-for f in $(grep -rlE '__ANDROID_API__\s*>=' https platform examples --include='*.cpp' || true); do
+for f in $(grep -rlE '__ANDROID_API__\s*>=' https platform examples --include='*.cpp' 2>/dev/null || true); do
   bad+=$(awk '
     /^#\s*if/ { depth++; api[depth] = ($0 ~ /__ANDROID_API__[ \t]*>=/) }
     /^#\s*else/ { if (api[depth]) api[depth] = 0 }
@@ -81,7 +106,63 @@ for f in $(grep -rlE '__ANDROID_API__\s*>=' https platform examples --include='*
 done
 report "constants used only under __ANDROID_API__ >= N are defined under it" "$bad"
 
-if [[ $failures -gt 0 ]]; then
+[[ $failures -eq 0 ]]
+}
+
+# self_test: each fixture is a tree of a few includes that the rules must pass or fail.
+self_test() {
+  local case expect got errors=0
+  root=$(mktemp -d)
+  trap 'rm -rf "$root"' EXIT
+  write() {  # write <case> <path> <include>...
+    local dir=$root/$1 path=$2
+    shift 2
+    mkdir -p "$dir/$(dirname "$path")"
+    printf '#include "%s"\n' "$@" >> "$dir/$path"
+  }
+  write empty https/include/stepback/https/types.hpp "stepback/core/millis.hpp"
+  write base_ok https/include/stepback/https/failure.hpp "stepback/https/types.hpp"
+  write base_ok https/include/stepback/https/poll_wait.hpp "stepback/https/client.hpp"
+  write base_bad https/include/stepback/https/transport.hpp "stepback/https/client.hpp"
+  write client_ok https/src/client/stage.cpp "stepback/https/client/stage.hpp" \
+    "stepback/https/types.hpp" "stepback/https/failure.hpp" "stepback/https/http/url.hpp" \
+    "stepback/https/integrity/crc32c.hpp" "stepback/https/detail/text.hpp" \
+    "stepback/https/tcp/address.hpp" "http/query.hpp" "client/stage.hpp"
+  write client_ok https/include/stepback/https/client/stage.hpp "stepback/https/http/url.hpp"
+  write client_includes_client_hpp https/src/client/stage.cpp "stepback/https/client.hpp"
+  write client_includes_client_hpp_public https/include/stepback/https/client/stage.hpp \
+    "stepback/https/client.hpp"
+  write client_includes_tcp https/src/client/stage.cpp "stepback/https/tcp/tcp_transport.hpp"
+  write client_includes_src_tcp https/src/client/stage.cpp "tcp/socket_length.hpp"
+  write client_includes_tls https/src/client/stage.cpp "stepback/https/tls/tls.hpp"
+  write http_includes_client https/src/http/url.cpp "client/stage.hpp"
+  write http_includes_client_public https/src/http/url.cpp "stepback/https/client/stage.hpp"
+  write tcp_includes_address https/src/tcp/x.cpp "stepback/https/tcp/address.hpp"
+  for case in empty base_ok base_bad client_ok client_includes_client_hpp \
+              client_includes_client_hpp_public client_includes_tcp client_includes_src_tcp \
+              client_includes_tls http_includes_client http_includes_client_public \
+              tcp_includes_address; do
+    expect=fail
+    [[ $case == *_ok || $case == empty || $case == tcp_includes_address ]] && expect=pass
+    got=pass
+    (cd "$root/$case" && check) > "$root/$case.log" 2>&1 || got=fail
+    if [[ $got != "$expect" ]]; then
+      echo "check_layers: self-test FAILED: fixture $case should $expect, did $got:" >&2
+      sed 's/^/    /' "$root/$case.log" >&2
+      errors=$((errors + 1))
+    fi
+  done
+  [[ $errors -eq 0 ]] || return 1
+  echo "check_layers: self-test ok"
+}
+
+case "${1:-}" in
+  "") ;;
+  --self-test) self_test; exit ;;
+  *) echo "usage: scripts/check_layers.sh [--self-test]" >&2; exit 2 ;;
+esac
+self_test
+if ! check; then
   echo "check_layers: $failures rule(s) broken" >&2
   exit 1
 fi

@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 # Tests that pass on the host but not on a target, as "preset ctest-name reason"; each is
 # expected to be missing from that target's passed tests (it skips there and says why).
 not_on_target=(
-  "linux-armhf-mobile https.gcm_test.GcmEngine.CounterWrapsModulo2To32 32-bit ARM has no pipelined AES-GCM engine; the software path's counter is mbedTLS's own"
+  "linux-armhf-mobile https.mbedtls.gcm_test.GcmEngine.CounterWrapsModulo2To32 32-bit ARM has no pipelined AES-GCM engine; the software path's counter is mbedTLS's own"
 )
 
 # Tests the desktop build has and no ARM build can run, as "ctest-name-pattern reason".

@@ -79,7 +79,7 @@ time_t stepback_mbedtls_time(time_t* timer);
 #define MBEDTLS_AES_C
 #define MBEDTLS_AES_ROM_TABLES
 /* AES only ever encrypts here (GCM and CTR_DRBG run the block cipher forwards; no CBC or ECB
- * decryption): the decryption tables and code left out, 5.6-6.4 KiB (bench/apk_footprint.sh). */
+ * decryption): the decryption tables and code left out (README, bench/apk_footprint.sh). */
 #define MBEDTLS_BLOCK_CIPHER_NO_DECRYPT
 #define MBEDTLS_AESNI_C
 #define MBEDTLS_AESCE_C
@@ -168,10 +168,10 @@ time_t stepback_mbedtls_time(time_t* timer);
 
 /* The small-RAM build (CMake option STEPBACK_SMALL_RAM) trades handshake CPU for RAM:
  * elliptic-curve multiplications by an unknown point with a window of 2 instead of 4 (the
- * precomputed points of an ECDSA verification live in the arena: about 3 KiB less at the
- * peak of a TLS 1.2 handshake), and 8 PSA key slots instead of 32 (1.3 KiB less static data;
- * a client handshake holds one key at a time, its ephemeral key share). The stepback tools
- * take small buffers in this build too (tools/client_loop.cpp). */
+ * precomputed points of an ECDSA verification live in the arena, so its peak is lower), and
+ * 8 PSA key slots instead of 32 (less static data; a client handshake holds one key at a
+ * time, its ephemeral key share); figures in README, "Downloads in a small RAM budget". The
+ * stepback tools take small buffers in this build too (tools/client_loop.cpp). */
 #if defined(STEPBACK_SMALL_RAM) && STEPBACK_SMALL_RAM
 #define MBEDTLS_ECP_WINDOW_SIZE 2
 #define MBEDTLS_PSA_KEY_SLOT_COUNT 8
@@ -191,21 +191,16 @@ time_t stepback_mbedtls_time(time_t* timer);
 /* Diagnostics: mbedtls_strerror() and x509_crt_verify_info() text for error messages. */
 #define MBEDTLS_ERROR_C
 
-/* ---- Handshake public-key work (issue 27): chosen by measurement --------------------------
- * Callgrind instructions of one `stepback get` against nginx (TLS 1.3, self-signed ECDSA P-256
- * certificate, X25519), x86-64 Release, and the .text of libmbedcrypto.a, each option alone
- * against what is set here (41.9 M instructions before the trust-store fix, 297 KB):
- *   ECP window 3: +1.0 M (same size); 2: +2.3 M, -1.4 KB (the small-RAM build takes 2 above,
- *     for about 3 KiB less arena); 5 or 6: no change for P-256, whose window mbedTLS caps at 4
- *     and whose generator has a static comb table (only P-384 and RAM would grow);
- *   MBEDTLS_ECP_FIXED_POINT_OPTIM 0: +10.5 M, -6.1 KB;
- *   MBEDTLS_ECP_NIST_OPTIM (set above) off: +60.7 M, -3.4 KB;
- *   p256-m (MBEDTLS_PSA_P256M_DRIVER_ENABLED, with MBEDTLS_USE_PSA_CRYPTO so that X.509 and TLS
- *     verify through PSA): +85.8 M, +22 KB: its portable 32-bit code takes 4.5 times the
- *     instructions of mbedTLS's NIST arithmetic for an ECDSA P-256 verification here. On ARM
- *     (-Os, CPU time under qemu-user, which is no hardware's timing) it verified in 0.7x
- *     (aarch64) and 0.65x (armhf) of mbedTLS's time, ECDHE unchanged, for +18 KB and +9.7 KB:
- *     worth measuring on a device, not taken on qemu's word.
+/* ---- Handshake public-key work: chosen by measurement ------------------------------------
+ * Each option alone against what is set here, in instructions of one `stepback get` against
+ * nginx (callgrind) and the .text of libmbedcrypto.a (figures: README, "handshake public-key
+ * options"): a smaller ECP window (the small-RAM build takes 2 above, for less arena), no
+ * fixed-point tables or no NIST reduction each cost instructions for little text saved; a
+ * window of 5 or 6 changes nothing for P-256 (mbedTLS caps its window at 4 and its generator
+ * has a static comb table; only P-384 and RAM would grow). p256-m
+ * (MBEDTLS_PSA_P256M_DRIVER_ENABLED, with MBEDTLS_USE_PSA_CRYPTO so that X.509 and TLS verify
+ * through PSA) costs both instructions and text on x86-64; under qemu-user on ARM (no
+ * hardware's timing) it verified faster: worth measuring on a device, not taken on qemu's word.
  * So the defaults stay, written out so that a change is a decision. The groups offered, P-256
  * first, are https/src/tls/tls.cpp's. */
 #if !(defined(STEPBACK_SMALL_RAM) && STEPBACK_SMALL_RAM)

@@ -1,7 +1,7 @@
 // The hosts file, read the way glibc's files backend reads it: every line whose names include
 // the host gives its address, of either family, in file order. CaresResolver answers from it
 // before asking c-ares, whose own reading (1.34.5) merges a line into an earlier one with the
-// same address and drops the line's names (issue 34). No stdio and no heap: the file is read
+// same address and drops the line's names. No stdio and no heap: the file is read
 // with open() and read() into a fixed line buffer.
 #ifndef STEPBACK_HTTPS_SRC_DNS_HOSTS_FILE_HPP_
 #define STEPBACK_HTTPS_SRC_DNS_HOSTS_FILE_HPP_

@@ -117,8 +117,8 @@ constexpr std::uint32_t x_pow_mod_p(std::uint64_t bits) {
 #if defined(__x86_64__)
 
 // x86-64: crc32q on eight streams (latency 3; one issues per cycle on older cores, where
-// three streams saturate the unit, more on newer ones: an AMD EPYC with Zen 5's feature set ran
-// 9 GB/s on one stream, 28 on three, 60 on eight), joined with PCLMULQDQ: for a
+// three streams saturate the unit, more on newer ones: docs/performance.md), joined with
+// PCLMULQDQ: for a
 // 32-bit register c, clmul(c, x^(8n - 33) mod P) is a 64-bit value that crc32q folds into
 // shift_n(c); the shifted streams are XORed first, so a join is 7 carry-less multiplies in
 // parallel and one crc32q.

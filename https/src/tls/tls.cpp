@@ -63,10 +63,9 @@ mbedtls_ssl_protocol_version to_mbedtls(TlsVersion v) {
 
 // The key-exchange groups offered, cheapest first: a TLS 1.3 client sends a key share for the
 // first. P-256 before X25519 because mbedTLS's P-256 (NIST reduction, a static comb table for the
-// key) costs 11.0 M instructions for the key share and the shared secret on x86-64 against
-// X25519's 14.6 M (callgrind of `stepback get`, bench/https_bench.sh), and every TLS 1.3 server
-// must take P-256 (RFC 8446, 9.1), so it costs no HelloRetryRequest. mbedTLS's default order is
-// X25519, P-256, P-384.
+// key) takes fewer instructions for the key share and the shared secret than its X25519
+// (docs/performance.md), and every TLS 1.3 server must take P-256 (RFC 8446, 9.1), so it costs
+// no HelloRetryRequest. mbedTLS's default order is X25519, P-256, P-384.
 constexpr std::uint16_t kGroups[] = {
 #if defined(MBEDTLS_ECP_DP_SECP256R1_ENABLED)
     MBEDTLS_SSL_IANA_TLS_GROUP_SECP256R1,

@@ -190,7 +190,7 @@ Status TrustStore::add_platform_default() {
   }
   return Status::kInvalidArgument;
 #else
-  // Apple and Windows keep their roots behind an API: see the top of trust_store.hpp.
+  // Apple and Windows keep their roots behind an API: see docs/trust_store.md.
   return Status::kInvalidArgument;
 #endif
 }

@@ -18,7 +18,7 @@
 namespace stepback::https {
 
 // The room a connector needs to go through a proxy: the proxy's name and Basic credentials as
-// the requests carry them, the CONNECT request and the proxy's answer (about 2.7 KiB). The
+// the requests carry them, the CONNECT request and the proxy's answer. The
 // app owns it (a static, or beside the connector) and gives it with the ProxyConfig, so a
 // connector that never uses a proxy carries none of it.
 class ProxyRoom {

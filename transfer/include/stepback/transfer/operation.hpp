@@ -164,7 +164,7 @@ struct OperationSpec {
 bool names_its_resource(std::string_view target);
 
 // One operation followed to its end. Not copyable; everything it is given must outlive it.
-// About 3.8 KiB (x86-64), its Client's 1.4 KiB and the name, poll target and message included.
+// Its Client and the name, poll target and message are fixed storage inside it.
 class Operation {
  public:
   Operation(https::Connector& connector, const RetryContext& context,

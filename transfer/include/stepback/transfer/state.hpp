@@ -47,7 +47,7 @@ enum class StateStatus : std::uint8_t {
 // Lower-case words on `s`, for messages ("the record is cut short", ...).
 const char* describe(StateStatus s);
 
-// What a transfer needs to go on, in fixed storage (about 4.6 KiB).
+// What a transfer needs to go on, in fixed storage.
 class TransferState {
  public:
   TransferKind kind = TransferKind::kUpload;
@@ -94,12 +94,13 @@ class TransferState {
 };
 
 // Writes the framed record of `state` into `out` (kMaxStateBytes always suffice) and sets
-// *written; kBufferTooSmall when it does not fit. Uses about 3.4 KiB of stack.
+// *written; kBufferTooSmall when it does not fit. The nanopb message is built on the stack
+// (docs/performance.md).
 [[nodiscard]] StateStatus encode_state(const TransferState& state, https::MutableBytes out,
                                        std::size_t* written);
 
 // Reads a record written by encode_state() into *out; on any status but kOk, *out is left
-// as it was. Uses about 3.4 KiB of stack; never allocates, whatever the input.
+// as it was. The nanopb message is decoded on the stack; never allocates, whatever the input.
 [[nodiscard]] StateStatus decode_state(https::ConstBytes in, TransferState* out);
 
 // The wait a restored `state` still asks for at wall-clock `wall_now` (ms since the Unix

@@ -13,7 +13,7 @@
 // does: every line naming the host gives its address, both families in file order, read
 // with open() and read() into a 1 KiB buffer on the stack (no stdio, no heap). A name the
 // file gives no address is asked of DNS; c-ares never reads the file, since 1.34.5 merges
-// a line into an earlier one with the same address and drops its names (issue 34).
+// a line into an earlier one with the same address and drops its names.
 //
 // Configuration. Every option stepback relies on is set explicitly by init() (see
 // CaresOptions): per-try timeout, tries, the cap on one try, servers (the caller's, or those

@@ -63,8 +63,8 @@ inline constexpr std::size_t kIntegrityMessageMax = 128;
 std::size_t format_integrity_message(const IntegrityResult& result, char* out,
                                      std::size_t capacity);
 
-// Expected digests and the running digests of one representation's body; 184 bytes on
-// x86-64, copyable. CRC-32C always runs (so a crc32c expectation that arrives late, with a resumed
+// Expected digests and the running digests of one representation's body; fixed storage,
+// copyable. CRC-32C always runs (so a crc32c expectation that arrives late, with a resumed
 // part, still covers every byte); MD5 runs only when an md5 expectation exists before the
 // first body byte (after construction, reset() or clear()), so an md5 announced only after
 // bytes were fed is ignored (finish() reports it unchecked) rather than checked over part of

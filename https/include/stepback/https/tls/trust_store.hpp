@@ -1,69 +1,15 @@
-// Trust anchors found when a handshake needs them, not loaded up front.
+// Trust anchors found when a handshake needs them, not loaded up front (docs/trust_store.md).
 //
-// mbedTLS normally verifies against a list of parsed roots kept for the life of the
-// configuration: for a system store of ~150 roots that is ~600 KB of TLS arena, on every
-// request of an app that needs one of them. A TrustStore is consulted instead through
-// mbedTLS's CA callback (mbedtls_ssl_conf_ca_cb, MBEDTLS_X509_TRUSTED_CERTIFICATE_CALLBACK):
-// for each certificate being verified it looks the certificate's issuer up in its sources
-// and hands mbedTLS a freshly parsed chain of just the roots whose subject matches, which
-// mbedTLS frees when the verification ends. Between handshakes it holds no parsed root.
+// Consulted through mbedTLS's CA callback (mbedtls_ssl_conf_ca_cb): for each certificate being
+// verified it looks the issuer up in its sources (hashed directories, PEM or DER bundles,
+// caller-owned memory; searched in the order added) and hands mbedTLS a freshly parsed chain of
+// just the roots whose subject matches, which mbedTLS frees when the verification ends.
+// Between handshakes it holds no parsed root. No stdio, no heap: files are read into its own
+// fixed buffers, parsed roots live in the TLS arena. One handshake at a time per store.
 //
-//   static stepback::https::TrustStore store;              // 17.3 KiB of fixed buffers
+//   static stepback::https::TrustStore store;              // fixed buffers
 //   if (store.add_platform_default() != Status::kOk) ...   // or add_directory / add_bundle
 //   tls.use_trust_store(store);                            // TlsClientConfig (tls.hpp)
-//
-// Sources, searched in the order added (at most kMaxSources):
-//   - a hashed certificate directory (OpenSSL's `c_rehash` / `openssl rehash` layout: one
-//     certificate file per root named <8 hex digits of the subject-name hash>.<n>, n = 0, 1,
-//     ... for roots whose hashes collide). The lookup opens <hash>.0, <hash>.1, ... until one
-//     is missing and parses only the certificates whose subject matches the issuer. Debian's
-//     /etc/ssl/certs uses OpenSSL's current hash (`openssl x509 -subject_hash`); Android's
-//     cacerts directories use the pre-1.0 one (`-subject_hash_old`), see DirectoryHash.
-//   - a bundle: a file of concatenated PEM certificates (or DER certificates). add_bundle()
-//     reads it once and keeps an index, the offset and the subject-name hash of each
-//     certificate (8 bytes each, kMaxIndexed for all sources together; nothing parsed is
-//     kept), so a lookup seeks to the certificates whose hash matches and decodes only
-//     those. A bundle that changed since (size, modification time or inode differ) or that
-//     did not fit the index is scanned whole instead, decoding each certificate only as far
-//     as its subject. Text between PEM blocks is skipped (Android's cacerts files append
-//     `openssl x509 -text` output to the PEM).
-//   - memory: the same formats in a caller-owned buffer (a bundle shipped in an APK's
-//     assets, a pinned private CA compiled in), indexed the same way.
-//
-// "Matches" means the subject and the issuer are the same name: byte-for-byte, or equal in
-// OpenSSL's canonical form (case-folded, white space collapsed; what the hash is computed
-// from). mbedTLS then checks each candidate's name, signature and validity itself.
-//
-// Memory: files are read with open()/read() into this object's fixed buffers (no stdio, no
-// heap); every parsed certificate lives in mbedTLS's allocator, i.e. the TLS arena
-// (tls_arena.hpp), and only while the verification runs. Not thread-safe: one handshake at
-// a time per store (like the arena itself).
-//
-// Platform defaults (add_platform_default()):
-//   - Android: /apex/com.android.conscrypt/cacerts (Android 14+, updated through Google Play),
-//     else /system/etc/security/cacerts (earlier releases); both hashed with the old hash.
-//     User-installed CAs (/data/misc/user/<id>/cacerts-added) are not trusted, as for apps
-//     targeting API 24+ by default.
-//   - Linux: the first of the hashed directories /etc/ssl/certs (Debian, Ubuntu, Alpine,
-//     Arch, SUSE) and /etc/pki/ca-trust/extracted/pem/directory-hash (Fedora, RHEL 9) that
-//     holds hash-named files, else the first bundle that exists of
-//     /etc/ssl/certs/ca-certificates.crt, /etc/pki/tls/certs/ca-bundle.crt,
-//     /etc/ssl/ca-bundle.pem, /etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem,
-//     /etc/ssl/cert.pem (the list Go's crypto/x509 uses).
-//   - Apple and Windows: not built here (kInvalidArgument); the system store there is an API,
-//     not files. The seam is the same pair of mbedTLS hooks (details in docs/trust_store.md):
-//       Windows: the CA callback asks the ROOT system store for the issuer,
-//         CertFindCertificateInStore(CertOpenSystemStoreW(0, L"ROOT"), X509_ASN_ENCODING, 0,
-//         CERT_FIND_SUBJECT_NAME, &issuer_blob, previous), and parses each match's
-//         pbCertEncoded with mbedtls_x509_crt_parse_der(). Windows installs some roots only
-//         when a chain is built, so the complete route is the verify callback below with
-//         CertGetCertificateChain + CertVerifyCertificateChainPolicy(CERT_CHAIN_POLICY_SSL).
-//       Apple: roots cannot be enumerated on iOS. A CA callback that returns no candidate,
-//         and a verify callback (mbedtls_ssl_set_verify) that clears
-//         MBEDTLS_X509_BADCERT_NOT_TRUSTED at depths > 0 and, at depth 0 (called last, with
-//         the leaf, whose ->next list is the chain as presented), builds a SecTrustRef
-//         (SecCertificateCreateWithData, SecPolicyCreateSSL(true, host)) and sets
-//         MBEDTLS_X509_BADCERT_NOT_TRUSTED unless SecTrustEvaluateWithError() trusts it.
 //
 // Public-key pinning (PublicKeyPin and its functions) is declared in pins.hpp, included here.
 #ifndef STEPBACK_HTTPS_TLS_TRUST_STORE_HPP_
