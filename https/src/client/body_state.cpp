@@ -250,8 +250,8 @@ void BodyState::decide_part(const ResponseParser& response, bool part, std::uint
   // representation yet. Otherwise the part must be of the pinned one.
   const char* other = validator_size_ > 0 ? other_representation(response) : nullptr;
   const std::optional<std::uint64_t> length = response.content_length();
-  if (part && other == nullptr && first == delivered_ &&
-      (!total_ || !total || *total == *total_) && (!length || *length == last - first + 1)) {
+  if (part && other == nullptr && first == delivered_ && (!total_ || !total || *total == *total_) &&
+      (!length || *length == last - first + 1)) {
     if (total) total_ = total;
     part_end_ = last + 1;
     part_limit_ = part_end_;

@@ -62,8 +62,8 @@ class BodyState {
   };
   // What deliver() did.
   struct Delivery {
-    bool ok = true;             // False: the sink refused the bytes (the response is abandoned).
-    bool wrote = false;         // Bytes went to the sink, from `offset`.
+    bool ok = true;      // False: the sink refused the bytes (the response is abandoned).
+    bool wrote = false;  // Bytes went to the sink, from `offset`.
     std::uint64_t offset = 0;
   };
 
@@ -143,7 +143,7 @@ class BodyState {
 
   const ResponseSink& sink_;
   MutableBytes error_body_;
-  IntegrityCheck integrity_;  // Digests over every delivered byte of the representation.
+  IntegrityCheck integrity_;     // Digests over every delivered byte of the representation.
   std::uint64_t delivered_ = 0;  // Representation bytes the sink has.
   std::uint64_t refetched_ = 0;
   std::uint64_t range_from_ = 0;          // Where this attempt's Range starts.
