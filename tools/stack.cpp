@@ -11,8 +11,12 @@ namespace {
 // The process's trust store: fixed buffers, roots parsed only while a handshake verifies.
 https::TrustStore g_trust_store;
 
-// What going through a proxy takes (about 2.7 KiB).
-https::ProxyRoom g_proxy_room;
+// What going through a proxy takes, made on first use (a constructor at namespace scope could
+// throw before main).
+https::ProxyRoom& proxy_room() {
+  static https::ProxyRoom room;
+  return room;
+}
 
 }  // namespace
 
@@ -43,7 +47,7 @@ int Stack::build(const StackSpec& spec, std::string* error) {
     connector_.emplace(tls_, no_names_);
   }
   if (spec.proxy != nullptr &&
-      connector_->set_proxy(&spec.proxy->config, &g_proxy_room) != https::Status::kOk) {
+      connector_->set_proxy(&spec.proxy->config, &proxy_room()) != https::Status::kOk) {
     *error = "the proxy's host name or credentials are too long";
     return kExitUsage;
   }
