@@ -491,7 +491,7 @@ TEST(ClientResume, BodyResumeHoldsWhereTheCutBodyStoodForAnotherClient) {
   EXPECT_NE(sent.find("x-goog-if-generation-match: 42\r\n"), std::string::npos) << sent;
 }
 
-// Issue 34: the generation is pinned with a precondition field; the URL goes as given. A V4
+// The generation is pinned with a precondition field; the URL goes as given. A V4
 // signed URL's query is part of its signature: before, `&generation=N` was appended to it on
 // resume, and the server answered 403.
 TEST(ClientResume, CloudStorageGenerationIsPinnedOnResumeByAFieldNotTheUrl) {
@@ -540,7 +540,7 @@ TEST(ClientResume, AFailedGenerationPreconditionFetchesTheObjectWhole) {
   EXPECT_EQ(h.connector.connection(2).sent().find("Range:"), std::string::npos);
 }
 
-// Issue 34: a server that ignores If-Range and answers a resume with a part of another
+// A server that ignores If-Range and answers a resume with a part of another
 // version (another ETag) got it spliced on, with success. Now the body starts over.
 TEST(ClientResume, APartWithAnotherETagIsNeverSplicedOn) {
   Harness h;
@@ -605,7 +605,7 @@ TEST(ClientResume, APartOfAnotherGenerationIsNeverSplicedOn) {
   EXPECT_EQ(h.body.restarts, 1U);
 }
 
-// Issue 34: a server answering every request, the unranged one included, with the same first
+// A server answering every request, the unranged one included, with the same first
 // 16 KiB of a 100,000-byte object left a short file and success. A 206 nobody asked for that
 // is not the whole representation is a protocol failure now.
 TEST(ClientResume, AnUnaskedPartThatIsNotTheWholeBodyIsAnError) {
@@ -833,7 +833,7 @@ TEST(ClientKeepAlive, DeadKeptConnectionIsReplacedBeforeSending) {
       << "a request was written on the dead connection";
 }
 
-// Issue 34: a kept connection found dead only after the request went out on it is sent again
+// A kept connection found dead only after the request went out on it is sent again
 // at once on a new one, not counted, as before; now it is said (an event, so a trace line),
 // where before the second connection came without a word.
 TEST(ClientKeepAlive, AKeptConnectionFoundDeadAfterSendingIsSentAgainAndSaid) {
@@ -1065,7 +1065,7 @@ TEST(ClientNetwork, WithoutANetworkAnUnreachableDestinationWaitsAndGoesWhenOneCo
       << "the unreachable attempt is not counted; the 503 was retried within the deadline";
 }
 
-// Issue 34: the platform's "no network" is no verdict on a destination. A server on loopback
+// The platform's "no network" is no verdict on a destination. A server on loopback
 // (or the LAN, or behind a VPN route) is tried and answers; before, the request waited for a
 // network without a single attempt.
 TEST(ClientNetwork, WithoutANetworkAReachableDestinationIsTriedAtOnce) {

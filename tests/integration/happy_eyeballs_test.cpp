@@ -248,14 +248,14 @@ TEST_F(HappyEyeballsTest, BlackHoledIPv4DoesNotDelayIPv6) {
   EXPECT_EQ(r.body, "v6");
 }
 
-// Issue 23's case as a user meets it: /etc/hosts names ::1 and 127.0.0.1, the server listens
+// The case as a user meets it: /etc/hosts names ::1 and 127.0.0.1, the server listens
 // on 127.0.0.1 only, and CaresResolver reads the hosts file. The refused ::1 must hand over
 // to 127.0.0.1 at once, in the first attempt (curl connects at once too).
 TEST_F(HappyEyeballsTest, AHostsFileNameOnBothLoopbacksReachesAnIPv4OnlyServer) {
   expect_hosts_file_reaches_an_ipv4_only_server("::1 dual.test\n127.0.0.1 dual.test\n");
 }
 
-// Issue 34 item 5: the same name after a localhost line on 127.0.0.1. c-ares 1.34.5 merges
+// The same name after a localhost line on 127.0.0.1. c-ares 1.34.5 merges
 // the third line into localhost's entry by its address and drops dual.test from it, so its
 // own hosts-file lookup answered ::1 alone; CaresResolver reads the file itself, as glibc
 // does, and gets both.

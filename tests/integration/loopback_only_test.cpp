@@ -1,4 +1,4 @@
-// Reachability learned from attempts, through the library on real sockets (issue 34): each test
+// Reachability learned from attempts, through the library on real sockets: each test
 // runs in a network namespace of its process's own with only loopback up, as an offline
 // sandbox or a container without a network has, and the Client is told there is no network.
 // A server on 127.0.0.1 is reached at once; a destination with no route fails its connect

@@ -607,7 +607,7 @@ def case_get_last_body():
     check(code == 3, f"exit {code}, stderr {err!r}")
     check("the last answer (503) said: Down for maintenance until 12:00 UTC" in err, err)
     check("\x1b" not in err, f"raw escape reached the terminal: {err!r}")
-    # Regression (issue 34): a body's own trailing line end showed as '?' before the line's.
+    # Regression: a body's own trailing line end showed as '?' before the line's.
     body = b"Service Unavailable\r\n"
     server = RawServer([b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: %d\r\n"
                         b"Connection: close\r\n\r\n" % len(body) + body])

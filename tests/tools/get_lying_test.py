@@ -1,4 +1,4 @@
-"""`stepback get -o FILE` against servers that lie (issue 34): never a spliced or short file
+"""`stepback get -o FILE` against servers that lie: never a spliced or short file
 with exit 0, never a signed URL changed, never "integrity verified" of bytes no longer on disk.
 
 usage: get_lying_test.py STEPBACK_BINARY CASE

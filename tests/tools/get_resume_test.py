@@ -385,7 +385,7 @@ def case_network_policy():
                 check(code == 16 and why in err and "--offline-limit" not in err,
                       f"{flags}: exit {code}: {err}")
             check(len(nginx.log()) == before, f"a refused network sent requests: {nginx.log()}")
-            # No network at all is no verdict on a server on loopback (issue 34): it is tried,
+            # No network at all is no verdict on a server on loopback: it is tried,
             # and answers; tests/tools/reachability_test.py has the destinations it cannot reach.
             code, _, err = get(nginx.url("/small.bin"), "--offline-limit", "0.3",
                                "--network-type", "none")

@@ -1,4 +1,4 @@
-"""Reachability is learned from attempts, not guessed from the route table (issue 34).
+"""Reachability is learned from attempts, not guessed from the route table.
 
 `stepback get` in network namespaces this script makes, with servers it starts inside them:
 

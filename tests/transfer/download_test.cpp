@@ -810,7 +810,7 @@ struct KeptSource {
   https::BodySource source() { return https::BodySource{&KeptSource::read, this, bytes.size()}; }
 };
 
-// Issue 34: a bit flipped in a part file below its checkpoint went unseen: the running
+// A bit flipped in a part file below its checkpoint went unseen: the running
 // digests came from the record, and "integrity verified" was said of bytes no longer on
 // disk. The kept bytes are read back and hashed again.
 TEST(KeptBytes, AFlippedBitBelowTheCheckpointIsFound) {

@@ -363,7 +363,7 @@ TEST(Upload, WithoutANetworkItWaitsAndGoesOnWhenOneComes) {
   EXPECT_EQ(h.connector.opened(), 2U) << "the refused open, then the session and the body";
 }
 
-// Issue 34: without a network, a server the upload can reach (loopback, the LAN) is used at
+// Without a network, a server the upload can reach (loopback, the LAN) is used at
 // once; before, the upload waited for a network it did not need.
 TEST(Upload, WithoutANetworkAReachableServerIsUsedAtOnce) {
   Harness h(1000);

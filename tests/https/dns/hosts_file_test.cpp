@@ -60,7 +60,7 @@ std::vector<std::string> search(const std::string& hosts, const char* host,
 
 using Addresses = std::vector<std::string>;
 
-// Issue 34 item 5: c-ares 1.34.5 merged the third line into localhost's entry (same address)
+// c-ares 1.34.5 merged the third line into localhost's entry (same address)
 // and dropped its name, so dual.test had ::1 alone.
 TEST(HostsFileTest, ANameOnTwoLinesHasBothFamiliesAfterAnEarlierLineWithTheSameAddress) {
   const std::string hosts = "127.0.0.1 localhost\n::1 dual.test\n127.0.0.1 dual.test\n";
@@ -242,7 +242,7 @@ std::string many(std::size_t v6, std::size_t v4, bool v6_first) {
 }
 
 // At most the resolver's kMaxAddresses, with both families kept as family_quota() keeps them:
-// the first ones of each family, in file order. Issue 23: ten IPv6 addresses before one IPv4
+// the first ones of each family, in file order. Before: ten IPv6 addresses before one IPv4
 // must not leave the IPv4 one out.
 TEST(HostsFileTest, AtMostCapacityAddressesKeepingBothFamiliesAsFamilyQuota) {
   EXPECT_EQ(
