@@ -5,8 +5,8 @@
 #   https/: base (types, failure, transport, network: they include only each other) <- tcp/ <- dns/;
 #           base <- integrity/ <- tls/ (base64 for pins and PEM); base <- http/; detail/
 #           under http/, integrity/, tls/ and client/; client/ (the Client's parts) over http/,
-#           integrity/, detail/ and tcp/address.hpp, never client.hpp; the connectors, the
-#           Client and poll_wait (top level) on top.
+#           integrity/, detail/, tcp/address.hpp and the Connector interface, never client.hpp;
+#           the connectors, the Client and poll_wait (top level) on top.
 #           A sub-room includes only what its arrow allows, from public headers or from src/.
 #   transfer/: includes core, https and itself, never profiles, platform or tools.
 #   socklen: every socklen_t / ares_socklen_t / ai_addrlen in https/ and platform/ goes through
@@ -52,7 +52,7 @@ declare -A allowed=(
   [http]="detail"
   [integrity]="detail"
   [detail]=""
-  [client]="http integrity detail tcp/address.hpp"
+  [client]="http integrity detail tcp/address.hpp connector.hpp"
 )
 subrooms=$(printf '%s|' "${!allowed[@]}")
 subrooms=${subrooms%|}
@@ -60,7 +60,7 @@ for room in "${!allowed[@]}"; do
   ok="$base|stepback/https/$room/"
   ok_src="$room/"
   for other in ${allowed[$room]}; do
-    [[ $other == */* ]] || other="$other/"
+    [[ $other == */* || $other == *.hpp ]] || other="$other/"
     ok="$ok|stepback/https/${other//./\\.}"
     ok_src="$ok_src|${other//./\\.}"
   done

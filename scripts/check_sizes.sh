@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The size gate. Fails when
 #   - a library file (core/ platform/ profiles/ https/ transfer/; .hpp .cpp .h .c, nanopb's
-#     generated *.pb.* left out) is over 600 lines, or a tools/ file over 450;
+#     generated *.pb.* left out) is over 600 lines, a tools/ file over 450, or the Client's
+#     transaction (https/src/client.cpp) over 500: a feature gets a stage under client/ or
+#     http/, not more lines in it;
 #   - a function in those files is over 100 lines (scripts/function_sizes.py measures: from
 #     the "{" opening its body to the "}" closing it);
 # unless scripts/size_allowlist.txt lists it as "path[:function] max_lines reason". An entry
@@ -14,6 +16,7 @@ cd "$(dirname "$0")/.."
 
 file_limit=600
 tools_file_limit=450
+client_file_limit=500
 function_limit=100
 allowlist=scripts/size_allowlist.txt
 
@@ -28,6 +31,7 @@ measures=$(
   for f in "${files[@]}"; do
     limit=$file_limit
     [[ $f == tools/* ]] && limit=$tools_file_limit
+    [[ $f == https/src/client.cpp ]] && limit=$client_file_limit
     echo "$f $(wc -l < "$f") $limit"
   done
   python3 scripts/function_sizes.py "${files[@]}" |

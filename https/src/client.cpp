@@ -1,70 +1,37 @@
 #include "stepback/https/client.hpp"
 
 #include <cstdio>
-#include <cstring>
 
-#include "http/http1_text.hpp"
-#include "http/query.hpp"
 #include "stepback/https/failure.hpp"
-#include "stepback/https/http/http_date.hpp"
-#include "stepback/https/http/url_expiry.hpp"
-#include "stepback/https/http/retry_info.hpp"
+#include "stepback/https/http/response_verdict.hpp"
 
 namespace stepback::https {
-namespace {
-
-ConstBytes bytes_of(std::string_view s) {
-  return ConstBytes{reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
-}
-
-// Whether the request already names a Cloud Storage generation (in its URL, or a precondition
-// field of the app's): then the Client adds none of its own.
-bool names_generation(const RequestHead& head) {
-  for (std::size_t i = 0; i < head.header_count; ++i) {
-    if (http1_text::iequals(head.headers[i].name, "x-goog-if-generation-match")) return true;
-  }
-  return detail::has_query_parameter(head.url.target, "generation") ||
-         detail::has_query_parameter(head.url.target, "ifGenerationMatch");
-}
-
-}  // namespace
 
 Client::Client(Connector& connector, const RetryContext& context, const ClientOptions& options)
-    : connector_(connector),
-      context_(context),
+    : context_(context),
       machine_(context),
       options_(options),
       parser_(options.buffers.response_head, BodySink{&Client::deliver_body, this},
               options.body_limit),
       exchange_(options_.timeouts, options_.buffers.io),
-      body_(options_.body, options_.buffers.error_body) {}
+      body_(options_.body, options_.buffers.error_body),
+      conn_(connector) {}
 
-Client::~Client() { close_connection(); }
+Client::~Client() { conn_.close(); }
 
 Status Client::start(const RequestSpec& spec) {
   const Url& url = spec.head.url;
   if (options_.wall_now == nullptr || !valid(options_.progress)) return Status::kInvalidArgument;
-  if (url.host.empty() || url.host.size() >= sizeof host_z_) return Status::kInvalidArgument;
-  if (spec.body.size > 0 && spec.body.read == nullptr) return Status::kInvalidArgument;
   // A kept connection serves the next request to its origin; one in the middle of an
   // exchange (start() while a request is under way) or to another origin does not.
   const bool idle = phase_ == Phase::kDone || phase_ == Phase::kIdle || phase_ == Phase::kWaiting;
-  if (connection_open_ && (!idle || url.port != connection_port_ || url.tls != connection_tls_ ||
-                           url.host != std::string_view(host_z_))) {
-    close_connection();
-  }
-  std::memcpy(host_z_, url.host.data(), url.host.size());
-  host_z_[url.host.size()] = '\0';
-  spec_ = spec;
-  spec_.head.body_size = spec.body.size;
+  if (!Request::valid(spec)) return Status::kInvalidArgument;
+  conn_.keep_for(url, request_.host(), idle);  // The last request's host, before set().
+  (void)request_.set(spec);
   body_.reset();
   const Status written = write_head(BodyState::Range{});
   if (written != Status::kOk) return written;
-  idempotent_ = is_idempotent(spec);
-  strict_ = spec.idempotency == RequestSpec::Idempotency::kStrict ||
-            spec.idempotency == RequestSpec::Idempotency::kNo;
-  resumable_ = spec.head.method == "GET";
-  machine_ = RetryMachine(context_, idempotent_ ? Idempotent::kYes : Idempotent::kNo);
+  machine_ = RetryMachine(context_, request_.idempotent() ? Idempotent::kYes : Idempotent::kNo);
   result_ = ClientResult{};
   last_attempt_ = AttemptResult{};
   uncounted_ = false;
@@ -91,14 +58,14 @@ Status Client::continue_body(std::uint64_t until) {
   if (phase_ != Phase::kDone || !piece_finished() || until <= body_.delivered()) {
     return Status::kInvalidArgument;
   }
-  // spec_ is the request as the last piece ended it: at the URL redirects led to, with their
-  // rules on credentials applied.
-  machine_ = RetryMachine(context_, idempotent_ ? Idempotent::kYes : Idempotent::kNo);
+  // request_ is where the last piece ended it: at the URL redirects led to, with their rules
+  // on credentials applied.
+  machine_ = RetryMachine(context_, request_.idempotent() ? Idempotent::kYes : Idempotent::kNo);
   result_ = ClientResult{};
   last_attempt_ = AttemptResult{};
   uncounted_ = false;
   gate_.reset();
-  follow_.restart(spec_.head.url);
+  follow_.restart(request_.url());
   body_.set_until(until);
   phase_ = Phase::kIdle;
   return Status::kOk;
@@ -156,7 +123,7 @@ ClientNext Client::step(Millis now) {
 }
 
 void Client::cancel() {
-  close_connection();
+  conn_.close();
   if (phase_ == Phase::kDone) return;
   machine_.cancel();
   result_.outcome = Outcome::kCancelled;
@@ -190,13 +157,16 @@ Client::Step Client::on_machine(Millis now) {
 Client::Step Client::begin_attempt(Millis now) {
   if (!uncounted_) ++result_.attempts;
   uncounted_ = false;
-  if (write_head(body_.next_range(resumable_, names_generation(spec_.head))) != Status::kOk) {
-    // The range fields do not fit the request buffer: fetch it whole (the sink restarts).
-    (void)write_head(BodyState::Range{});
-  }
-  if (add_authorization(follow_.take_fresh_token()) != Status::kOk) {
-    return stop(now, Outcome::kTerminalFailure, Status::kBufferTooSmall,
-                "the Authorization value does not fit the request-head buffer");
+  BodyState::Range range = body_.next_range(request_.resumable(), request_.names_generation());
+  // The range fields do not fit the request buffer: fetch it whole (the sink restarts).
+  if (range.ranged && write_head(range) != Status::kOk) range = BodyState::Range{};
+  // Authorization, last in the head, is asked for once the rest has fitted.
+  const Status authorized = write_head(range, Authorize{true, follow_.take_fresh_token()});
+  if (authorized != Status::kOk) {
+    return stop(now, Outcome::kTerminalFailure, authorized,
+                authorized == Status::kBufferTooSmall
+                    ? "the Authorization value does not fit the request-head buffer"
+                    : "the Authorization value holds a control byte");
   }
   if (body_.range_from() > 0) {
     ClientEvent r = event(ClientEvent::Kind::kResume, now);
@@ -207,23 +177,15 @@ Client::Step Client::begin_attempt(Millis now) {
   ClientEvent e = event(ClientEvent::Kind::kAttempt, now);
   emit(e);
   reset_exchange(now);
-  // A kept connection the server closed while we waited (or that holds stray bytes, such as
-  // an unsolicited response) is dead: a new one is opened before any request byte is
-  // written, which is safe for any method.
-  if (connection_open_ && !kept_connection_alive()) close_connection();
-  if (connection_open_) {
-    reused_ = true;
-    return go(Phase::kSending);
-  }
-  return open_connection();
+  return conn_.reuse() ? go(Phase::kSending) : open_connection();
 }
 
 void Client::reset_exchange(Millis now) {
   meter_.start(now, 0, options_.progress);
   meter_receiving_ = false;
   body_.begin_response();
-  parser_.reset(spec_.head.method == "HEAD");
-  exchange_.begin(now, ConstBytes{options_.buffers.request.data, head_size_}, spec_.body);
+  parser_.reset(request_.head().method == "HEAD");
+  exchange_.begin(now, ConstBytes{options_.buffers.request.data, head_size_}, request_.spec().body);
 }
 
 Client::Step Client::open_connection() {
@@ -231,125 +193,27 @@ Client::Step Client::open_connection() {
   return go(Phase::kConnecting);
 }
 
-void Client::network_available(Millis now) {
-  if (phase_ == Phase::kDone) return;
-  if (phase_ == Phase::kConnecting) {
-    close_connection();
-    connector_.network_changed();
-    open_pending_ = true;  // on_connect() opens again on the next step().
-  } else if (phase_ != Phase::kSending && phase_ != Phase::kReceiving) {
-    if (connection_open_) close_connection();
-    connector_.network_changed();
-  }
-  machine_.network_available(now);
-}
-
-void Client::network_changed(Millis now, const NetworkInfo& network) {
-  gate_.changed(network, options_.network, transfer_size());
-  const bool under_way =
-      phase_ == Phase::kConnecting || phase_ == Phase::kSending || phase_ == Phase::kReceiving;
-  if (under_way) {
-    gate_.mark_switch();  // step() ends it: phases change there alone.
-    return;
-  }
-  // A connection kept from the old network would only fail on its first use.
-  if (connection_open_) close_connection();
-  connector_.network_changed();
-  if (phase_ != Phase::kDone && network.connected && network_usable()) {
-    machine_.network_available(now);
-  }
-}
-
-bool Client::network_usable() const { return network_refusal()[0] == '\0'; }
-
-RunHint Client::run_hint(const ClientNext& next) const {
-  RunHint hint;
-  if (next.kind == ClientNext::Kind::kDone) return hint;
-  hint.run_at = next.at;
-  if (next.kind == ClientNext::Kind::kWaitIo) {
-    hint.state = RunHint::State::kRunning;
-  } else {
-    hint.state = gate_.held() ? RunHint::State::kWaitingForNetwork : RunHint::State::kWaiting;
-  }
-  set_network_needs(&hint, options_.network, transfer_size());
-  if (const std::optional<std::uint64_t> total = body_.total()) {
-    hint.bytes_left = *total > body_.delivered() ? *total - body_.delivered() : 0;
-  } else if (spec_.body.size > 0) {
-    hint.bytes_left = spec_.body.size;
-  }
-  return hint;
-}
-
-std::uint64_t Client::transfer_size() const {
-  return spec_.body.size > 0 ? spec_.body.size : body_.total().value_or(0);
-}
-
-Client::Step Client::on_network_switch(Millis now) {
-  // Request bytes left on the old network: the server may have the request.
-  const bool may_have_reached = exchange_.sent() > 0;
-  close_connection();
-  connector_.network_changed();
-  if (may_have_reached && !idempotent_) {
-    return fail_attempt(now, Status::kReset,
-                        "the network changed while the request was on its way; it may have been "
-                        "processed, and it is not idempotent");
-  }
-  ClientEvent e = event(ClientEvent::Kind::kError, now);
-  e.failure = Failure::kReset;
-  e.message = network_usable() ? "the network changed: the attempt goes again on the new one"
-                               : "the network changed to one the request may not use";
-  emit(e);
-  // The machine still waits for this attempt's report: it answers kSend again, and the
-  // switch is neither a retry nor a failure (a GET goes on by Range).
-  uncounted_ = true;
-  return go(Phase::kWaiting);
-}
-
-Client::Step Client::hold(Millis now) {
-  const NetworkGate::Hold h = gate_.hold(now, options_.timeouts.offline);
-  if (h.began) {
-    ClientEvent e = event(ClientEvent::Kind::kWait, now);
-    e.wait = h.end - now;
-    e.wait_reason = WaitReason::kOffline;
-    e.message = network_refusal();
-    emit(e);
-  }
-  if (h.expired) {
-    (void)std::snprintf(limit_message_, sizeof limit_message_,
-                        "no network the request may use came within %llu s (Timeouts::offline): "
-                        "%s",
-                        static_cast<unsigned long long>(options_.timeouts.offline.count() / 1000),
-                        network_refusal());
-    return stop(now, Outcome::kOffline, Status::kConnectFailed, limit_message_);
-  }
-  return yield(ClientNext::wait_until(h.end), Phase::kWaiting);
-}
-
 Client::Step Client::on_connect(Millis now) {
   if (open_pending_) {
     open_pending_ = false;
-    reused_ = false;
-    ++connections_;
-    connection_port_ = spec_.head.url.port;
-    connection_tls_ = spec_.head.url.tls;
-    const Status s = connector_.open(spec_.head.url, host_z_, now, options_.timeouts);
-    if (s != Status::kOk) return fail_attempt(now, s, connector_.failure_message());
+    const Status s = conn_.open(request_.url(), request_.host(), now, options_.timeouts);
+    if (s != Status::kOk) return fail_attempt(now, s, conn_.connector().failure_message());
     return go(Phase::kConnecting);
   }
-  const Status s = connector_.step(now);
+  const Status s = conn_.step(now);
+  const Connector& connector = conn_.connector();
   if (s == Status::kWouldBlock) {
     // Nothing of the request has left yet: the retry deadline may end this attempt.
     if (now >= machine_.deadline()) {
       // Names the host: the wait may have been a lookup that never got an answer.
       std::snprintf(limit_message_, sizeof limit_message_,
-                    "the retry deadline passed while connecting to '%.200s'", host_z_);
+                    "the retry deadline passed while connecting to '%.200s'", request_.host());
       return fail_attempt(now, Status::kConnectTimeout, limit_message_);
     }
-    return wait_io(connector_.fd(), connector_.wants(),
-                   min(connector_.deadline(), machine_.deadline()), Phase::kConnecting);
+    return wait_io(connector.fd(), connector.wants(),
+                   min(connector.deadline(), machine_.deadline()), Phase::kConnecting);
   }
-  if (s != Status::kOk) return fail_attempt(now, s, connector_.failure_message());
-  resumed_ = connector_.resumed();
+  if (s != Status::kOk) return fail_attempt(now, s, connector.failure_message());
   exchange_.connected(now);
   return go(Phase::kSending);
 }
@@ -360,14 +224,14 @@ Client::Step Client::on_send(Millis now) {
                                               at, /*sending=*/true, bytes);
                                         },
                                         this};
-  return after_exchange(now,
-                        exchange_.send(now, stream(), options_.send_limit, time_limit_, progress),
-                        Phase::kSending);
+  return after_exchange(
+      now, exchange_.send(now, conn_.stream(), options_.send_limit, time_limit_, progress),
+      Phase::kSending);
 }
 
 Client::Step Client::on_receive(Millis now) {
   return after_exchange(
-      now, exchange_.receive(now, stream(), parser_, options_.receive_limit, time_limit_),
+      now, exchange_.receive(now, conn_.stream(), parser_, options_.receive_limit, time_limit_),
       Phase::kReceiving);
 }
 
@@ -393,12 +257,7 @@ Client::Step Client::after_exchange(Millis now, const Exchange::Result& r, Phase
 
 Client::Step Client::end_response(Millis now, bool reusable) {
   decide_body(now);
-  connector_.exchange_done();
-  if (reusable && parser_.keep_alive()) {
-    connection_open_ = true;
-  } else {
-    close_connection();
-  }
+  conn_.exchange_done(reusable && parser_.keep_alive());
   result_.status = parser_.status();
   result_.error = Status::kOk;
   result_.message = "";
@@ -409,16 +268,21 @@ Client::Step Client::end_response(Millis now, bool reusable) {
     return go(Phase::kWaiting);
   }
   if (body_.sink_failed()) return refuse_splice(now);
+  const std::uint16_t status = parser_.status();
   // A forward proxy's 407 is the proxy's, not the origin's: as a tunnel's (kProxyAuth).
-  if (forwarded_ && parser_.status() == 407) {
+  if (forwarded_ && status == 407) {
     return stop(now, Outcome::kTerminalFailure, Status::kProxyAuth,
                 "the proxy asked for credentials (407 Proxy Authentication Required): none "
                 "were given, or it refused them");
   }
   if (is_followed_redirect()) return follow_redirect(now);
-  if (is_expired_url()) return refresh_url(now);
-  if (body_.use() == BodyState::Use::kCapture && body_.delivered() == 0 && may_be_expired_url() &&
-      !body_.give_captured()) {
+  const bool captured = body_.use() == BodyState::Use::kCapture;
+  const UrlRefresh& refresh = options_.url_refresh;
+  if (FollowUp::expired(refresh, request_.resumable(), status, captured, body_.captured())) {
+    return refresh_url(now);
+  }
+  if (captured && body_.delivered() == 0 &&
+      FollowUp::may_be_expired(refresh, request_.resumable(), status) && !body_.give_captured()) {
     // Read in case it was an expiry; it was not, and the body is the caller's as before.
     return stop(now, Outcome::kTerminalFailure, Status::kError,
                 "the response sink refused the error body");
@@ -426,8 +290,7 @@ Client::Step Client::end_response(Millis now, bool reusable) {
   if (body_.unusable() != Status::kOk) {
     return fail_attempt(now, body_.unusable(), body_.unusable_message());
   }
-  const std::uint16_t status = parser_.status();
-  if (resumable_ && status / 100 == 2) {
+  if (request_.resumable() && status / 100 == 2) {
     if (const std::optional<IntegrityResult> checked = body_.check_integrity()) {
       ClientEvent e = event(ClientEvent::Kind::kIntegrity, now);
       e.verified = checked->status != IntegrityStatus::kMismatch;
@@ -438,33 +301,16 @@ Client::Step Client::end_response(Millis now, bool reusable) {
       }
     }
   }
-  if (resumable_ && body_.cut(status)) {
+  if (request_.resumable() && body_.cut(status)) {
     return fail_attempt(now, Status::kReset, "the response ended before the whole body arrived");
   }
   return report(now, response_result());
 }
 
 AttemptResult Client::response_result() const {
-  const std::uint16_t status = parser_.status();
-  AttemptResult r = AttemptResult::http(status);
-  if (const auto retry_after = parser_.retry_after()) {
-    // Against the response's own Date when it has one: the device's clock may be wrong.
-    if (const auto delay =
-            parse_retry_after(*retry_after, parser_.header("date"), options_.wall_now())) {
-      r = AttemptResult::http(status, *delay, DelaySource::kRetryAfter);
-    }
-  }
-  const ConstBytes body = body_.captured();
-  if (r.delay_source == DelaySource::kNone && body_.use() == BodyState::Use::kCapture &&
-      body.size > 0) {
-    const std::string_view type = parser_.content_type().value_or(std::string_view{});
-    if (const auto delay = retry_delay_from_error_body(bytes_of(type), body)) {
-      r = AttemptResult::http(status, *delay, DelaySource::kRetryInfo);
-    }
-  }
-  // Under the strict rules a 429 or 503 does not prove the request was left alone.
-  if (strict_) r.may_have_been_processed = true;
-  return r;
+  const bool captured = body_.use() == BodyState::Use::kCapture;
+  return response_verdict(parser_, captured ? body_.captured() : ConstBytes{}, options_.wall_now(),
+                          request_.strict());
 }
 
 Client::Step Client::fail_attempt(Millis now, Status status, const char* message) {
@@ -472,16 +318,17 @@ Client::Step Client::fail_attempt(Millis now, Status status, const char* message
   // names the limit in its own words, which say more than the phase's sentence. They stay
   // valid until the connector opens another connection, and this failure is terminal.
   if (status == Status::kBufferTooSmall && phase_ == Phase::kReceiving &&
-      stream().failure_message()[0] != '\0') {
-    message = stream().failure_message();
+      conn_.stream().failure_message()[0] != '\0') {
+    message = conn_.stream().failure_message();
   }
-  const bool stale_reuse =
-      reused_ && !parser_.started() && (status == Status::kReset || status == Status::kClosed);
+  const bool stale_reuse = conn_.reused() && !parser_.started() &&
+                           (status == Status::kReset || status == Status::kClosed);
   // No path to the destination while the platform says there is no network: the request
   // waits for one (hold()), and this attempt is not counted. Without the platform's word
   // (or with a network it calls connected) an unreachable destination is an ordinary retry.
-  const bool offline = phase_ == Phase::kConnecting && connector_.unreachable() && gate_.no_path();
-  close_connection();
+  const bool offline =
+      phase_ == Phase::kConnecting && conn_.connector().unreachable() && gate_.no_path();
+  conn_.close();
   if (offline) {
     emit_error(now, status, message);
     // The machine still waits for this attempt's report: it answers kSend again, and
@@ -495,7 +342,7 @@ Client::Step Client::fail_attempt(Millis now, Status status, const char* message
   // upload chunk it partly committed): that is a failed attempt, which the caller's retry
   // rules see.
   const std::uint64_t sent = exchange_.sent();
-  if (stale_reuse && (sent == 0 || (idempotent_ && sent <= exchange_.head_size()))) {
+  if (stale_reuse && (sent == 0 || (request_.idempotent() && sent <= exchange_.head_size()))) {
     // Said, not counted: a trace shows why a second connection was opened.
     emit_error(now, status,
                "the kept connection had been closed by the server: the request goes again at "
@@ -528,7 +375,7 @@ Client::Step Client::report(Millis now, const AttemptResult& result) {
 
 Client::Step Client::stop(Millis now, Outcome outcome, Status status, const char* message) {
   machine_.cancel();
-  close_connection();
+  conn_.close();
   result_.outcome = outcome;
   result_.error = status;
   result_.message = message;
@@ -543,37 +390,19 @@ Client::Step Client::stop(Millis now, Outcome outcome, Status status, const char
   return yield(ClientNext::done(), Phase::kDone);
 }
 
-void Client::retarget(const Url& url, bool same_origin) {
-  if (!same_origin) {
-    close_connection();
-    spec_.head.omit_credentials = true;
-    spec_.head.host = {};
-  }
-  spec_.head.url = url;
-  std::memcpy(host_z_, url.host.data(), url.host.size());
-  host_z_[url.host.size()] = '\0';
-}
-
 Client::Step Client::follow_redirect(Millis now) {
   // Resolved in the receive scratch, free between responses.
   const FollowUp::Target t =
-      follow_.redirect(parser_, spec_.head.method, spec_.head.url, options_.max_redirects,
-                       options_.buffers.io, options_.redirect_url, sizeof host_z_);
+      follow_.redirect(parser_, request_.head().method, request_.url(), options_.max_redirects,
+                       options_.buffers.io, options_.redirect_url, Request::kHostMax + 1);
   if (t.kind != FollowUp::Target::Kind::kGo) {
     return stop(now, Outcome::kTerminalFailure, t.status, t.message);
   }
-  retarget(t.url, t.step.same_origin);
-  const bool was_idempotent = idempotent_;
-  spec_.head.method = t.step.method;
-  if (t.step.drop_body) {
-    spec_.body = BodySource{};
-    spec_.head.body_size = 0;
-    spec_.head.omit_content_fields = true;
-  }
-  idempotent_ = is_idempotent(spec_);
-  resumable_ = spec_.head.method == "GET";
-  if (idempotent_ != was_idempotent) {
-    machine_ = RetryMachine(context_, idempotent_ ? Idempotent::kYes : Idempotent::kNo);
+  if (!t.step.same_origin) conn_.close();
+  const bool was_idempotent = request_.idempotent();
+  request_.redirect(t.url, t.step);
+  if (request_.idempotent() != was_idempotent) {
+    machine_ = RetryMachine(context_, request_.idempotent() ? Idempotent::kYes : Idempotent::kNo);
   }
   if (write_head(BodyState::Range{}) != Status::kOk) {
     const FollowUp::Target r =
@@ -590,28 +419,17 @@ Client::Step Client::follow_redirect(Millis now) {
   return go(Phase::kWaiting);
 }
 
-bool Client::may_be_expired_url() const {
-  return FollowUp::may_be_expired(options_.url_refresh, resumable_, parser_.status());
-}
-
-bool Client::is_expired_url() const {
-  const ConstBytes body = body_.captured();
-  return may_be_expired_url() && body_.use() == BodyState::Use::kCapture &&
-         presigned_url_expired(
-             parser_.status(),
-             std::string_view(reinterpret_cast<const char*>(body.data), body.size));
-}
-
 Client::Step Client::refresh_url(Millis now) {
   // Written in the receive scratch, free between responses.
   const FollowUp::Target t =
-      follow_.refresh(options_.url_refresh, options_.max_url_refreshes, spec_.head.url,
-                      options_.buffers.io, options_.redirect_url, sizeof host_z_);
+      follow_.refresh(options_.url_refresh, options_.max_url_refreshes, request_.url(),
+                      options_.buffers.io, options_.redirect_url, Request::kHostMax + 1);
   if (t.kind == FollowUp::Target::Kind::kNone) return report(now, response_result());
   if (t.kind == FollowUp::Target::Kind::kRefuse) {
     return stop(now, Outcome::kTerminalFailure, t.status, t.message);
   }
-  retarget(t.url, t.step.same_origin);
+  if (!t.step.same_origin) conn_.close();
+  request_.retarget(t.url, t.step.same_origin);
   ClientEvent e = event(ClientEvent::Kind::kUrlRefresh, now);
   e.status = parser_.status();
   e.url = t.text;
@@ -628,29 +446,6 @@ Client::Step Client::refuse_splice(Millis now) {
               "the body had to start over and the sink cannot restart; nothing was spliced");
 }
 
-Status Client::add_authorization(bool refresh) {
-  const Credentials& c = options_.credentials;
-  // Credentials are for the origin the request was made to, not one a redirect names.
-  if (c.authorization == nullptr || spec_.head.omit_credentials) return Status::kOk;
-  // Inserted before the blank line that ends the head: "Authorization: VALUE\r\n\r\n".
-  static constexpr std::string_view kName = "Authorization: ";
-  MutableBytes out = options_.buffers.request;
-  const std::size_t at = head_size_ - 2;
-  if (out.size - at < kName.size() + 4) return Status::kBufferTooSmall;
-  MutableBytes value{out.data + at + kName.size(), out.size - at - kName.size() - 4};
-  const std::size_t n = c.authorization(c.context, refresh, value);
-  if (n == 0) return Status::kOk;
-  if (n > value.size) return Status::kBufferTooSmall;
-  for (std::size_t i = 0; i < n; ++i) {
-    // A value with CR, LF or another control byte would split the head: refused.
-    if (value.data[i] < 0x20 && value.data[i] != '\t') return Status::kBufferTooSmall;
-  }
-  std::memcpy(out.data + at, kName.data(), kName.size());
-  std::memcpy(out.data + at + kName.size() + n, "\r\n\r\n", 4);
-  head_size_ = at + kName.size() + n + 4;
-  return Status::kOk;
-}
-
 Client::Step Client::wait_io(int fd, IoInterest interest, Millis deadline, Phase phase) const {
   // Never "wait for I/O" on nothing: a loop polling fd -1 would sleep through the whole
   // deadline however soon the connection got ready.
@@ -660,57 +455,20 @@ Client::Step Client::wait_io(int fd, IoInterest interest, Millis deadline, Phase
   return yield(ClientNext::wait_io(fd, interest, deadline), phase);
 }
 
-ClientEvent Client::event(ClientEvent::Kind kind, Millis now) const {
-  ClientEvent e;
-  e.kind = kind;
-  e.at = now;
-  e.attempt = result_.attempts;
-  return e;
-}
-
-bool Client::kept_connection_alive() {
-  std::uint8_t probe[1];
-  std::size_t n = 0;
-  return stream().recv(MutableBytes{probe, sizeof probe}, &n) == Status::kWouldBlock;
-}
-
-Transport& Client::stream() { return connector_.stream(); }
-
-void Client::close_connection() {
-  connector_.close();
-  connection_open_ = false;
-}
-
-void Client::emit_error(Millis now, Status status, const char* message) const {
-  ClientEvent e = event(ClientEvent::Kind::kError, now);
-  e.failure = to_failure(status);
-  e.message = message;
-  emit(e);
-}
-
-void Client::emit(const ClientEvent& event) const {
-  if (options_.events.on_event != nullptr) options_.events.on_event(options_.events.context, event);
-}
-
-void Client::report_progress(Millis now, bool sending, std::uint64_t bytes) {
-  if (options_.events.on_event == nullptr || !meter_.due(now, bytes)) return;
-  ClientEvent e = event(ClientEvent::Kind::kProgress, now);
-  e.sending = sending;
-  e.bytes = bytes;
-  e.total = sending ? std::optional<std::uint64_t>(spec_.body.size) : body_.total();
-  e.rate = meter_.report(now, bytes);
-  emit(e);
-}
-
-Status Client::write_head(const BodyState::Range& range) {
-  RequestHead head = spec_.head;  // Through a forward proxy: absolute form and its credentials.
-  head.absolute_form = connector_.forwards(head.url, &head.proxy_authorization);
+Status Client::write_head(const BodyState::Range& range, Authorize authorize) {
+  RequestHead head =
+      request_.head();  // Through a forward proxy: absolute form and its credentials.
+  head.absolute_form = conn_.connector().forwards(head.url, &head.proxy_authorization);
   forwarded_ = head.absolute_form;
   head.ranged = range.ranged;
   head.range_from = range.from;
   head.range_end = range.end;
   head.if_range = range.if_range;
   head.generation_match = range.generation;
+  if (authorize.ask) {
+    const Credentials& c = options_.credentials;
+    head.authorization = LateValue{c.authorization, c.context, authorize.refresh};
+  }
   const Status s = write_request_head(head, options_.buffers.request, &head_size_);
   body_.asked(s == Status::kOk ? range : BodyState::Range{});
   return s;
@@ -728,36 +486,14 @@ void Client::decide_body(Millis now) {
   // their bodies are nobody's.
   known.nobodys = token_rejected() || is_followed_redirect();
   known.retryable = classify(context_.policy, AttemptResult::http(status)) == Verdict::kRetryable;
-  known.may_be_expired = may_be_expired_url();
+  known.may_be_expired =
+      FollowUp::may_be_expired(options_.url_refresh, request_.resumable(), status);
   body_.decide(parser_, known);
 }
 
-bool Client::deliver_body(void* self, ConstBytes data) {
-  auto* c = static_cast<Client*>(self);
-  c->decide_body(c->now_);  // The head is complete once body bytes flow.
-  const BodyState::Delivery d = c->body_.deliver(data);
-  if (d.wrote && !c->meter_receiving_) {
-    c->meter_.start(c->now_, d.offset, c->options_.progress);
-    c->meter_receiving_ = true;
-  }
-  if (!d.ok) return false;
-  if (d.wrote) c->report_progress(c->now_, /*sending=*/false, c->body_.delivered());
-  return true;
-}
-
 BodyResume Client::body_resume() const {
-  BodyResume r;
-  r.offset = body_.delivered();
-  r.validator = body_.validator();
-  r.validator_is_etag = body_.validator_is_etag();
-  if (follow_.redirects() == 0) r.generation = body_.generation();
-  r.total = body_.total();
-  r.integrity = body_.integrity_state();
-  if (r.integrity.expected_crc32c.size == 0 && r.integrity.expected_md5.size == 0) {
-    r.integrity = IntegrityState{};
-    r.integrity.size = r.offset;
-  }
-  return r;
+  // The generation only when no redirect was followed: a resume starts at the URL asked for.
+  return body_.resume_point(follow_.redirects() == 0);
 }
 
 }  // namespace stepback::https

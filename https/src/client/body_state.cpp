@@ -354,4 +354,19 @@ bool BodyState::cut(std::uint16_t status) const {
          (status == 200 || status == 206) && !piece_done;
 }
 
+BodyResume BodyState::resume_point(bool with_generation) const {
+  BodyResume r;
+  r.offset = delivered_;
+  r.validator = validator();
+  r.validator_is_etag = validator_is_etag_;
+  if (with_generation) r.generation = generation();
+  r.total = total_;
+  r.integrity = integrity_.state();
+  if (r.integrity.expected_crc32c.size == 0 && r.integrity.expected_md5.size == 0) {
+    r.integrity = IntegrityState{};
+    r.integrity.size = r.offset;
+  }
+  return r;
+}
+
 }  // namespace stepback::https

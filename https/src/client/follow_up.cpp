@@ -5,6 +5,7 @@
 
 #include "http/http1_text.hpp"
 #include "stepback/https/detail/text.hpp"
+#include "stepback/https/http/url_expiry.hpp"
 #include "stepback/https/integrity/crc32c.hpp"
 
 namespace stepback::https {
@@ -119,6 +120,13 @@ FollowUp::Target FollowUp::redirect(const ResponseParser& response, std::string_
 
 bool FollowUp::may_be_expired(const UrlRefresh& refresh, bool get, std::uint16_t status) {
   return refresh.fresh_url != nullptr && get && (status == 400 || status == 403);
+}
+
+bool FollowUp::expired(const UrlRefresh& refresh, bool get, std::uint16_t status, bool captured,
+                       ConstBytes body) {
+  return may_be_expired(refresh, get, status) && captured &&
+         presigned_url_expired(
+             status, std::string_view(reinterpret_cast<const char*>(body.data), body.size));
 }
 
 FollowUp::Target FollowUp::refresh(const UrlRefresh& refresh, std::uint8_t max, const Url& from,

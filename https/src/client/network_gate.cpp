@@ -1,5 +1,7 @@
 #include "stepback/https/client/network_gate.hpp"
 
+#include <cstdio>
+
 namespace stepback::https {
 
 void set_network_needs(RunHint* hint, const NetworkPolicy& policy, std::uint64_t size) {
@@ -56,8 +58,9 @@ Millis NetworkGate::account(Millis now) {
   return spent;
 }
 
-NetworkGate::Hold NetworkGate::hold(Millis now, Millis limit) {
+NetworkGate::Hold NetworkGate::hold(Millis now, Millis limit, const char* why) {
   Hold h;
+  h.message = why;
   if (!held_) {
     held_ = true;
     held_mark_ = now;
@@ -71,7 +74,28 @@ NetworkGate::Hold NetworkGate::hold(Millis now, Millis limit) {
   }
   h.end = hold_end_;
   h.expired = now >= hold_end_;
+  if (h.expired) {
+    (void)std::snprintf(message_, sizeof message_,
+                        "no network the request may use came within %llu s (Timeouts::offline): "
+                        "%s",
+                        static_cast<unsigned long long>(limit.count() / 1000), why);
+    h.message = message_;
+  }
   return h;
+}
+
+RunHint NetworkGate::hint(Millis at, bool running, const NetworkPolicy& policy, std::uint64_t size,
+                          std::optional<std::uint64_t> bytes_left) const {
+  RunHint hint;
+  hint.run_at = at;
+  if (running) {
+    hint.state = RunHint::State::kRunning;
+  } else {
+    hint.state = held_ ? RunHint::State::kWaitingForNetwork : RunHint::State::kWaiting;
+  }
+  set_network_needs(&hint, policy, size);
+  hint.bytes_left = bytes_left;
+  return hint;
 }
 
 }  // namespace stepback::https

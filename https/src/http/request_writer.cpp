@@ -48,6 +48,14 @@ class Writer {
     put(value);
     put("\r\n");
   }
+  // The room left once `keep` more bytes are set aside, and taking `n` bytes of it as written.
+  MutableBytes room(std::size_t keep) const {
+    const std::size_t left = overflow_ ? 0 : out_.size - size_;
+    return MutableBytes{out_.data + size_, left > keep ? left - keep : 0};
+  }
+  void take(std::size_t n) { size_ += n; }
+  void rewind(std::size_t size) { size_ = size; }
+  void overflow_now() { overflow_ = true; }
   bool overflow() const { return overflow_; }
   std::size_t size() const { return size_; }
 
@@ -66,6 +74,34 @@ bool reserved_field(std::string_view name, bool has_user_agent) {
   return iequals(name, "host") || iequals(name, "content-length") ||
          iequals(name, "transfer-encoding") || iequals(name, "connection") ||
          iequals(name, "accept-encoding") || (has_user_agent && iequals(name, "user-agent"));
+}
+
+// "Authorization: VALUE\r\n", its value asked for in the room the blank line leaves.
+Status put_authorization(const RequestHead& head, Writer& w) {
+  const LateValue& a = head.authorization;
+  if (a.write == nullptr || head.omit_credentials || w.overflow()) return Status::kOk;
+  const std::size_t before = w.size();
+  w.put("Authorization: ");
+  const MutableBytes value = w.room(4);  // "\r\n" after the value, "\r\n" ending the head.
+  if (w.overflow()) {
+    w.overflow_now();
+    return Status::kOk;
+  }
+  const std::size_t n = a.write(a.context, a.refresh, value);
+  if (n > value.size) {
+    w.overflow_now();
+    return Status::kOk;
+  }
+  if (n == 0) {
+    w.rewind(before);  // No value, no field.
+    return Status::kOk;
+  }
+  if (!valid_field_value(std::string_view(reinterpret_cast<const char*>(value.data), n))) {
+    return Status::kInvalidArgument;
+  }
+  w.take(n);
+  w.put("\r\n");
+  return Status::kOk;
 }
 
 bool valid_head(const RequestHead& head) {
@@ -166,6 +202,8 @@ Status write_request_head(const RequestHead& head, MutableBytes out, std::size_t
       w.put_field("x-goog-if-generation-match", head.generation_match);
     }
   }
+  const Status authorized = put_authorization(head, w);
+  if (authorized != Status::kOk) return authorized;
   w.put("\r\n");
   if (w.overflow()) return Status::kBufferTooSmall;
   *written = w.size();

@@ -47,12 +47,13 @@ TEST(NetworkGate, TheHoldBeginsOnceAndItsLimitRunsUntilAUsableNetworkComes) {
   NetworkGate gate;
   gate.changed(NetworkInfo{false, false, false}, kAny, 0);
   ASSERT_TRUE(gate.no_path());
-  NetworkGate::Hold h = gate.hold(Millis(1000), Millis(5000));
+  NetworkGate::Hold h = gate.hold(Millis(1000), Millis(5000), "why");
   EXPECT_TRUE(h.began);
+  EXPECT_STREQ(h.message, "why");
   EXPECT_FALSE(h.expired);
   EXPECT_EQ(h.end, Millis(6000));
   EXPECT_TRUE(gate.held());
-  h = gate.hold(Millis(2000), Millis(5000));
+  h = gate.hold(Millis(2000), Millis(5000), "why");
   EXPECT_FALSE(h.began);
   // Time held is counted once, from the last account.
   EXPECT_EQ(gate.account(Millis(3000)), Millis(2000));
@@ -62,16 +63,20 @@ TEST(NetworkGate, TheHoldBeginsOnceAndItsLimitRunsUntilAUsableNetworkComes) {
   gate.release();
   gate.changed(NetworkInfo{false, false, false}, kAny, 0);
   ASSERT_TRUE(gate.no_path());
-  h = gate.hold(Millis(4000), Millis(5000));
+  h = gate.hold(Millis(4000), Millis(5000), "why");
   EXPECT_TRUE(h.began);
   EXPECT_EQ(h.end, Millis(6000));
-  EXPECT_TRUE(gate.hold(Millis(6000), Millis(5000)).expired);
+  const NetworkGate::Hold over = gate.hold(Millis(6000), Millis(5000), "there is no network");
+  EXPECT_TRUE(over.expired);
+  EXPECT_STREQ(over.message,
+               "no network the request may use came within 5 s (Timeouts::offline): there is no "
+               "network");
   // A usable network disarms it: the next hold has a limit of its own.
   gate.release();
   gate.changed(NetworkInfo{true, false, false}, kAny, 0);
   gate.changed(NetworkInfo{false, false, false}, kAny, 0);
   ASSERT_TRUE(gate.no_path());
-  EXPECT_EQ(gate.hold(Millis(7000), Millis(5000)).end, Millis(12000));
+  EXPECT_EQ(gate.hold(Millis(7000), Millis(5000), "why").end, Millis(12000));
 }
 
 TEST(NetworkGate, ASwitchMarkIsTakenOnceAndResetClearsTheRequestsState) {
@@ -82,7 +87,7 @@ TEST(NetworkGate, ASwitchMarkIsTakenOnceAndResetClearsTheRequestsState) {
   EXPECT_FALSE(gate.take_switch());
   gate.changed(NetworkInfo{false, false, false}, kAny, 0);
   ASSERT_TRUE(gate.no_path());
-  (void)gate.hold(Millis(0), Millis(100));
+  (void)gate.hold(Millis(0), Millis(100), "why");
   gate.reset();
   EXPECT_FALSE(gate.held());
   EXPECT_EQ(gate.time_offline(), Millis{});
@@ -101,6 +106,21 @@ TEST(NetworkGate, RunHintNeedsFollowThePolicyAndSize) {
   set_network_needs(&hint, policy, 10);
   EXPECT_FALSE(hint.unmetered);
   EXPECT_TRUE(hint.not_roaming);
+}
+
+TEST(NetworkGate, AHintSaysWhatTheRequestWaitsForAndTheBytesLeft) {
+  NetworkGate gate;
+  const RunHint running = gate.hint(Millis(500), true, kAny, 0, 42U);
+  EXPECT_EQ(running.state, RunHint::State::kRunning);
+  EXPECT_EQ(running.run_at, Millis(500));
+  EXPECT_EQ(running.bytes_left, std::optional<std::uint64_t>(42U));
+  EXPECT_EQ(gate.hint(Millis(500), false, kAny, 0, std::nullopt).state, RunHint::State::kWaiting);
+  EXPECT_FALSE(gate.hint(Millis(500), false, kAny, 0, std::nullopt).bytes_left.has_value());
+  gate.changed(NetworkInfo{false, false, false}, kAny, 0);
+  ASSERT_TRUE(gate.no_path());
+  (void)gate.hold(Millis(0), Millis(100), "why");
+  EXPECT_EQ(gate.hint(Millis(100), false, kAny, 0, std::nullopt).state,
+            RunHint::State::kWaitingForNetwork);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -60,6 +61,57 @@ TEST(Http1RequestWriter, AbsoluteFormForAForwardProxy) {
 
 // Range fields come after the caller's, open-ended or up to a piece's last byte, pinned by
 // If-Range and Cloud Storage's generation precondition when given.
+// A token source for LateValue: writes `value` when it fits, counts the asks.
+struct TokenSource {
+  std::string_view value;
+  int asks = 0;
+  bool last_refresh = false;
+  static std::size_t write(void* context, bool refresh, MutableBytes out) {
+    auto* t = static_cast<TokenSource*>(context);
+    ++t->asks;
+    t->last_refresh = refresh;
+    if (t->value.size() <= out.size && !t->value.empty()) {
+      std::memcpy(out.data, t->value.data(), t->value.size());
+    }
+    return t->value.size();
+  }
+};
+
+TEST(Http1RequestWriter, AuthorizationIsAskedForLastAndOnlyOnceTheRestFits) {
+  TokenSource token{"Bearer t1"};
+  RequestHead head;
+  head.url = url_of("https://example.com/o");
+  head.ranged = true;
+  head.range_from = 5;
+  head.authorization = LateValue{&TokenSource::write, &token, true};
+  const std::string full = write(head);
+  EXPECT_EQ(full,
+            "GET /o HTTP/1.1\r\nHost: example.com\r\nAccept-Encoding: identity\r\n"
+            "Connection: keep-alive\r\nRange: bytes=5-\r\nAuthorization: Bearer t1\r\n\r\n");
+  EXPECT_EQ(token.asks, 1);
+  EXPECT_TRUE(token.last_refresh);
+  // Exactly the room it needs, and one byte less: the value no longer fits.
+  Status s = Status::kOk;
+  EXPECT_EQ(write(head, &s, full.size()), full);
+  EXPECT_EQ(write(head, &s, full.size() - 1), "");
+  EXPECT_EQ(s, Status::kBufferTooSmall);
+  // A head that does not fit without it never asks.
+  token.asks = 0;
+  EXPECT_EQ(write(head, &s, full.size() - 30), "");
+  EXPECT_EQ(s, Status::kBufferTooSmall);
+  EXPECT_EQ(token.asks, 0);
+  // No value, no field; left out for another origin; a control byte is refused.
+  token.value = "";
+  EXPECT_EQ(write(head).find("Authorization"), std::string::npos);
+  token.value = "Bearer t1";
+  head.omit_credentials = true;
+  EXPECT_EQ(write(head).find("Authorization"), std::string::npos);
+  head.omit_credentials = false;
+  token.value = "Bearer t1\r\nX-Evil: 1";
+  EXPECT_EQ(write(head, &s), "");
+  EXPECT_EQ(s, Status::kInvalidArgument);
+}
+
 TEST(Http1RequestWriter, RangeFieldsFollowTheCallersFields) {
   const Header extra[] = {{"X-A", "1"}};
   RequestHead head;

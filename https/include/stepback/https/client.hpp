@@ -15,6 +15,7 @@
 #include "stepback/core/retry_machine.hpp"
 #include "stepback/core/timeouts.hpp"
 #include "stepback/https/client/body_state.hpp"
+#include "stepback/https/client/connection.hpp"
 #include "stepback/https/client/follow_up.hpp"
 #include "stepback/https/client/network_gate.hpp"
 #include "stepback/https/connector.hpp"
@@ -309,9 +310,9 @@ class Client {
   // last attempt had none.
   ConstBytes error_body() const { return body_.captured(); }
   // Whether the last handshake resumed a saved TLS session.
-  bool resumed() const { return resumed_; }
+  bool resumed() const { return conn_.resumed(); }
   // Connections opened so far (reused keep-alive connections are not counted again).
-  std::uint32_t connections() const { return connections_; }
+  std::uint32_t connections() const { return conn_.opened(); }
   // Bytes of the response representation delivered to the sink (across resumed attempts).
   std::uint64_t delivered() const { return body_.delivered(); }
   // The representation's length when the response stated it (Content-Length of a 200, the
@@ -370,19 +371,12 @@ class Client {
   Step end_response(Millis now, bool reusable);
   // Follows the redirect the last response is, or ends the request on it.
   Step follow_redirect(Millis now);
-  // Whether the response's status may be a pre-signed URL's expiry answer that url_refresh
-  // could answer (its body, captured, says whether it is).
-  bool may_be_expired_url() const;
-  // Whether the response is a pre-signed URL's expiry answer that url_refresh may answer.
-  bool is_expired_url() const;
   // Asks url_refresh for a fresh URL and goes on with it; or, without one, the expiry answer
   // ends the request.
   Step refresh_url(Millis now);
   bool is_followed_redirect() const {
     return FollowUp::is_redirect(parser_, options_.max_redirects);
   }
-  // Moves the request to `url`; to another origin without its credentials or the connection.
-  void retarget(const Url& url, bool same_origin);
   Step fail_attempt(Millis now, Status status, const char* message);
   // What the exchange's turn means for the request.
   Step after_exchange(Millis now, const Exchange::Result& r, Phase phase);
@@ -391,12 +385,17 @@ class Client {
   // Ends the request because the sink cannot start the body over (kRestartRefused).
   Step refuse_splice(Millis now);
   AttemptResult response_result() const;
+  // Whether the head asks for the Authorization value (Credentials), and for a fresh one.
+  struct Authorize {
+    bool ask = false;
+    bool refresh = false;
+  };
   // The request head: the request's, through a forward proxy when the connector says so, with
-  // the range `range` asks for.
-  Status write_head(const BodyState::Range& range);
+  // the range `range` asks for, and Authorization as `authorize` says.
+  Status write_head(const BodyState::Range& range, Authorize authorize);
+  Status write_head(const BodyState::Range& range) { return write_head(range, Authorize{}); }
   // Emits a kError event of `status`'s failure kind with `message`.
   void emit_error(Millis now, Status status, const char* message) const;
-  Status add_authorization(bool refresh);
   bool token_rejected() const {
     return follow_.token_rejected(parser_, options_.credentials.authorization != nullptr);
   }
@@ -405,51 +404,36 @@ class Client {
   Step wait_io(int fd, IoInterest interest, Millis deadline, Phase phase) const;
   // A kProgress event of `bytes` (sent of the request body, or the sink's), if one is due.
   void report_progress(Millis now, bool sending, std::uint64_t bytes);
-  bool kept_connection_alive();
-  Transport& stream();
-  void close_connection();
   void emit(const ClientEvent& event) const;
   // An event of `kind` at `now` for the current attempt, the other fields empty.
   ClientEvent event(ClientEvent::Kind kind, Millis now) const;
   static bool deliver_body(void* self, ConstBytes data);
 
-  Connector& connector_;
   const RetryContext& context_;
   RetryMachine machine_;
   ClientOptions options_;
   ResponseParser parser_;
-  Exchange exchange_;  // The attempt's request and response on the connection.
-  RequestSpec spec_;
-  char host_z_[256] = {};              // NUL-terminated host for the resolver and SNI.
-  std::size_t head_size_ = 0;          // Bytes of the request head in buffers.request.
-  ProgressMeter meter_;                // Paces kProgress: the request body's, then the response's.
+  Exchange exchange_;          // The attempt's request and response on the connection.
+  Request request_;            // The request where redirects and fresh URLs took it, and its rules.
+  std::size_t head_size_ = 0;  // Bytes of the request head in buffers.request.
+  ProgressMeter meter_;        // Paces kProgress: the request body's, then the response's.
   Millis time_limit_ = Millis::max();  // options.max_time from the first step.
   Millis now_{};                       // The `now` of the step() under way, for events.
   ClientResult result_;
   Phase phase_ = Phase::kIdle;
   bool started_ = false;  // The first step() has run (time_limit_ is set).
   AttemptResult last_attempt_;
-  bool connection_open_ = false;  // A connected, handshaken stream kept for reuse.
-  // The origin the open connection goes to (host in host_z_).
-  std::uint16_t connection_port_ = 0;
-  bool connection_tls_ = false;
-  bool reused_ = false;  // This attempt runs on a kept connection.
-  bool idempotent_ = true;
-  bool strict_ = false;     // 429/503 count as possibly processed (kStrict, kNo).
-  bool resumable_ = false;  // GET: a cut 2xx body may be resumed with Range.
-  bool resumed_ = false;
   bool forwarded_ = false;     // This attempt's request goes to a forward proxy (http://).
   bool open_pending_ = false;  // on_connect() opens a new connection before stepping it.
-  // A limit's words: "the retry deadline passed while connecting to 'host'", or the offline
-  // limit's.
+  // The connect limit's words: "the retry deadline passed while connecting to 'host'".
   char limit_message_[256] = {};
-  std::uint32_t connections_ = 0;
   bool meter_receiving_ = false;  // meter_ follows the response body (from its first byte).
   bool uncounted_ = false;        // The next attempt follows a redirect, a fresh URL or a network
                                   // switch: not counted.
   BodyState body_;                // What the sink holds and what each response's body is for.
   FollowUp follow_;
   NetworkGate gate_;
+  Connection conn_;  // Opened, kept and reused across requests.
 };
 
 }  // namespace stepback::https

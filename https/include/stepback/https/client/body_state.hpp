@@ -129,6 +129,10 @@ class BodyState {
   std::string_view generation() const { return std::string_view(generation_, generation_size_); }
   IntegrityState integrity_state() const { return integrity_.state(); }
   bool integrity_expected() const { return integrity_.has_expectation(); }
+  // Where the body stands, as start(spec, resume) takes it: the bytes delivered, their
+  // validator, the generation when `with_generation`, the length when known, and the
+  // integrity check (the byte count alone when no digest was announced). Views into this.
+  BodyResume resume_point(bool with_generation) const;
 
  private:
   void decide_part(const ResponseParser& response, bool part, std::uint64_t first,

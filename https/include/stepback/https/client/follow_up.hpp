@@ -60,6 +60,10 @@ class FollowUp {
   // Whether a response of `status` may be a pre-signed URL's expiry answer that `refresh`
   // could answer (a GET's 400 or 403).
   static bool may_be_expired(const UrlRefresh& refresh, bool get, std::uint16_t status);
+  // Whether it is one: may_be_expired(), and its captured body (`captured`: the body was
+  // kept) is a pre-signed URL's expiry answer.
+  static bool expired(const UrlRefresh& refresh, bool get, std::uint16_t status, bool captured,
+                      ConstBytes body);
   // Asks `refresh` (at most `max` times per request) for a fresh URL for `from`, written into
   // `scratch` and kept in `url_buffer`. kNone: there is none, and the expiry answer is final.
   Target refresh(const UrlRefresh& refresh, std::uint8_t max, const Url& from, MutableBytes scratch,

@@ -5,7 +5,9 @@
 #ifndef STEPBACK_HTTPS_CLIENT_NETWORK_GATE_HPP_
 #define STEPBACK_HTTPS_CLIENT_NETWORK_GATE_HPP_
 
+#include <cstddef>
 #include <cstdint>
+#include <optional>
 
 #include "stepback/core/millis.hpp"
 #include "stepback/https/network.hpp"
@@ -19,6 +21,9 @@ class NetworkGate {
     bool began = false;    // The hold starts now: the wait is news (a kWait event).
     bool expired = false;  // The offline limit passed: the request ends.
     Millis end{};          // When the limit ends the hold.
+    // Why it holds (began), or why the request ends (expired): "no network the request may
+    // use came within N s (Timeouts::offline): <why>". Valid until the next hold().
+    const char* message = "";
   };
 
   // A new request: nothing held, nothing learned; the platform's last word is kept.
@@ -36,12 +41,17 @@ class NetworkGate {
   bool take_switch();
   // Time held since the last call, to exclude from the deadline (0 when not held).
   Millis account(Millis now);
-  // Holds (or goes on holding) at `now`, against `limit`.
-  Hold hold(Millis now, Millis limit);
+  // Holds (or goes on holding) at `now`, against `limit`, because of `why` (refusal()'s words).
+  Hold hold(Millis now, Millis limit, const char* why);
   void release() { held_ = false; }
   bool held() const { return held_; }
   Millis time_offline() const { return time_offline_; }
   const NetworkInfo& network() const { return network_; }
+  // The RunHint of a request that runs until `at` (an exchange, a lookup or a connect under
+  // way: `running`) or waits until then, held or in a backoff; `size` as refusal() weighs it,
+  // `bytes_left` of the response (or of the request body, before a response).
+  RunHint hint(Millis at, bool running, const NetworkPolicy& policy, std::uint64_t size,
+               std::optional<std::uint64_t> bytes_left) const;
 
  private:
   NetworkInfo network_;  // The last changed()'s.
@@ -52,6 +62,7 @@ class NetworkGate {
   bool held_ = false;            // Waiting for a network the request may use.
   bool unreachable_ = false;     // An attempt found no path while the platform said offline.
   bool hold_armed_ = false;      // hold_end_ runs: no usable network was announced since.
+  char message_[256] = {};       // The expired hold's words.
 };
 
 }  // namespace stepback::https

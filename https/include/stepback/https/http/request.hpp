@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "stepback/https/http/redirect.hpp"
 #include "stepback/https/http/request_writer.hpp"
 #include "stepback/https/types.hpp"
 
@@ -44,6 +45,48 @@ struct RequestSpec {
 
 // Whether `spec` may be re-sent after it may have reached the server, under its rule.
 bool is_idempotent(const RequestSpec& spec);
+
+// The request as it stands between attempts: the caller's spec where redirects and fresh URLs
+// have taken it, its host as a C string (for the resolver and SNI), and what its rules say.
+class Request {
+ public:
+  static constexpr std::size_t kHostMax = 255;  // Bytes of host; longer ones are refused.
+
+  // Whether set() takes `spec`: it has a host of at most kHostMax bytes, and a reader for a
+  // body of nonzero size.
+  static bool valid(const RequestSpec& spec);
+  // Takes `spec` (its head's body_size set from its body); kInvalidArgument, and nothing
+  // changes, when it is not valid().
+  [[nodiscard]] Status set(const RequestSpec& spec);
+  const RequestSpec& spec() const { return spec_; }
+  const RequestHead& head() const { return spec_.head; }
+  const Url& url() const { return spec_.head.url; }
+  const char* host() const { return host_; }
+  // Whether it may be re-sent after it may have reached the server (is_idempotent).
+  bool idempotent() const { return idempotent_; }
+  // Under the strict rules (kStrict, kNo) a 429 or 503 does not prove it was left alone.
+  bool strict() const { return strict_; }
+  // A GET: a cut 2xx body may be resumed with Range.
+  bool resumable() const { return resumable_; }
+  // Whether it already names a Cloud Storage generation (its URL's generation or
+  // ifGenerationMatch, or an x-goog-if-generation-match field): then no precondition of the
+  // client's is added.
+  bool names_generation() const;
+  // Moves it to `url`: to another origin without its credentials or a Host override.
+  void retarget(const Url& url, bool same_origin);
+  // Moves it where a redirect leads: to `url`, with the step's method, without its body (and
+  // Content-* fields) when the step drops it; its rules follow the new method.
+  void redirect(const Url& url, const RedirectStep& step);
+
+ private:
+  void follow_rules();
+
+  RequestSpec spec_;
+  char host_[kHostMax + 1] = {};
+  bool idempotent_ = true;
+  bool strict_ = false;
+  bool resumable_ = false;
+};
 
 }  // namespace stepback::https
 

@@ -24,6 +24,16 @@ struct Header {
   std::string_view value;  // Visible ASCII, SP, HTAB or obs-text; no CR, LF, NUL or other CTL.
 };
 
+// A field value asked for as the head is written, not held beforehand (a token that may be
+// refreshed between attempts): write(context, refresh, out) puts the value into `out`, the room
+// the head has left, and answers its length (0: no such field; more than out.size: it does not
+// fit).
+struct LateValue {
+  std::size_t (*write)(void* context, bool refresh, MutableBytes out) = nullptr;
+  void* context = nullptr;
+  bool refresh = false;  // Passed on: the value the last one replaced was refused.
+};
+
 // What write_request_head() formats; every view is caller-owned.
 struct RequestHead {
   std::string_view method{"GET"};  // A token, sent as is (methods are case-sensitive).
@@ -53,18 +63,22 @@ struct RequestHead {
   std::uint64_t range_end = UINT64_MAX;
   std::string_view if_range;
   std::string_view generation_match;
+  // The Authorization value, asked for last (after every other field has fitted), so a
+  // request that cannot be written never asks; left out with omit_credentials.
+  LateValue authorization;
 };
 
 // Writes the request line and header section of `head` into `out` and sets *written to
 // its length: Host (with the port unless it is the default; IPv6 literals in brackets),
 // User-Agent, Accept-Encoding: identity, Connection (keep-alive or close), Content-Length
 // when body_size > 0 or the method is POST, PUT or PATCH, then the caller's headers, then
-// the range fields.
+// the range fields, then Authorization.
 // The body itself is not copied. kInvalidArgument for a method that is not a token, a
 // malformed host or target, or a header whose name is not a token, whose value holds
 // CR, LF, NUL or another control byte, or which the writer emits itself (Host,
 // Content-Length, Transfer-Encoding, Connection, Accept-Encoding, and User-Agent when
-// user_agent is set); kBufferTooSmall when it does not fit. On failure *written is 0.
+// user_agent is set), or an Authorization value with such a byte; kBufferTooSmall when it does
+// not fit. On failure *written is 0.
 [[nodiscard]] Status write_request_head(const RequestHead& head, MutableBytes out,
                                         std::size_t* written);
 
