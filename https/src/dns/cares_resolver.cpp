@@ -69,6 +69,31 @@ bool holds_family(const SocketAddress* addresses, std::size_t count, int family)
   return false;
 }
 
+// Copies the addresses of c-ares's `answer` into `out` (`capacity` slots), each with `port`,
+// cut per family_quota() so that a long list of one family leaves the other its room.
+// Returns how many it copied.
+std::size_t copy_answer(const ares_addrinfo& answer, std::uint16_t port, SocketAddress* out,
+                        std::size_t capacity) {
+  std::size_t v6 = 0;
+  std::size_t v4 = 0;
+  for (const ares_addrinfo_node* node = answer.nodes; node != nullptr; node = node->ai_next) {
+    if (node->ai_family == AF_INET6) ++v6;
+    if (node->ai_family == AF_INET) ++v4;
+  }
+  FamilyQuota left = family_quota(v6, v4, capacity);
+  std::size_t n = 0;
+  for (const ares_addrinfo_node* node = answer.nodes; node != nullptr && n < capacity;
+       node = node->ai_next) {
+    std::size_t& room = node->ai_family == AF_INET6 ? left.v6 : left.v4;
+    if (room == 0) continue;
+    if (detail::copy_socket_address(node->ai_addr, node->ai_addrlen, port, &out[n])) {
+      ++n;
+      --room;
+    }
+  }
+  return n;
+}
+
 }  // namespace
 
 CaresResolver::~CaresResolver() { destroy(); }
@@ -399,71 +424,12 @@ void CaresResolver::on_answer(void* self, int status, int /*timeouts*/, ares_add
 void CaresResolver::finish(int status, ares_addrinfo* answer) {
   pending_ = false;
   result_ = ResolveResult{};
-  std::size_t n = 0;
-  if (status == ARES_SUCCESS && answer != nullptr) {
-    std::size_t v6 = 0;
-    std::size_t v4 = 0;
-    for (const ares_addrinfo_node* node = answer->nodes; node != nullptr; node = node->ai_next) {
-      if (node->ai_family == AF_INET6) ++v6;
-      if (node->ai_family == AF_INET) ++v4;
-    }
-    FamilyQuota left = family_quota(v6, v4, kMaxAddresses);
-    for (const ares_addrinfo_node* node = answer->nodes; node != nullptr && n < kMaxAddresses;
-         node = node->ai_next) {
-      std::size_t& room = node->ai_family == AF_INET6 ? left.v6 : left.v4;
-      if (room == 0) continue;
-      if (detail::copy_socket_address(node->ai_addr, node->ai_addrlen, port_, &addresses_[n])) {
-        ++n;
-        --room;
-      }
-    }
-  }
+  const std::size_t n = status == ARES_SUCCESS && answer != nullptr
+                            ? copy_answer(*answer, port_, addresses_, kMaxAddresses)
+                            : 0;
   if (answer != nullptr) ares_freeaddrinfo(answer);
 
-  const char* words = ares_strerror(status);
-  ResolveError e = ResolveError::kNone;
-  switch (status) {
-    case ARES_SUCCESS:
-      e = n > 0 ? ResolveError::kNone : ResolveError::kNoData;
-      break;
-    case ARES_ENOTFOUND:
-      e = ResolveError::kNxDomain;
-      break;
-    case ARES_ENODATA:
-      e = ResolveError::kNoData;
-      break;
-    case ARES_ETIMEOUT:
-      e = ResolveError::kTimeout;
-      break;
-    case ARES_ESERVFAIL:
-    case ARES_EREFUSED:
-    case ARES_ENOTIMP:
-      e = ResolveError::kServerFailure;
-      break;
-    case ARES_EFORMERR:
-    case ARES_EBADRESP:
-      e = ResolveError::kBadResponse;
-      break;
-    case ARES_ECONNREFUSED:
-    case ARES_ENOSERVER:
-      e = ResolveError::kNoNetwork;
-      break;
-    case ARES_ENOMEM:
-      e = ResolveError::kOutOfMemory;
-      break;
-    case ARES_EBADNAME:
-    case ARES_EBADQUERY:
-      e = ResolveError::kInvalidName;
-      break;
-    case ARES_ECANCELLED:
-    case ARES_EDESTRUCTION:
-      e = out_of_memory_ ? ResolveError::kOutOfMemory
-                         : (timed_out_ ? ResolveError::kTimeout : ResolveError::kCancelled);
-      break;
-    default:
-      e = ResolveError::kInternal;
-      break;
-  }
+  const ResolveError e = error_of(status, n);
   result_.error = e;
   if (e == ResolveError::kNoNetwork) result_.unreachable = no_server_reachable();
   if (e == ResolveError::kNone) {
@@ -471,6 +437,46 @@ void CaresResolver::finish(int status, ares_addrinfo* answer) {
     result_.count = n;
     return;
   }
+  describe_failure(e, status);
+  result_.message = message_;
+}
+
+ResolveError CaresResolver::error_of(int status, std::size_t count) const {
+  switch (status) {
+    case ARES_SUCCESS:
+      return count > 0 ? ResolveError::kNone : ResolveError::kNoData;
+    case ARES_ENOTFOUND:
+      return ResolveError::kNxDomain;
+    case ARES_ENODATA:
+      return ResolveError::kNoData;
+    case ARES_ETIMEOUT:
+      return ResolveError::kTimeout;
+    case ARES_ESERVFAIL:
+    case ARES_EREFUSED:
+    case ARES_ENOTIMP:
+      return ResolveError::kServerFailure;
+    case ARES_EFORMERR:
+    case ARES_EBADRESP:
+      return ResolveError::kBadResponse;
+    case ARES_ECONNREFUSED:
+    case ARES_ENOSERVER:
+      return ResolveError::kNoNetwork;
+    case ARES_ENOMEM:
+      return ResolveError::kOutOfMemory;
+    case ARES_EBADNAME:
+    case ARES_EBADQUERY:
+      return ResolveError::kInvalidName;
+    case ARES_ECANCELLED:
+    case ARES_EDESTRUCTION:
+      return out_of_memory_ ? ResolveError::kOutOfMemory
+                            : (timed_out_ ? ResolveError::kTimeout : ResolveError::kCancelled);
+    default:
+      return ResolveError::kInternal;
+  }
+}
+
+void CaresResolver::describe_failure(ResolveError e, int status) {
+  const char* words = ares_strerror(status);
   const char* h = host_;
   switch (e) {
     case ResolveError::kNxDomain:
@@ -485,15 +491,7 @@ void CaresResolver::finish(int status, ares_addrinfo* answer) {
           words);
       break;
     case ResolveError::kTimeout:
-      if (timed_out_) {
-        std::snprintf(message_, sizeof message_,
-                      "looking up '%.200s' took longer than the resolver's limit of %lld ms", h,
-                      static_cast<long long>(limit_.count()));
-      } else {
-        std::snprintf(message_, sizeof message_,
-                      "looking up '%.200s' timed out: no DNS server answered (resolver: %.60s)", h,
-                      words);
-      }
+      describe_timeout(words);
       break;
     case ResolveError::kServerFailure:
       std::snprintf(
@@ -509,19 +507,7 @@ void CaresResolver::finish(int status, ares_addrinfo* answer) {
           words);
       break;
     case ResolveError::kNoNetwork:
-      if (bind_error_ != 0) {
-        std::snprintf(
-            message_, sizeof message_,
-            "looking up '%.200s' failed: no DNS server could be reached over device "
-            "'%.16s' (%.60s)",
-            h, binding_ != nullptr && binding_->interface != nullptr ? binding_->interface : "",
-            std::strerror(bind_error_));
-      } else {
-        std::snprintf(
-            message_, sizeof message_,
-            "looking up '%.200s' failed: no DNS server could be reached (resolver: %.60s)", h,
-            words);
-      }
+      describe_no_network(words);
       break;
     case ResolveError::kOutOfMemory:
       std::snprintf(
@@ -542,7 +528,33 @@ void CaresResolver::finish(int status, ares_addrinfo* answer) {
                     words);
       break;
   }
-  result_.message = message_;
+}
+
+void CaresResolver::describe_timeout(const char* words) {
+  if (timed_out_) {
+    std::snprintf(message_, sizeof message_,
+                  "looking up '%.200s' took longer than the resolver's limit of %lld ms", host_,
+                  static_cast<long long>(limit_.count()));
+  } else {
+    std::snprintf(message_, sizeof message_,
+                  "looking up '%.200s' timed out: no DNS server answered (resolver: %.60s)", host_,
+                  words);
+  }
+}
+
+void CaresResolver::describe_no_network(const char* words) {
+  if (bind_error_ != 0) {
+    std::snprintf(message_, sizeof message_,
+                  "looking up '%.200s' failed: no DNS server could be reached over device "
+                  "'%.16s' (%.60s)",
+                  host_,
+                  binding_ != nullptr && binding_->interface != nullptr ? binding_->interface : "",
+                  std::strerror(bind_error_));
+  } else {
+    std::snprintf(message_, sizeof message_,
+                  "looking up '%.200s' failed: no DNS server could be reached (resolver: %.60s)",
+                  host_, words);
+  }
 }
 
 }  // namespace stepback::https

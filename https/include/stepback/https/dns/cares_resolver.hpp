@@ -139,7 +139,19 @@ class CaresResolver final : public Resolver {
   static void on_socket_state(void* self, int fd, int readable, int writable);
   static int on_socket_configure(int fd, int type, void* self);
   static void on_answer(void* self, int status, int timeouts, ares_addrinfo* result);
+  // Ends the lookup with c-ares's `status` and answer (freed here): result_, and message_
+  // when it failed.
   void finish(int status, ares_addrinfo* result);
+  // The ResolveError of c-ares's `status` for a lookup that kept `count` addresses; a
+  // cancelled lookup says why it was cancelled (the pool ran out, `limit` passed).
+  ResolveError error_of(int status, std::size_t count) const;
+  // Writes message_ for the failed lookup: `e` as error_of() gave it for `status`.
+  void describe_failure(ResolveError e, int status);
+  // The two messages that tell which end the lookup met: the resolver's own limit or c-ares's
+  // tries (kTimeout), a device that refused the sockets or servers c-ares could not reach
+  // (kNoNetwork). `words` is c-ares's name for the status.
+  void describe_timeout(const char* words);
+  void describe_no_network(const char* words);
   // After ARES_ECONNREFUSED: whether no configured server has a path from this device (a
   // UDP connect() to each, which sends nothing), ResolveResult::unreachable.
   bool no_server_reachable() const;
