@@ -5,7 +5,7 @@
 //   c.add().recv_data("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");  // Connection 1.
 //   c.add().send_fail(https::Status::kReset);                            // Connection 2.
 //
-// The same class as the one in tests/https/client_test.cpp, shared for the layers above.
+// The Client's tests (tests/https/client/client_harness.hpp) and those of the layers above use it.
 #ifndef STEPBACK_TESTS_SUPPORT_SCRIPTED_CONNECTOR_HPP_
 #define STEPBACK_TESTS_SUPPORT_SCRIPTED_CONNECTOR_HPP_
 
