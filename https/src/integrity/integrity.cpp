@@ -1,6 +1,9 @@
 #include "stepback/https/integrity/integrity.hpp"
 
+#include <mbedtls/md5.h>
+
 #include <cstring>
+#include <new>
 
 #include "stepback/https/detail/text.hpp"
 
@@ -126,12 +129,26 @@ std::size_t format_integrity_message(const IntegrityResult& result, char* out,
   return w.finish();
 }
 
+struct IntegrityCheck::Md5 {
+  static_assert(sizeof(mbedtls_md5_context) <= kMd5Storage,
+                "kMd5Storage is smaller than this Mbed TLS's MD5 context");
+  static_assert(alignof(mbedtls_md5_context) <= alignof(std::uint64_t),
+                "the MD5 context needs a stricter alignment");
+  static mbedtls_md5_context* of(IntegrityCheck& c) {
+    return std::launder(reinterpret_cast<mbedtls_md5_context*>(c.md5_ctx_));
+  }
+  static const mbedtls_md5_context* of(const IntegrityCheck& c) {
+    return std::launder(reinterpret_cast<const mbedtls_md5_context*>(c.md5_ctx_));
+  }
+};
+
 IntegrityCheck::IntegrityCheck() {
-  mbedtls_md5_init(&md5_ctx_);
-  (void)mbedtls_md5_starts(&md5_ctx_);
+  new (md5_ctx_) mbedtls_md5_context{};
+  mbedtls_md5_init(Md5::of(*this));
+  (void)mbedtls_md5_starts(Md5::of(*this));
 }
 
-IntegrityCheck::~IntegrityCheck() { mbedtls_md5_free(&md5_ctx_); }
+IntegrityCheck::~IntegrityCheck() { mbedtls_md5_free(Md5::of(*this)); }
 
 IntegrityCheck::IntegrityCheck(const IntegrityCheck& other)
     : crc_(other.crc_),
@@ -139,8 +156,9 @@ IntegrityCheck::IntegrityCheck(const IntegrityCheck& other)
       size_(other.size_),
       crc_value_(other.crc_value_),
       md5_running_(other.md5_running_) {
-  mbedtls_md5_init(&md5_ctx_);
-  mbedtls_md5_clone(&md5_ctx_, &other.md5_ctx_);
+  new (md5_ctx_) mbedtls_md5_context{};
+  mbedtls_md5_init(Md5::of(*this));
+  mbedtls_md5_clone(Md5::of(*this), Md5::of(other));
 }
 
 IntegrityCheck& IntegrityCheck::operator=(const IntegrityCheck& other) {
@@ -150,7 +168,7 @@ IntegrityCheck& IntegrityCheck::operator=(const IntegrityCheck& other) {
     size_ = other.size_;
     crc_value_ = other.crc_value_;
     md5_running_ = other.md5_running_;
-    mbedtls_md5_clone(&md5_ctx_, &other.md5_ctx_);
+    mbedtls_md5_clone(Md5::of(*this), Md5::of(other));
   }
   return *this;
 }
@@ -221,7 +239,7 @@ bool IntegrityCheck::add_header(std::string_view name, std::string_view value) {
 void IntegrityCheck::update(ConstBytes bytes) {
   if (bytes.size == 0) return;
   crc_value_ = crc32c_extend(crc_value_, bytes);
-  if (md5_running_) (void)mbedtls_md5_update(&md5_ctx_, bytes.data, bytes.size);
+  if (md5_running_) (void)mbedtls_md5_update(Md5::of(*this), bytes.data, bytes.size);
   size_ += bytes.size;
 }
 
@@ -229,7 +247,7 @@ void IntegrityCheck::reset() {
   size_ = 0;
   crc_value_ = 0;
   md5_running_ = md5_.present;
-  (void)mbedtls_md5_starts(&md5_ctx_);
+  (void)mbedtls_md5_starts(Md5::of(*this));
 }
 
 void IntegrityCheck::clear() {
@@ -263,11 +281,11 @@ IntegrityState IntegrityCheck::state() const {
   s.md5_running = md5_running_;
   // mbedTLS has no export of a running MD5; its context is three plain arrays.
   for (std::size_t i = 0; i < 4; ++i) {
-    put_le32(s.md5_context + 4 * i, md5_ctx_.MBEDTLS_PRIVATE(state)[i]);
+    put_le32(s.md5_context + 4 * i, Md5::of(*this)->MBEDTLS_PRIVATE(state)[i]);
   }
-  put_le32(s.md5_context + 16, md5_ctx_.MBEDTLS_PRIVATE(total)[0]);
-  put_le32(s.md5_context + 20, md5_ctx_.MBEDTLS_PRIVATE(total)[1]);
-  std::memcpy(s.md5_context + 24, md5_ctx_.MBEDTLS_PRIVATE(buffer), 64);
+  put_le32(s.md5_context + 16, Md5::of(*this)->MBEDTLS_PRIVATE(total)[0]);
+  put_le32(s.md5_context + 20, Md5::of(*this)->MBEDTLS_PRIVATE(total)[1]);
+  std::memcpy(s.md5_context + 24, Md5::of(*this)->MBEDTLS_PRIVATE(buffer), 64);
   return s;
 }
 
@@ -283,11 +301,11 @@ bool IntegrityCheck::restore(const IntegrityState& s) {
   md5_running_ = s.md5_running;
   if (md5_running_) {
     for (std::size_t i = 0; i < 4; ++i) {
-      md5_ctx_.MBEDTLS_PRIVATE(state)[i] = get_le32(s.md5_context + 4 * i);
+      Md5::of(*this)->MBEDTLS_PRIVATE(state)[i] = get_le32(s.md5_context + 4 * i);
     }
-    md5_ctx_.MBEDTLS_PRIVATE(total)[0] = get_le32(s.md5_context + 16);
-    md5_ctx_.MBEDTLS_PRIVATE(total)[1] = get_le32(s.md5_context + 20);
-    std::memcpy(md5_ctx_.MBEDTLS_PRIVATE(buffer), s.md5_context + 24, 64);
+    Md5::of(*this)->MBEDTLS_PRIVATE(total)[0] = get_le32(s.md5_context + 16);
+    Md5::of(*this)->MBEDTLS_PRIVATE(total)[1] = get_le32(s.md5_context + 20);
+    std::memcpy(Md5::of(*this)->MBEDTLS_PRIVATE(buffer), s.md5_context + 24, 64);
   }
   return true;
 }
@@ -298,7 +316,7 @@ IntegrityResult IntegrityCheck::finish() const {
   if (md5_.present && md5_running_) {
     mbedtls_md5_context copy;
     mbedtls_md5_init(&copy);
-    mbedtls_md5_clone(&copy, &md5_ctx_);
+    mbedtls_md5_clone(&copy, Md5::of(*this));
     std::uint8_t raw[kMd5DigestSize];
     (void)mbedtls_md5_finish(&copy, raw);
     mbedtls_md5_free(&copy);

@@ -14,7 +14,6 @@
 #ifndef STEPBACK_HTTPS_INTEGRITY_INTEGRITY_HPP_
 #define STEPBACK_HTTPS_INTEGRITY_INTEGRITY_HPP_
 
-#include <mbedtls/md5.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -134,13 +133,17 @@ class IntegrityCheck {
     Digest other;
   };
   static void expect(Expected* e, const Digest& d);
+  struct Md5;  // The opaque MD5 context's accessors (integrity.cpp).
 
   Expected crc_;
   Expected md5_;
   std::uint64_t size_ = 0;
   std::uint32_t crc_value_ = 0;
-  bool md5_running_ = false;  // md5_ctx_ has seen every byte since the last restart.
-  mbedtls_md5_context md5_ctx_{};
+  bool md5_running_ = false;  // The MD5 state has seen every byte since the last restart.
+  // Mbed TLS's MD5 context, held opaque so that this header (and client.hpp above it) compiles
+  // without Mbed TLS on the include path; integrity.cpp checks that it fits.
+  static constexpr std::size_t kMd5Storage = 88;  // sizeof(mbedtls_md5_context) in Mbed TLS 3.6.
+  alignas(std::uint64_t) unsigned char md5_ctx_[kMd5Storage] = {};
 };
 
 }  // namespace stepback::https
