@@ -74,7 +74,8 @@ Client::Step Client::on_network_switch(Millis now) {
 }
 
 Client::Step Client::hold(Millis now) {
-  const NetworkGate::Hold h = gate_.hold(now, options_.timeouts.offline, network_refusal());
+  const NetworkGate::Hold h = gate_.hold(now, options_.timeouts.offline, network_refusal(),
+                                         limit_message_, sizeof limit_message_);
   if (h.expired) return stop(now, Outcome::kOffline, Status::kConnectFailed, h.message);
   if (h.began) {
     ClientEvent e = event(ClientEvent::Kind::kWait, now);

@@ -58,7 +58,8 @@ Millis NetworkGate::account(Millis now) {
   return spent;
 }
 
-NetworkGate::Hold NetworkGate::hold(Millis now, Millis limit, const char* why) {
+NetworkGate::Hold NetworkGate::hold(Millis now, Millis limit, const char* why, char* words,
+                                    std::size_t words_size) {
   Hold h;
   h.message = why;
   if (!held_) {
@@ -75,11 +76,11 @@ NetworkGate::Hold NetworkGate::hold(Millis now, Millis limit, const char* why) {
   h.end = hold_end_;
   h.expired = now >= hold_end_;
   if (h.expired) {
-    (void)std::snprintf(message_, sizeof message_,
+    (void)std::snprintf(words, words_size,
                         "no network the request may use came within %llu s (Timeouts::offline): "
                         "%s",
                         static_cast<unsigned long long>(limit.count() / 1000), why);
-    h.message = message_;
+    h.message = words;
   }
   return h;
 }

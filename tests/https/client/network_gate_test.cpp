@@ -45,15 +45,16 @@ TEST(NetworkGate, PolicyRefusesMeteredAndRoamingNetworksBySize) {
 
 TEST(NetworkGate, TheHoldBeginsOnceAndItsLimitRunsUntilAUsableNetworkComes) {
   NetworkGate gate;
+  char words[256] = {};
   gate.changed(NetworkInfo{false, false, false}, kAny, 0);
   ASSERT_TRUE(gate.no_path());
-  NetworkGate::Hold h = gate.hold(Millis(1000), Millis(5000), "why");
+  NetworkGate::Hold h = gate.hold(Millis(1000), Millis(5000), "why", words, sizeof words);
   EXPECT_TRUE(h.began);
   EXPECT_STREQ(h.message, "why");
   EXPECT_FALSE(h.expired);
   EXPECT_EQ(h.end, Millis(6000));
   EXPECT_TRUE(gate.held());
-  h = gate.hold(Millis(2000), Millis(5000), "why");
+  h = gate.hold(Millis(2000), Millis(5000), "why", words, sizeof words);
   EXPECT_FALSE(h.began);
   // Time held is counted once, from the last account.
   EXPECT_EQ(gate.account(Millis(3000)), Millis(2000));
@@ -63,10 +64,11 @@ TEST(NetworkGate, TheHoldBeginsOnceAndItsLimitRunsUntilAUsableNetworkComes) {
   gate.release();
   gate.changed(NetworkInfo{false, false, false}, kAny, 0);
   ASSERT_TRUE(gate.no_path());
-  h = gate.hold(Millis(4000), Millis(5000), "why");
+  h = gate.hold(Millis(4000), Millis(5000), "why", words, sizeof words);
   EXPECT_TRUE(h.began);
   EXPECT_EQ(h.end, Millis(6000));
-  const NetworkGate::Hold over = gate.hold(Millis(6000), Millis(5000), "there is no network");
+  const NetworkGate::Hold over =
+      gate.hold(Millis(6000), Millis(5000), "there is no network", words, sizeof words);
   EXPECT_TRUE(over.expired);
   EXPECT_STREQ(over.message,
                "no network the request may use came within 5 s (Timeouts::offline): there is no "
@@ -76,18 +78,19 @@ TEST(NetworkGate, TheHoldBeginsOnceAndItsLimitRunsUntilAUsableNetworkComes) {
   gate.changed(NetworkInfo{true, false, false}, kAny, 0);
   gate.changed(NetworkInfo{false, false, false}, kAny, 0);
   ASSERT_TRUE(gate.no_path());
-  EXPECT_EQ(gate.hold(Millis(7000), Millis(5000), "why").end, Millis(12000));
+  EXPECT_EQ(gate.hold(Millis(7000), Millis(5000), "why", words, sizeof words).end, Millis(12000));
 }
 
 TEST(NetworkGate, ASwitchMarkIsTakenOnceAndResetClearsTheRequestsState) {
   NetworkGate gate;
+  char words[256] = {};
   EXPECT_FALSE(gate.take_switch());
   gate.mark_switch();
   EXPECT_TRUE(gate.take_switch());
   EXPECT_FALSE(gate.take_switch());
   gate.changed(NetworkInfo{false, false, false}, kAny, 0);
   ASSERT_TRUE(gate.no_path());
-  (void)gate.hold(Millis(0), Millis(100), "why");
+  (void)gate.hold(Millis(0), Millis(100), "why", words, sizeof words);
   gate.reset();
   EXPECT_FALSE(gate.held());
   EXPECT_EQ(gate.time_offline(), Millis{});
@@ -110,6 +113,7 @@ TEST(NetworkGate, RunHintNeedsFollowThePolicyAndSize) {
 
 TEST(NetworkGate, AHintSaysWhatTheRequestWaitsForAndTheBytesLeft) {
   NetworkGate gate;
+  char words[256] = {};
   const RunHint running = gate.hint(Millis(500), true, kAny, 0, 42U);
   EXPECT_EQ(running.state, RunHint::State::kRunning);
   EXPECT_EQ(running.run_at, Millis(500));
@@ -118,7 +122,7 @@ TEST(NetworkGate, AHintSaysWhatTheRequestWaitsForAndTheBytesLeft) {
   EXPECT_FALSE(gate.hint(Millis(500), false, kAny, 0, std::nullopt).bytes_left.has_value());
   gate.changed(NetworkInfo{false, false, false}, kAny, 0);
   ASSERT_TRUE(gate.no_path());
-  (void)gate.hold(Millis(0), Millis(100), "why");
+  (void)gate.hold(Millis(0), Millis(100), "why", words, sizeof words);
   EXPECT_EQ(gate.hint(Millis(100), false, kAny, 0, std::nullopt).state,
             RunHint::State::kWaitingForNetwork);
 }

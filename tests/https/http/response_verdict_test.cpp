@@ -64,11 +64,11 @@ TEST(ResponseVerdict, EachRowGivesItsStatusDelayAndProcessing) {
                           &consumed),
               ParseProgress::kDone)
         << row.name;
-    const AttemptResult r = response_verdict(
-        parser,
-        ConstBytes{reinterpret_cast<const std::uint8_t*>(row.error_body.data()),
-                   row.error_body.size()},
-        kNow, row.strict);
+    const AttemptResult r =
+        response_verdict(parser,
+                         ConstBytes{reinterpret_cast<const std::uint8_t*>(row.error_body.data()),
+                                    row.error_body.size()},
+                         kNow, row.strict);
     EXPECT_EQ(r.status, row.status) << row.name;
     EXPECT_EQ(r.delay_source, row.source) << row.name;
     if (row.source != DelaySource::kNone) {

@@ -425,7 +425,8 @@ class Client {
   AttemptResult last_attempt_;
   bool forwarded_ = false;     // This attempt's request goes to a forward proxy (http://).
   bool open_pending_ = false;  // on_connect() opens a new connection before stepping it.
-  // The connect limit's words: "the retry deadline passed while connecting to 'host'".
+  // A limit's words: "the retry deadline passed while connecting to 'host'", or the offline
+  // limit's (NetworkGate::hold).
   char limit_message_[256] = {};
   bool meter_receiving_ = false;  // meter_ follows the response body (from its first byte).
   bool uncounted_ = false;        // The next attempt follows a redirect, a fresh URL or a network

@@ -22,7 +22,7 @@ class NetworkGate {
     bool expired = false;  // The offline limit passed: the request ends.
     Millis end{};          // When the limit ends the hold.
     // Why it holds (began), or why the request ends (expired): "no network the request may
-    // use came within N s (Timeouts::offline): <why>". Valid until the next hold().
+    // use came within N s (Timeouts::offline): <why>", written into hold()'s `words`.
     const char* message = "";
   };
 
@@ -41,8 +41,9 @@ class NetworkGate {
   bool take_switch();
   // Time held since the last call, to exclude from the deadline (0 when not held).
   Millis account(Millis now);
-  // Holds (or goes on holding) at `now`, against `limit`, because of `why` (refusal()'s words).
-  Hold hold(Millis now, Millis limit, const char* why);
+  // Holds (or goes on holding) at `now`, against `limit`, because of `why` (refusal()'s words);
+  // the expired hold's words go into `words` (the caller's, so the gate holds no text buffer).
+  Hold hold(Millis now, Millis limit, const char* why, char* words, std::size_t words_size);
   void release() { held_ = false; }
   bool held() const { return held_; }
   Millis time_offline() const { return time_offline_; }
@@ -62,7 +63,6 @@ class NetworkGate {
   bool held_ = false;            // Waiting for a network the request may use.
   bool unreachable_ = false;     // An attempt found no path while the platform said offline.
   bool hold_armed_ = false;      // hold_end_ runs: no usable network was announced since.
-  char message_[256] = {};       // The expired hold's words.
 };
 
 }  // namespace stepback::https

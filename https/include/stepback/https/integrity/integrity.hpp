@@ -14,7 +14,6 @@
 #ifndef STEPBACK_HTTPS_INTEGRITY_INTEGRITY_HPP_
 #define STEPBACK_HTTPS_INTEGRITY_INTEGRITY_HPP_
 
-
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
