@@ -455,6 +455,26 @@ TEST(Download, TheRestoredWaitIsServedFirst) {
   EXPECT_EQ(h.body.bytes, "hello");
 }
 
+// A record saved while the restored wait is still being served keeps what is left of it: a
+// process killed then sits out the rest, not nothing.
+TEST(Download, ASaveDuringTheRestoredWaitKeepsWhatIsLeftOfIt) {
+  Harness h;
+  TransferState kept;
+  kept.kind = TransferKind::kDownload;
+  ASSERT_TRUE(kept.set_url(kUrl));
+  kept.wait_remaining = Millis(3000);
+  kept.release_wall_ms = 1'700'000'003'000;
+  h.spec.resume = &kept;
+  h.connector.add().recv_data(ok_head(5) + "hello");
+  const DownloadNext first = h.start();
+  ASSERT_EQ(first.kind, DownloadNext::Kind::kWaitUntil);
+  TransferState saved;
+  ASSERT_TRUE(h.download->save(&saved, h.now + Millis(1000), Millis(1'700'000'001'000)));
+  EXPECT_EQ(saved.wait_remaining, Millis(2000));
+  EXPECT_EQ(saved.release_wall_ms, 1'700'000'003'000);
+  ASSERT_EQ(h.run(first).kind, DownloadNext::Kind::kDone);
+}
+
 std::string partial_head(std::size_t from, std::size_t total, const std::string& extra = "") {
   return "HTTP/1.1 206 Partial Content\r\nETag: \"v1\"\r\n" + extra + "Content-Range: bytes " +
          std::to_string(from) + "-" + std::to_string(total - 1) + "/" + std::to_string(total) +

@@ -165,6 +165,9 @@ DownloadNext Download::step(Millis now) {
 Download::Step Download::on_idle(Millis now) {
   saved_at_ = now;
   wait_until_ = now + restore_wait_;
+  // A save during the restored wait keeps what is left of it (the Client's first kAttempt
+  // ends it, as any backoff).
+  if (restore_wait_ > Millis{}) backoff_end_ = wait_until_;
   return go(Phase::kRestoreWait);
 }
 
