@@ -12,7 +12,7 @@
 #include "stepback/https/connector.hpp"
 #include "stepback/https/dns/resolver.hpp"
 #include "stepback/https/http/response_parser.hpp"
-#include "stepback/https/proxy.hpp"
+#include "stepback/https/proxy/proxy.hpp"
 #include "stepback/https/tcp/tcp_transport.hpp"
 
 namespace stepback::https {
@@ -51,7 +51,7 @@ class ProxyRoom {
 //   - anything else (timeout, SERVFAIL/REFUSED, malformed answers, no server reachable, out of
 //     pool): kDnsFailed, retried as a request that provably never left.
 //
-// Proxies (set_proxy). A host the proxy applies to (proxy.hpp's uses_proxy) is reached
+// Proxies (set_proxy). A host the proxy applies to (proxy/proxy.hpp's uses_proxy) is reached
 // through it: the proxy's name is looked up and connected to as above; an http:// request
 // goes to the proxy as is (forwards(): the Client writes an absolute-form target and the
 // Proxy-Authorization); tunnel() sends `CONNECT host:port` and reads the proxy's answer
