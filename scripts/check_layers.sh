@@ -4,10 +4,10 @@
 #
 #   https/: base (types, failure, transport, network: they include only each other) <- tcp/ <- dns/;
 #           base <- integrity/ <- tls/ (base64 for pins and PEM); base <- http/ <- proxy/
-#           (proxy settings, with http/'s text helpers); detail/ under http/, integrity/, tls/
-#           and client/; client/ (the Client's parts) over http/, integrity/, detail/,
-#           tcp/address.hpp and the Connector interface, never client.hpp; the connectors, the
-#           Client and poll_wait (top level) on top.
+#           (proxy settings and the CONNECT tunnel's request and answer); detail/ under http/,
+#           integrity/, tls/ and client/; client/ (the Client's parts) over http/, integrity/,
+#           detail/, tcp/address.hpp and the Connector interface, never client.hpp; the
+#           connectors, the Client and poll_wait (top level) on top.
 #           A sub-room includes only what its arrow allows, from public headers or from src/.
 #   transfer/: includes core, https and itself, never profiles, platform or tools.
 #   socklen: every socklen_t / ares_socklen_t / ai_addrlen in https/ and platform/ goes through

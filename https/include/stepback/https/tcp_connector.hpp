@@ -18,9 +18,9 @@
 namespace stepback::https {
 
 // The room a connector needs to go through a proxy: the proxy's name and Basic credentials as
-// the requests carry them, the CONNECT request and the proxy's answer. The
-// app owns it (a static, or beside the connector) and gives it with the ProxyConfig, so a
-// connector that never uses a proxy carries none of it.
+// the requests carry them, the CONNECT request and the proxy's answer (proxy/tunnel.hpp
+// writes the one and reads the other). The app owns it (a static, or beside the connector)
+// and gives it with the ProxyConfig, so a connector that never uses a proxy carries none of it.
 class ProxyRoom {
  public:
   ProxyRoom() = default;
@@ -126,8 +126,6 @@ class TcpConnector final : public Connector {
   Status step_resolve(Millis now);
   Status start_connect(const SocketAddress* addresses, std::size_t count, Millis now);
   Status step_tunnel(Millis now);
-  // Ends the tunnel with the proxy's answer, complete in parser_.
-  Status tunnel_answered(std::size_t extra);
   Status tunnel_failed(Status s, const char* what);
 
   Resolver& resolver_;
