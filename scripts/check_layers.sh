@@ -3,10 +3,11 @@
 # architecture.md, "Layout"), and two portability rules the Android build taught us.
 #
 #   https/: base (types, failure, transport, network: they include only each other) <- tcp/ <- dns/;
-#           base <- integrity/ <- tls/ (base64 for pins and PEM); base <- http/; detail/
-#           under http/, integrity/, tls/ and client/; client/ (the Client's parts) over http/,
-#           integrity/, detail/, tcp/address.hpp and the Connector interface, never client.hpp;
-#           the connectors, the Client and poll_wait (top level) on top.
+#           base <- integrity/ <- tls/ (base64 for pins and PEM); base <- http/ <- proxy/
+#           (proxy settings and the CONNECT tunnel's request and answer); detail/ under http/,
+#           integrity/, tls/ and client/; client/ (the Client's parts) over http/, integrity/,
+#           detail/, tcp/address.hpp and the Connector interface, never client.hpp; the
+#           connectors, the Client and poll_wait (top level) on top.
 #           A sub-room includes only what its arrow allows, from public headers or from src/.
 #   transfer/: includes core, https and itself, never profiles, platform or tools.
 #   socklen: every socklen_t / ares_socklen_t / ai_addrlen in https/ and platform/ goes through
@@ -53,6 +54,7 @@ declare -A allowed=(
   [integrity]="detail"
   [detail]=""
   [client]="http integrity detail tcp/address.hpp connector.hpp"
+  [proxy]="http"
 )
 subrooms=$(printf '%s|' "${!allowed[@]}")
 subrooms=${subrooms%|}
@@ -138,10 +140,21 @@ self_test() {
   write http_includes_client https/src/http/url.cpp "client/stage.hpp"
   write http_includes_client_public https/src/http/url.cpp "stepback/https/client/stage.hpp"
   write tcp_includes_address https/src/tcp/x.cpp "stepback/https/tcp/address.hpp"
+  write proxy_ok https/src/proxy/tunnel.cpp "stepback/https/proxy/tunnel.hpp" \
+    "stepback/https/types.hpp" "stepback/https/http/response_parser.hpp" "http/http1_text.hpp" \
+    "proxy/tunnel.hpp"
+  write proxy_ok https/include/stepback/https/proxy/tunnel.hpp \
+    "stepback/https/http/response_parser.hpp"
+  write proxy_includes_connector https/src/proxy/tunnel.cpp "stepback/https/tcp_connector.hpp"
+  write proxy_includes_tcp https/include/stepback/https/proxy/proxy.hpp \
+    "stepback/https/tcp/tcp_transport.hpp"
+  write proxy_includes_src_tcp https/src/proxy/tunnel.cpp "tcp/socket_length.hpp"
+  write http_includes_proxy https/src/http/url.cpp "proxy/proxy.hpp"
   for case in empty base_ok base_bad client_ok client_includes_client_hpp \
               client_includes_client_hpp_public client_includes_tcp client_includes_src_tcp \
               client_includes_tls http_includes_client http_includes_client_public \
-              tcp_includes_address; do
+              tcp_includes_address proxy_ok proxy_includes_connector proxy_includes_tcp \
+              proxy_includes_src_tcp http_includes_proxy; do
     expect=fail
     [[ $case == *_ok || $case == empty || $case == tcp_includes_address ]] && expect=pass
     got=pass

@@ -16,7 +16,7 @@
 #include "stepback/core/millis.hpp"
 #include "stepback/core/rate_limit.hpp"
 #include "stepback/https/client.hpp"
-#include "stepback/https/proxy.hpp"
+#include "stepback/https/proxy/proxy.hpp"
 #include "stepback/https/tls/tls.hpp"
 #include "stepback/https/types.hpp"
 #include "stepback/core/policy.hpp"

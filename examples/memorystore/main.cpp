@@ -17,6 +17,7 @@
 #include <cstring>
 #include <string_view>
 
+#include "stepback/core/polling.hpp"
 #include "stepback/https/client.hpp"
 #include "stepback/https/dns/cares_resolver.hpp"
 #include "stepback/https/poll_wait.hpp"
@@ -273,7 +274,7 @@ int main(int argc, char** argv) {
     }
     std::fprintf(stderr, "  read after %u attempt(s)\n", reader.result().attempts);
     if (!is_creating(std::string_view(body.text, body.size))) break;
-    const stepback::Millis wait = transfer::poll_wait(profile.polling, n, previous, random);
+    const stepback::Millis wait = stepback::polling_wait(profile.polling, n, previous, random);
     previous = wait;
     const stepback::Millis now = stepback::platform::monotonic_now();
     if (profile.polling.total_deadline.count() > 0 &&

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "stepback/https/integrity/base64.hpp"
+#include "stepback/https/proxy/tunnel.hpp"
 
 namespace stepback::https {
 namespace {
@@ -85,27 +86,17 @@ Status TcpConnector::tunnel(const char* host, std::uint16_t port, Millis now,
   if (proxy_ == nullptr || !uses_proxy(*proxy_, target, port)) {
     return dial(host, port, now, connect_timeout);
   }
-  if (target[0] == '\0' || std::strlen(target) > 255 || port == 0) {
+  const ConnectRequest request = write_connect_request(target, port, room_->authorization_,
+                                                       room_->request_, sizeof room_->request_);
+  if (request.size == 0) {
     close();
-    return fail(Status::kInvalidArgument, "no host or port to reach through the proxy");
-  }
-  const bool ipv6 = std::strchr(target, ':') != nullptr;
-  char authority[272];
-  std::snprintf(authority, sizeof authority, "%s%s%s:%u", ipv6 ? "[" : "", target, ipv6 ? "]" : "",
-                static_cast<unsigned>(port));
-  const int n = std::snprintf(
-      room_->request_, sizeof room_->request_, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n%s%s%s\r\n",
-      authority, authority, room_->authorization_[0] != '\0' ? "Proxy-Authorization: " : "",
-      room_->authorization_, room_->authorization_[0] != '\0' ? "\r\n" : "");
-  if (n <= 0 || static_cast<std::size_t>(n) >= sizeof room_->request_) {
-    close();
-    return fail(Status::kInvalidArgument, "the CONNECT request does not fit its buffer");
+    return fail(Status::kInvalidArgument, request.error);
   }
   const Status s = dial_to(room_->host_, proxy_->port, now, connect_timeout, true);
   if (s != Status::kOk) return s;
-  tunnel_size_ = static_cast<std::size_t>(n);
+  tunnel_size_ = request.size;
   tunnel_sent_ = 0;
-  room_->parser_.reset(true);  // The answer to CONNECT has no body, whatever its fields say.
+  start_connect_answer(room_->parser_);
   return Status::kOk;
 }
 
@@ -217,50 +208,20 @@ Status TcpConnector::step_tunnel(Millis now) {
                                                        ? "cut its answer short"
                                                        : "closed the connection before answering");
     }
-    std::size_t consumed = 0;
-    const ParseProgress p = room_->parser_.feed(ConstBytes{chunk, received}, &consumed);
-    if (p == ParseProgress::kFailed) {
-      std::snprintf(message_, sizeof message_,
-                    "the proxy '%.120s' did not answer CONNECT in HTTP: %.200s", room_->host_,
-                    room_->parser_.error_message());
-      return fail(Status::kProtocol, message_);
+    const Status answer = read_connect_answer(room_->parser_, ConstBytes{chunk, received},
+                                              room_->authorization_[0] != '\0', room_->host_,
+                                              message_, sizeof message_);
+    if (answer == Status::kOk) {
+      phase_ = Phase::kConnected;
+      return Status::kOk;
     }
-    if (p == ParseProgress::kDone) return tunnel_answered(received - consumed);
+    if (answer != Status::kWouldBlock) return fail(answer, message_);
   }
   if (now < deadline_) return Status::kWouldBlock;
   std::snprintf(message_, sizeof message_,
                 "the proxy '%.120s' did not answer CONNECT within the connect timeout (%lld ms)",
                 room_->host_, static_cast<long long>(connect_timeout_.count()));
   return fail(Status::kConnectTimeout, message_);
-}
-
-Status TcpConnector::tunnel_answered(std::size_t extra) {
-  const unsigned code = room_->parser_.status();
-  const std::string_view reason = room_->parser_.reason();
-  const int reason_size = static_cast<int>(reason.size() > 80 ? 80 : reason.size());
-  if (code >= 200 && code < 300) {
-    if (extra == 0) {
-      phase_ = Phase::kConnected;
-      return Status::kOk;
-    }
-    std::snprintf(message_, sizeof message_,
-                  "the proxy '%.120s' sent bytes after its answer to CONNECT", room_->host_);
-    return fail(Status::kProtocol, message_);
-  }
-  Status s = Status::kProtocol;
-  const char* what = "";
-  if (code == 407) {
-    s = Status::kProxyAuth;
-    what = room_->authorization_[0] != '\0'
-               ? ": proxy authentication failed, the proxy refused the credentials"
-               : ": proxy authentication required, and no credentials were given";
-  } else if (code == 502 || code == 503 || code == 504) {
-    s = Status::kConnectFailed;
-    what = ": it could not reach the server";
-  }
-  std::snprintf(message_, sizeof message_, "the proxy '%.120s' answered CONNECT with %u %.*s%s",
-                room_->host_, code, reason_size, reason.data(), what);
-  return fail(s, message_);
 }
 
 Status TcpConnector::tunnel_failed(Status s, const char* what) {

@@ -24,7 +24,7 @@
 
 #include "stepback/core/policy.hpp"
 #include "stepback/https/client.hpp"
-#include "stepback/https/proxy.hpp"
+#include "stepback/https/proxy/proxy.hpp"
 #include "stepback/https/tcp_tls_connector.hpp"
 #include "stepback/https/tls/tls.hpp"
 #include "stepback/profiles/profile.hpp"

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "stepback/core/backoff.hpp"
+#include "stepback/core/polling.hpp"
 #include "stepback/profiles/desktop.hpp"
 #include "stepback/profiles/mobile.hpp"
 #include "tests/support/fake_tokens.hpp"
@@ -601,11 +602,11 @@ TEST(NamesItsResource, ReadsTheQuery) {
   EXPECT_FALSE(names_its_resource("/v1/instanceId=cache"));
 }
 
-TEST(PollWait, EqualJitterStaysWithinHalfTheScheduleAndTheFloor) {
+TEST(PollingWait, EqualJitterStaysWithinHalfTheScheduleAndTheFloor) {
   Xoshiro128 random(1);
   for (std::uint32_t n = 0; n < 40; ++n) {
     for (int k = 0; k < 50; ++k) {
-      const Millis w = poll_wait(profiles::desktop.polling, n, Millis(1000), random);
+      const Millis w = polling_wait(profiles::desktop.polling, n, Millis(1000), random);
       const std::uint64_t t = n < 6 ? 1000ULL << n : 60000;
       EXPECT_GE(w.count(), std::max<std::uint64_t>(500, t / 2));
       EXPECT_LE(w.count(), t);
@@ -613,14 +614,14 @@ TEST(PollWait, EqualJitterStaysWithinHalfTheScheduleAndTheFloor) {
   }
 }
 
-TEST(PollWait, TheMobileScheduleStartsLater) {
+TEST(PollingWait, TheMobileScheduleStartsLater) {
   testing::ScriptedRandom low{1};  // uniform() answers 0.
-  EXPECT_EQ(poll_wait(profiles::mobile.polling, 0, Millis(0), low), Millis(1000));
-  EXPECT_EQ(poll_wait(profiles::desktop.polling, 0, Millis(0), low), Millis(500));
-  EXPECT_EQ(poll_wait(profiles::desktop.polling, 30, Millis(0), low), Millis(30000));
+  EXPECT_EQ(polling_wait(profiles::mobile.polling, 0, Millis(0), low), Millis(1000));
+  EXPECT_EQ(polling_wait(profiles::desktop.polling, 0, Millis(0), low), Millis(500));
+  EXPECT_EQ(polling_wait(profiles::desktop.polling, 30, Millis(0), low), Millis(30000));
 }
 
-TEST(PollWait, ValidRefusesNonsense) {
+TEST(PollingWait, ValidRefusesNonsense) {
   PollingPolicy p;
   EXPECT_TRUE(valid(p));
   p.min_delay = Millis::seconds(120);

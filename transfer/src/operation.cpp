@@ -2,7 +2,6 @@
 
 #include <cstring>
 
-#include "stepback/core/backoff.hpp"
 #include "stepback/transfer/operation_json.hpp"
 
 namespace stepback::transfer {
@@ -43,18 +42,6 @@ https::ConstBytes bytes_of(std::string_view s) {
 }
 
 }  // namespace
-
-Millis poll_wait(const PollingPolicy& p, std::uint32_t n, Millis previous, RandomSource& random) {
-  Policy q;
-  q.initial_delay = p.initial_delay;
-  q.multiplier = p.multiplier;
-  q.max_backoff = p.max_delay;
-  q.jitter = p.jitter;
-  q.jitter_range = min(Millis(1000), p.max_delay);
-  // kDecorrelated draws from [initial, 3 x previous]; previous is never below initial.
-  const Millis last = max(previous, p.initial_delay);
-  return max(p.min_delay, backoff_wait(q, n, min(last, p.max_delay), random));
-}
 
 const char* to_string(OperationOutcome o) {
   switch (o) {
@@ -341,7 +328,7 @@ Operation::Step Operation::schedule_poll(Millis now) {
     return finish(now, OperationOutcome::kPollingDeadline,
                   "gave up polling: the operation was not done by the polling deadline", phase_);
   }
-  Millis wait = poll_wait(options_.polling, polls_, previous_wait_, context_.random);
+  Millis wait = polling_wait(options_.polling, polls_, previous_wait_, context_.random);
   previous_wait_ = wait;
   if (now + wait > deadline_) {
     // One last look at the deadline, unless that would poll sooner than the floor.

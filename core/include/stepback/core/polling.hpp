@@ -8,6 +8,7 @@
 
 #include "stepback/core/millis.hpp"
 #include "stepback/core/policy.hpp"
+#include "stepback/core/random.hpp"
 
 namespace stepback {
 
@@ -36,6 +37,10 @@ constexpr bool valid(const PollingPolicy& p) {
          static_cast<std::uint8_t>(p.jitter) <= static_cast<std::uint8_t>(Jitter::kNone) &&
          p.total_deadline <= kMaxDeadlineLimit;
 }
+
+// The wait before poll `n` under `p` (the formula above); `previous` is the last wait (used by
+// kDecorrelated only; initial_delay before the first). Needs valid(p).
+Millis polling_wait(const PollingPolicy& p, std::uint32_t n, Millis previous, RandomSource& random);
 
 }  // namespace stepback
 

@@ -12,15 +12,15 @@
 #include "stepback/https/connector.hpp"
 #include "stepback/https/dns/resolver.hpp"
 #include "stepback/https/http/response_parser.hpp"
-#include "stepback/https/proxy.hpp"
+#include "stepback/https/proxy/proxy.hpp"
 #include "stepback/https/tcp/tcp_transport.hpp"
 
 namespace stepback::https {
 
 // The room a connector needs to go through a proxy: the proxy's name and Basic credentials as
-// the requests carry them, the CONNECT request and the proxy's answer. The
-// app owns it (a static, or beside the connector) and gives it with the ProxyConfig, so a
-// connector that never uses a proxy carries none of it.
+// the requests carry them, the CONNECT request and the proxy's answer (proxy/tunnel.hpp
+// writes the one and reads the other). The app owns it (a static, or beside the connector)
+// and gives it with the ProxyConfig, so a connector that never uses a proxy carries none of it.
 class ProxyRoom {
  public:
   ProxyRoom() = default;
@@ -51,7 +51,7 @@ class ProxyRoom {
 //   - anything else (timeout, SERVFAIL/REFUSED, malformed answers, no server reachable, out of
 //     pool): kDnsFailed, retried as a request that provably never left.
 //
-// Proxies (set_proxy). A host the proxy applies to (proxy.hpp's uses_proxy) is reached
+// Proxies (set_proxy). A host the proxy applies to (proxy/proxy.hpp's uses_proxy) is reached
 // through it: the proxy's name is looked up and connected to as above; an http:// request
 // goes to the proxy as is (forwards(): the Client writes an absolute-form target and the
 // Proxy-Authorization); tunnel() sends `CONNECT host:port` and reads the proxy's answer
@@ -126,8 +126,6 @@ class TcpConnector final : public Connector {
   Status step_resolve(Millis now);
   Status start_connect(const SocketAddress* addresses, std::size_t count, Millis now);
   Status step_tunnel(Millis now);
-  // Ends the tunnel with the proxy's answer, complete in parser_.
-  Status tunnel_answered(std::size_t extra);
   Status tunnel_failed(Status s, const char* what);
 
   Resolver& resolver_;

@@ -36,10 +36,6 @@
 
 namespace stepback::transfer {
 
-// The wait before poll `n` under `p` (see PollingPolicy); `previous` is the last wait (used by
-// kDecorrelated only; initial_delay before the first). Needs valid(p).
-Millis poll_wait(const PollingPolicy& p, std::uint32_t n, Millis previous, RandomSource& random);
-
 // How following an operation ended.
 enum class OperationOutcome : std::uint8_t {
   kSucceeded,        // Done with "response" (given to the response sink), or with neither

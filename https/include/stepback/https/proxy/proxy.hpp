@@ -4,8 +4,8 @@
 // kCFNetworkProxiesHTTPSProxy/HTTPSPort and kCFNetworkProxiesExceptionsList) or from a proxy
 // URL as curl takes it (parse_proxy_url), and curl's no_proxy rules (proxy_excluded).
 // Nothing allocates; every view is caller-owned.
-#ifndef STEPBACK_HTTPS_PROXY_HPP_
-#define STEPBACK_HTTPS_PROXY_HPP_
+#ifndef STEPBACK_HTTPS_PROXY_PROXY_HPP_
+#define STEPBACK_HTTPS_PROXY_PROXY_HPP_
 
 #include <cstddef>
 #include <cstdint>
@@ -48,4 +48,4 @@ bool uses_proxy(const ProxyConfig& proxy, std::string_view host, std::uint16_t p
 
 }  // namespace stepback::https
 
-#endif  // STEPBACK_HTTPS_PROXY_HPP_
+#endif  // STEPBACK_HTTPS_PROXY_PROXY_HPP_

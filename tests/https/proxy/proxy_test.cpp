@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "stepback/https/proxy.hpp"
+#include "stepback/https/proxy/proxy.hpp"
 
 namespace stepback::https {
 namespace {

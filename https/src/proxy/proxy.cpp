@@ -1,4 +1,4 @@
-#include "stepback/https/proxy.hpp"
+#include "stepback/https/proxy/proxy.hpp"
 
 #include "http/http1_text.hpp"
 
