@@ -438,13 +438,19 @@ TEST(Download, ARecordOfAnotherUrlOrKindIsRefused) {
   EXPECT_STREQ(d.message(), "the record is not a download's");
 }
 
-TEST(Download, TheRestoredWaitIsServedFirst) {
-  Harness h;
+// A download's record saved 3 s before the end of a backoff (wall clock 1,700,000,000,000).
+TransferState record_in_backoff() {
   TransferState kept;
   kept.kind = TransferKind::kDownload;
-  ASSERT_TRUE(kept.set_url(kUrl));
+  EXPECT_TRUE(kept.set_url(kUrl));
   kept.wait_remaining = Millis(3000);
   kept.release_wall_ms = 1'700'000'003'000;
+  return kept;
+}
+
+TEST(Download, TheRestoredWaitIsServedFirst) {
+  Harness h;
+  const TransferState kept = record_in_backoff();
   h.spec.resume = &kept;
   h.connector.add().recv_data(ok_head(5) + "hello");
   const DownloadNext first = h.start();
@@ -459,11 +465,7 @@ TEST(Download, TheRestoredWaitIsServedFirst) {
 // process killed then sits out the rest, not nothing.
 TEST(Download, ASaveDuringTheRestoredWaitKeepsWhatIsLeftOfIt) {
   Harness h;
-  TransferState kept;
-  kept.kind = TransferKind::kDownload;
-  ASSERT_TRUE(kept.set_url(kUrl));
-  kept.wait_remaining = Millis(3000);
-  kept.release_wall_ms = 1'700'000'003'000;
+  const TransferState kept = record_in_backoff();
   h.spec.resume = &kept;
   h.connector.add().recv_data(ok_head(5) + "hello");
   const DownloadNext first = h.start();
@@ -652,11 +654,7 @@ TEST(Download, APauseInABackoffWaitKeepsTheWaitsEnd) {
 // once resumed.
 TEST(Download, PausedBeforeItsFirstStepItStartsOnResume) {
   Harness h;
-  TransferState kept;
-  kept.kind = TransferKind::kDownload;
-  ASSERT_TRUE(kept.set_url(kUrl));
-  kept.wait_remaining = Millis(3000);
-  kept.release_wall_ms = 1'700'000'003'000;
+  const TransferState kept = record_in_backoff();
   h.spec.resume = &kept;
   h.connector.add().recv_data(ok_head(5) + "hello");
   DownloadOptions options;
@@ -684,11 +682,7 @@ TEST(Download, PausedBeforeItsFirstStepItStartsOnResume) {
 // waits for the rest before its first request.
 TEST(Download, APauseInTheRestoredWaitKeepsItsEnd) {
   Harness h;
-  TransferState kept;
-  kept.kind = TransferKind::kDownload;
-  ASSERT_TRUE(kept.set_url(kUrl));
-  kept.wait_remaining = Millis(3000);
-  kept.release_wall_ms = 1'700'000'003'000;
+  const TransferState kept = record_in_backoff();
   h.spec.resume = &kept;
   h.connector.add().recv_data(ok_head(5) + "hello");
   const DownloadNext first = h.start();
