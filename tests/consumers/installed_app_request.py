@@ -1,5 +1,9 @@
 #!/usr/bin/env python3
-"""Runs examples/installed_app once against a loopback HTTPS server.
+"""Runs an app built on the installed package once against a loopback HTTPS server.
+
+The apps: examples/installed_app (one https::Client request) and the find_package
+consumer's download (one transfer::Download); both take URL and CA file, write the body to
+stdout and one line per attempt to stderr.
 
 The server is the integration tests' scripted_server.py with a certificate from their
 make_certs.sh; it answers 503 first, then 200, so the app's one request is retried once.
@@ -57,7 +61,8 @@ def main():
         print(run.stderr, end="", file=sys.stderr)
         ok = (run.returncode == 0 and "hello from loopback" in run.stdout
               and "503" in run.stderr)
-        print("installed_app request:", "ok" if ok else f"FAILED (exit {run.returncode})")
+        name = os.path.basename(args.app[-1])
+        print(f"{name} request:", "ok" if ok else f"FAILED (exit {run.returncode})")
         return 0 if ok else 1
     finally:
         server.kill()
