@@ -9,8 +9,8 @@
 // (a static buffer of kArenaBytes, every mbedTLS allocation), a TlsClientConfig trusting the
 // one CA of CA_FILE, a TcpTlsConnector over a FixedResolver (numeric hosts need no lookup), a
 // Client with a RetryContext, and the ClientBuffers at the sizes given (defaults: the small-RAM
-// sizes of the README). The sink only counts the body (a device writes it to flash), so that the
-// CPU measured is the download's.
+// sizes of docs/small_ram.md). The sink only counts the body (a device writes it to flash), so
+// that the CPU measured is the download's.
 // The work runs on a thread whose stack is a static buffer painted with a pattern first, so the
 // stack's high-water mark is read back, not guessed. Printed on stdout, one "key value" a line:
 //
@@ -81,8 +81,9 @@ struct Options {
   const char* ca_file = nullptr;
   std::size_t max_fragment = 0;
   bool tls12 = false;
-  // The small-RAM sizes (README): a request head for a long signed URL, a response head for
-  // Cloud Storage's x-goog-* fields, one TLS record per read, the start of an error body.
+  // The small-RAM sizes (docs/small_ram.md): a request head for a long signed URL, a response
+  // head for Cloud Storage's x-goog-* fields, one TLS record per read, the start of an error
+  // body.
   std::size_t request_head = 2048;
   std::size_t response_head = 4096;
   std::size_t io = 4096;

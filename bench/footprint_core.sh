@@ -16,8 +16,8 @@
 # bench/footprint_components.sh's.
 #
 # Usage: bench/footprint_core.sh [--strict]
-#   --strict     also exit 1 when the stepback code in the linked Cortex-M4 image (the README's
-#                target, TARGET_TEXT below) is over it.
+#   --strict     also exit 1 when the stepback code in the linked Cortex-M4 image (the target in
+#                docs/performance.md, TARGET_TEXT below) is over it.
 # Environment: CXX (host compiler, default g++), KEEP_TMP=1 keeps the temp dir.
 set -euo pipefail
 

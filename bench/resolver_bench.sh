@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The resolver figures of the README, in a network namespace made for the run (as root):
+# The resolver figures of docs/performance.md, in a network namespace made for the run (as root):
 #   (a) the longest single Client::step() during a request whose DNS server never answers
 #       (dns_server.py's "silent" names; the request runs to its 3 s retry deadline);
 #   (b) the same during a request whose IPv6 address is black-holed (an nft rule drops the

@@ -30,7 +30,7 @@ set(STEPBACK_MBEDTLS_CONFIG_FILE "${PROJECT_SOURCE_DIR}/https/mbedtls/stepback_m
 # MBEDTLS_SSL_IN_CONTENT_LEN and MBEDTLS_SSL_OUT_CONTENT_LEN). The input buffer must take the
 # largest record a server sends: 16384 unless servers honour max_fragment_length
 # (TlsClientConfig::set_max_fragment_length) or are configured for small records; the
-# `small-ram` preset builds with 4096 (README, "Downloads in a small RAM budget").
+# `small-ram` preset builds with 4096 (docs/small_ram.md).
 set(STEPBACK_TLS_IN_CONTENT_LEN 16384 CACHE STRING
   "Plaintext bytes of the TLS input buffer, 512..16384 (a full TLS record is 16384)")
 set(STEPBACK_TLS_OUT_CONTENT_LEN 4096 CACHE STRING

@@ -15,9 +15,9 @@ namespace {
 
 // Every mbedTLS allocation of the process. Trust anchors are looked up on demand (TrustStore),
 // so the arena holds one handshake's state, not the system's roots; mbedTLS's buffer
-// allocator zeroes the whole arena at set-up, so every byte of it is resident. The README
-// gives the measured peaks (`--trace` prints arena_peak): about 36 KiB, 25 KiB in the
-// small-RAM build (4 KiB TLS records), whose arena leaves room for RSA chains.
+// allocator zeroes the whole arena at set-up, so every byte of it is resident.
+// docs/performance.md gives the measured peaks (`--trace` prints arena_peak): about 36 KiB, 25
+// KiB in the small-RAM build (4 KiB TLS records), whose arena leaves room for RSA chains.
 constexpr bool kSmall = https::kSmallRamBuild;
 constexpr std::size_t kTlsArenaBytes = std::size_t{kSmall ? 48 : 96} * 1024;
 alignas(16) std::uint8_t g_tls_arena[kTlsArenaBytes];

@@ -18,7 +18,7 @@
 
 namespace stepback::tools {
 
-// Exit codes of `stepback get` and `stepback demo` (also in --help and the README).
+// Exit codes of `stepback get` and `stepback demo` (also in --help and docs/https.md).
 enum ExitCode : int {
   kExitOk = 0,             // The final response was 1xx-3xx.
   kExitInternal = 1,       // The TLS library could not be set up (arena, PSA, entropy).

@@ -19,7 +19,8 @@
 
 namespace stepback::tools {
 
-// Exit codes of `stepback get --operation` beyond the plain ones (also in --help, README).
+// Exit codes of `stepback get --operation` beyond the plain ones (also in --help and
+// docs/memorystore.md).
 enum OperationExitCode : int {
   kExitOperationError = 11,  // The operation finished with an error (its google.rpc.Status).
   kExitGaveUpPolling = 12,   // The polling deadline (--deadline, else the profile's) passed.

@@ -22,7 +22,7 @@ usage: switch_test.py STEPBACK_BINARY NGINX CASE [N]
             bound download alone, the bound one going down and up makes it wait and go on,
             and without the flag the first
   bench N   N switches, then N with the watcher off (--network-type unmetered): the time
-            lost per switch, median and worst, printed for the README
+            lost per switch, median and worst, printed for docs/https.md
 Root only (namespaces); exits 77 (skipped) where namespaces cannot be made.
 """
 

@@ -8,7 +8,7 @@
 // instance named stepback-example, the Debian CA bundle, and no Authorization unless
 // --token-file names a file holding an OAuth 2.0 access token (read again before every
 // attempt, so `gcloud auth print-access-token > FILE` from a timer keeps it fresh). Against
-// the local server (tests/integration/memorystore/memorystore_server.py) see the README.
+// the local server (tests/integration/memorystore/memorystore_server.py) see docs/memorystore.md.
 // Exits 0 when every step succeeded.
 #include <poll.h>
 

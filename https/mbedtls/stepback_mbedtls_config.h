@@ -79,7 +79,8 @@ time_t stepback_mbedtls_time(time_t* timer);
 #define MBEDTLS_AES_C
 #define MBEDTLS_AES_ROM_TABLES
 /* AES only ever encrypts here (GCM and CTR_DRBG run the block cipher forwards; no CBC or ECB
- * decryption): the decryption tables and code left out (README, bench/apk_footprint.sh). */
+ * decryption): the decryption tables and code left out (docs/performance.md,
+ * bench/apk_footprint.sh). */
 #define MBEDTLS_BLOCK_CIPHER_NO_DECRYPT
 #define MBEDTLS_AESNI_C
 #define MBEDTLS_AESCE_C
@@ -170,7 +171,7 @@ time_t stepback_mbedtls_time(time_t* timer);
  * elliptic-curve multiplications by an unknown point with a window of 2 instead of 4 (the
  * precomputed points of an ECDSA verification live in the arena, so its peak is lower), and
  * 8 PSA key slots instead of 32 (less static data; a client handshake holds one key at a
- * time, its ephemeral key share); figures in README, "Downloads in a small RAM budget". The
+ * time, its ephemeral key share); figures in docs/small_ram.md. The
  * stepback tools take small buffers in this build too (tools/client_loop.cpp). */
 #if defined(STEPBACK_SMALL_RAM) && STEPBACK_SMALL_RAM
 #define MBEDTLS_ECP_WINDOW_SIZE 2
@@ -193,11 +194,11 @@ time_t stepback_mbedtls_time(time_t* timer);
 
 /* ---- Handshake public-key work: chosen by measurement ------------------------------------
  * Each option alone against what is set here, in instructions of one `stepback get` against
- * nginx (callgrind) and the .text of libmbedcrypto.a (figures: README, "handshake public-key
- * options"): a smaller ECP window (the small-RAM build takes 2 above, for less arena), no
- * fixed-point tables or no NIST reduction each cost instructions for little text saved; a
- * window of 5 or 6 changes nothing for P-256 (mbedTLS caps its window at 4 and its generator
- * has a static comb table; only P-384 and RAM would grow). p256-m
+ * nginx (callgrind) and the .text of libmbedcrypto.a (figures: docs/performance.md, "handshake
+ * public-key options"): a smaller ECP window (the small-RAM build takes 2 above, for less
+ * arena), no fixed-point tables or no NIST reduction each cost instructions for little text
+ * saved; a window of 5 or 6 changes nothing for P-256 (mbedTLS caps its window at 4 and its
+ * generator has a static comb table; only P-384 and RAM would grow). p256-m
  * (MBEDTLS_PSA_P256M_DRIVER_ENABLED, with MBEDTLS_USE_PSA_CRYPTO so that X.509 and TLS verify
  * through PSA) costs both instructions and text on x86-64; under qemu-user on ARM (no
  * hardware's timing) it verified faster: worth measuring on a device, not taken on qemu's word.

@@ -26,7 +26,7 @@ https::ClientResult result(Outcome outcome, https::Status error = https::Status:
   return r;
 }
 
-// The exit-code table of --help and the README, row by row.
+// The exit-code table of --help and docs/https.md, row by row.
 TEST(ExitCode, EveryOutcomeMapsAsDocumented) {
   struct Row {
     const char* name;

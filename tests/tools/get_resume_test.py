@@ -1,7 +1,7 @@
 """`stepback get -o FILE` against nginx on loopback: killed with SIGKILL at a random point and
-run again, it goes on from its checkpoint and ends byte-exact; redirects are followed as the
-README says. nginx is a real server (ranges, If-Range, ETag, limit_rate); its access log says
-what was fetched.
+run again, it goes on from its checkpoint and ends byte-exact; redirects are followed as
+docs/bodies.md says. nginx is a real server (ranges, If-Range, ETag, limit_rate); its access
+log says what was fetched.
 
 usage: get_resume_test.py STEPBACK_BINARY NGINX CASE [N]
 CASE is one CTest test (tests/tools/CMakeLists.txt), or `bench N`: N kills at random points,

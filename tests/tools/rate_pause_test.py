@@ -5,7 +5,7 @@ usage: rate_pause_test.py STEPBACK_BINARY NGINX UPLOAD_SERVER_PY CASE
        rate_pause_test.py STEPBACK_BINARY NGINX UPLOAD_SERVER_PY bench
 CASE is one CTest test (tests/tools/CMakeLists.txt). The limited runs check a generous lower
 bound on their time only (a loaded machine may be slower, never faster than the rate allows).
-`bench` (by hand) prints the figures of the README: the rate reached against the one asked
+`bench` (by hand) prints the figures of docs/bodies.md: the rate reached against the one asked
 for, and the CPU (user + sys) per MiB limited and unlimited.
 """
 

@@ -6,7 +6,7 @@
 
 namespace stepback::profiles {
 
-// Cap 32 s, 6 retries, deadline 120 s, equal jitter (see README: "Why equal jitter"); polls
+// Cap 32 s, 6 retries, deadline 120 s, equal jitter (docs/retry.md, "Why equal jitter"); polls
 // from 1 s doubling to 60 s for at most 30 minutes.
 inline constexpr DeviceProfile desktop = [] {
   DeviceProfile p;

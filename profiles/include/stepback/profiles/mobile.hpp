@@ -7,7 +7,7 @@
 
 namespace stepback::profiles {
 
-// Cap 64 s, 10 retries, deadline 600 s, equal jitter (see README: "Why equal jitter"); polls
+// Cap 64 s, 10 retries, deadline 600 s, equal jitter (docs/retry.md, "Why equal jitter"); polls
 // from 2 s doubling to 60 s for at most 30 minutes.
 inline constexpr DeviceProfile mobile = [] {
   DeviceProfile p;
