@@ -69,7 +69,7 @@ mkdir -m 1777 "$root/run/lock"
 run() { chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/sbin:/usr/bin:/sbin:/bin TERM=dumb bash -c "cd /src && $1"; }
 start=$(date +%s)
 run "scripts/setup.sh"
-run "cmake --preset desktop && cmake --build --preset desktop && build/desktop/tools/stepback demo"
+run "cmake --preset desktop && cmake --build --preset desktop --target stepback_cli && build/desktop/tools/stepback demo"
 if [ "$mode" = all ]; then
   run "scripts/test.sh"
 fi
