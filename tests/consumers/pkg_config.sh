@@ -14,7 +14,11 @@ flags=$(PKG_CONFIG_PATH="$pc_dir" "$pkg_config" --cflags --libs stepback)
 echo "pkg-config --cflags --libs stepback: $flags"
 # pkg-config escapes shell characters (the MBEDTLS_CONFIG_FILE=<...> definition) for a
 # shell to parse, as make's recipes do; hence eval rather than a plain $flags.
-eval "set -x; \"\$cxx\" -std=c++17 $cxxflags -o \"\$out/consumer\" \"\$source\" $flags $ldflags"
+# One command compiles and links, so LDFLAGS come first: the compile flags after them win.
+# (The asan-ubsan preset links with -fsanitize=address,undefined and compiles with
+# -fno-sanitize=vptr; vptr checks on the library's classes, which are built without RTTI,
+# would need their typeinfo, which does not exist.)
+eval "set -x; \"\$cxx\" -std=c++17 $ldflags $cxxflags -o \"\$out/consumer\" \"\$source\" $flags"
 set +x
 # shellcheck disable=SC2086  # the emulator is a command and its arguments
 $emulator "$out/consumer"
