@@ -21,25 +21,9 @@ import tempfile
 import threading
 import time
 
-from cli_support import check, free_port, trace_events, wait_until
+from cli_support import anchor_file, check, free_port, trace_events, wait_until
 
 BINARY = sys.argv[1]
-
-# A trust anchor that no server uses: `get https://...` needs one to get as far as the
-# connect, whether or not the machine has a system CA bundle.
-ANCHOR = """-----BEGIN CERTIFICATE-----
-MIIBvTCCAWOgAwIBAgIUU+DKFP8Eg4sXkGdO1Oh6xqpw0HAwCgYIKoZIzj0EAwIw
-MzExMC8GA1UEAwwoc3RlcGJhY2sgdGVzdCBhbmNob3IgKG5vIHNlcnZlciB1c2Vz
-IGl0KTAgFw0yNjExMjIwMjI4MjBaGA8yMTI2MTAyOTAyMjgyMFowMzExMC8GA1UE
-Awwoc3RlcGJhY2sgdGVzdCBhbmNob3IgKG5vIHNlcnZlciB1c2VzIGl0KTBZMBMG
-ByqGSM49AgEGCCqGSM49AwEHA0IABJLpcL7fnM4s45XyS6IGYMAcPx3WM3RMcKF5
-Dw2IvbhCdhzCv5yeMB9fP8myr87G5irkku/xb93DfNEF5mOj3r+jUzBRMB0GA1Ud
-DgQWBBTdcmqB0IFxhJk/vUnE7K7XVtoxPTAfBgNVHSMEGDAWgBTdcmqB0IFxhJk/
-vUnE7K7XVtoxPTAPBgNVHRMBAf8EBTADAQH/MAoGCCqGSM49BAMCA0gAMEUCIGDs
-dMKJcZUVxxcozn9Xt6JV1C57Iyk2E+oeH1A9yomAAiEA0ML5Q5juiDm9XXNOM+I2
-Y7zkb0+mkXKnxvvd+7o4Sf8=
------END CERTIFICATE-----
-"""
 
 DEMO_BODY = "hello from the stepback demo\n"
 
@@ -49,13 +33,6 @@ def run(*args, timeout=20):
     start = time.monotonic()
     p = subprocess.run([BINARY, *args], capture_output=True, text=True, timeout=timeout)
     return p.returncode, p.stdout, p.stderr, time.monotonic() - start
-
-
-def anchor_file(tmp):
-    path = os.path.join(tmp, "anchor.pem")
-    with open(path, "w") as f:
-        f.write(ANCHOR)
-    return path
 
 
 class StatusServer:
