@@ -507,16 +507,18 @@ def case_get_jitter_seed():
 
 
 def case_get_data_content_type():
-    # A body with no declared type is sent as application/octet-stream; -H overrides it.
+    # A body with no declared type is sent as curl's application/x-www-form-urlencoded; -H
+    # overrides it.
     server = CutServer(cut=len(CutServer.BODY))
     base = ["get", f"http://127.0.0.1:{server.port}/", "--data", "x=1", "-o", os.devnull]
     code, _, err, _ = run(*base)
     check(code == 0, f"{base} exited {code}, stderr: {err}")
     code, _, err, _ = run(*base, "-H", "Content-Type: text/plain")
     check(code == 0, f"-H Content-Type exited {code}, stderr: {err}")
-    check("content-type: application/octet-stream\r\n" in server.heads[0], server.heads[0])
+    check("content-type: application/x-www-form-urlencoded\r\n" in server.heads[0],
+          server.heads[0])
     check("content-type: text/plain\r\n" in server.heads[1]
-          and "octet-stream" not in server.heads[1], server.heads[1])
+          and "x-www-form-urlencoded" not in server.heads[1], server.heads[1])
     # Regression: -H 'Host: ...' and -H 'User-Agent: ...' were refused; as curl, they
     # replace the defaults, and an empty User-Agent drops the field.
     code, _, err, _ = run(*base, "-H", "Host: api.example.test", "-H", "User-Agent: probe/1")
