@@ -271,10 +271,12 @@ int finish_download(const Run& run, const transfer::Download& download, const St
   show_last_error_body(result, download.client().error_body(), trace_at);
   if (command.gate != nullptr && !command.gate->finish()) run.output.failed = true;
   run.target.finish(&run.output, command.prefix);
-  int code = stepping.stopped    ? kExitInterrupted
-             : stepping.deferred ? kExitDeferred
-                                 : exit_code(result, run.output.failed);
-  if (command.fail) code = fail_exit_code(result, code);
+  const int code = stepping.stopped    ? kExitInterrupted
+                   : stepping.deferred ? kExitDeferred
+                                       : exit_code(result, run.output.failed);
+  // -f changes what the run says, not what it keeps: a part checkpointed before a 503 that
+  // outlasted the retries is still there for the next run.
+  const int said = command.fail ? fail_exit_code(result, code) : code;
   if (stepping.deferred) {
     report_deferred(command.prefix, stepping.hint, stepping.deferred_at, trace_at);
   }
@@ -287,10 +289,10 @@ int finish_download(const Run& run, const transfer::Download& download, const St
                  static_cast<unsigned long long>(download.resumed_from()),
                  static_cast<unsigned long long>(download.delivered()));
   }
-  if (!run.target.via_part()) return code;
+  if (!run.target.via_part()) return said;
   if (code != kExitOk) {
     keep_or_remove(run, download, checkpointing, code);
-    return code;
+    return said;
   }
   if (!run.target.commit(command.prefix)) return kExitLocalIo;
   run.state_file.remove();

@@ -207,6 +207,19 @@ def case_fail():
     # Success is untouched.
     code, out, _ = run(url(serving("200 OK")), "-f")
     check(code == 0 and out == BODY, f"-f on 200: exit {code}")
+    # -f changes the exit code, not what a download keeps: bytes checkpointed before a 503
+    # that outlasted the retries stay in FILE.part for the next run.
+    def cut_then_busy(n, head):
+        if n == 0:
+            return http_response("200 OK", [("ETag", '"v1"')], BODY, close=True)[:-5000]
+        return http_response("503 Service Unavailable", [], b"busy\n")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "object")
+        code, _, err = run(url(RespondingServer(cut_then_busy)), *FAST, "--retry", "2", "-f",
+                           "-o", path)
+        check(code == 22 and "kept" in err, f"-f after a cut: exit {code}, {err!r}")
+        check(sorted(os.listdir(tmp)) == ["object.part", "object.part.state"],
+              f"-f after a cut: files {os.listdir(tmp)}")
 
 
 def split_head(out):
