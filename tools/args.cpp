@@ -74,7 +74,7 @@ std::string flag_names(const std::vector<Flag>& flags) {
 }
 
 Parsed parse_flags(int argc, char** argv, const std::vector<Flag>& flags,
-                   const Positional& positional, std::string* error) {
+                   const Positional& positional, std::string* error, const UnknownOption& unknown) {
   ArgReader args(argc, argv);
   const auto fail = [error](std::string message) {
     *error = std::move(message);
@@ -99,6 +99,8 @@ Parsed parse_flags(int argc, char** argv, const std::vector<Flag>& flags,
       if (f.name == name) flag = &f;
     }
     if (flag == nullptr) {
+      std::string said = unknown ? unknown(name) : std::string();
+      if (!said.empty()) return fail(std::move(said));
       return fail("unknown option '" + std::string(name) + "' (allowed: " + flag_names(flags) +
                   ")");
     }
@@ -119,6 +121,49 @@ Parsed parse_flags(int argc, char** argv, const std::vector<Flag>& flags,
     }
   }
   return Parsed::kOk;
+}
+
+std::vector<char*> split_short_options(int argc, char** argv, const std::vector<Flag>& flags,
+                                       std::deque<std::string>* names) {
+  const auto find = [&flags](std::string_view name) -> const Flag* {
+    for (const Flag& f : flags) {
+      if (f.name == name) return &f;
+    }
+    return nullptr;
+  };
+  // Whether argv[i] would be taken as a value: there, not a "--" option (ArgReader::value()).
+  const auto value_at = [argc, argv](int i) {
+    return i < argc && std::string_view(argv[i]).substr(0, 2) != "--";
+  };
+  std::vector<char*> out;
+  if (argc > 0) out.push_back(argv[0]);
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    const bool is_long = arg.substr(0, 2) == "--";
+    const Flag* whole = find(is_long ? arg.substr(0, arg.find('=')) : arg);
+    if (whole != nullptr || is_long || arg.size() <= 2 || arg[0] != '-') {
+      out.push_back(argv[i]);
+      const bool inline_value = is_long && arg.find('=') != std::string_view::npos;
+      if (whole != nullptr && whole->takes_value && !inline_value && value_at(i + 1)) {
+        out.push_back(argv[++i]);
+      }
+      continue;
+    }
+    for (std::size_t k = 1; k < arg.size(); ++k) {
+      names->push_back(std::string{'-', arg[k]});
+      out.push_back(names->back().data());
+      const Flag* flag = find(names->back());
+      if (flag == nullptr) break;  // Refused by name: the rest of the word is not read.
+      if (!flag->takes_value) continue;
+      if (k + 1 < arg.size()) {
+        out.push_back(argv[i] + k + 1);  // "-XPOST": the rest of the word.
+      } else if (value_at(i + 1)) {
+        out.push_back(argv[++i]);
+      }
+      break;
+    }
+  }
+  return out;
 }
 
 std::optional<std::uint64_t> parse_u64(std::string_view text) {

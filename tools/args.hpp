@@ -8,6 +8,7 @@
 #define STEPBACK_TOOLS_ARGS_HPP_
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <initializer_list>
 #include <optional>
@@ -75,13 +76,30 @@ enum class Parsed { kOk, kHelp, kError };
 // "-" alone); false with *error to refuse one. Null: every such argument is refused.
 using Positional = std::function<bool(std::string_view arg, std::string* error)>;
 
+// What to say of an option no flag has ("--retry-max-time", "-k"): a whole one-line message,
+// or "" for the usual "unknown option" one. Lets a subcommand name its own spelling of
+// another program's option.
+using UnknownOption = std::function<std::string(std::string_view name)>;
+
 // Reads argv[1..argc) (argv[0] is the subcommand's name, as in main()) against `flags`, in
 // order, applying each flag as it comes. "--help" or "-h" stops at once with kHelp. Returns
-// kError with a one-line *error naming the argument for an unknown option (listing the
-// allowed ones), a flag without its value (a following "--flag" is not taken as a value), a
-// switch written "--name=value", a refused positional argument or an invalid value.
+// kError with a one-line *error naming the argument for an unknown option (what `unknown`
+// says of it, else a list of the allowed ones), a flag without its value (a following
+// "--flag" is not taken as a value), a switch written "--name=value", a refused positional
+// argument or an invalid value.
 Parsed parse_flags(int argc, char** argv, const std::vector<Flag>& flags,
-                   const Positional& positional, std::string* error);
+                   const Positional& positional, std::string* error,
+                   const UnknownOption& unknown = {});
+
+// argv with bundled short options split as getopt (and curl) reads them: "-fsSL" is "-f -s -S
+// -L" when each letter is a one-letter flag of `flags`, and a value flag's letter takes the
+// rest of the word as its value ("-XPOST", "-o-") or, at the end of it, the next argument. A
+// word that is a flag itself, a "--" option, a value (the argument after a value flag) or a
+// positional argument is left whole; a letter no flag has ends the split there, as a name of
+// its own ("-sk" gives "-s -k"), for parse_flags() to refuse. The new names live in *names;
+// values point into argv, so parse_flags() over the result hands out the same tails of argv.
+std::vector<char*> split_short_options(int argc, char** argv, const std::vector<Flag>& flags,
+                                       std::deque<std::string>* names);
 
 // What a subcommand's parse returns: nullopt after kError, else `options` with its `help`
 // member telling whether --help was asked for.

@@ -123,6 +123,12 @@ int exit_code(const https::ClientResult& result, bool output_failed) {
   return kExitInternal;
 }
 
+int fail_exit_code(const https::ClientResult& result, int code) {
+  // error kOk: the last attempt got an answer (a transport failure after it would not be).
+  const bool http_error = result.error == https::Status::kOk && result.status >= 400;
+  return http_error && (code == kExitHttpStatus || code == kExitGaveUp) ? kExitHttpFail : code;
+}
+
 https::ClientBuffers client_buffers() {
   return https::ClientBuffers{{g_request_head, sizeof g_request_head},
                               {g_response_head, sizeof g_response_head},

@@ -35,6 +35,7 @@ enum ExitCode : int {
   kExitProxyAuth = 15,     // The proxy answered CONNECT with 407: credentials missing or refused.
   kExitOffline = 16,       // No network the transfer may use came within --offline-limit.
   kExitDeferred = 17,      // --defer-after: saved, to be run again later (the line says when).
+  kExitHttpFail = 22,      // get -f: the final response was an HTTP error (curl's code).
   kExitInterrupted = 130,  // SIGINT or SIGTERM ended a transfer (after a checkpoint).
 };
 
@@ -50,6 +51,9 @@ void report_deferred(const char* prefix, const https::RunHint& hint, Millis now,
 
 // The exit code for a finished request; `output_failed` when writing the body failed.
 int exit_code(const https::ClientResult& result, bool output_failed);
+// curl's -f: kExitHttpFail in place of `code` (exit_code()'s) when the request ended on an
+// HTTP error answer, 400 or above (not retried, or retried to the end); else `code`.
+int fail_exit_code(const https::ClientResult& result, int code);
 
 // The process's static client buffers (request head, response head, io, error body); one
 // client at a time may use them.

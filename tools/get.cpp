@@ -10,12 +10,15 @@
 #include <vector>
 
 #include "client_loop.hpp"
+#include "curl_habits.hpp"
 #include "get_args.hpp"
 #include "get_download.hpp"
 #include "get_operation.hpp"
 #include "get_sources.hpp"
+#include "head_tap.hpp"
 #include "output.hpp"
 #include "request_flags.hpp"
+#include "response_gate.hpp"
 #include "stack.hpp"
 #include "stepback/core/budget.hpp"
 #include "stepback/core/rate_limit.hpp"
@@ -58,6 +61,15 @@ int take_url(GetOptions* o, https::Url* url) {
                  std::string(o->url).c_str());
     return kExitUsage;
   }
+  if (o->remote_name) {
+    // -O: -o with the name the URL ends in (the first URL's, with --url-file).
+    static std::string name;
+    std::string error;
+    const std::optional<std::string> taken = remote_file_name(url->target, &error);
+    if (!taken) return fail(kExitUsage, error);
+    name = *taken;
+    o->output = name.c_str();
+  }
   return kExitOk;
 }
 
@@ -99,15 +111,17 @@ struct ClientRoom {
 };
 
 // The Client's options for every request `stepback get` makes: the plain one, the download,
-// the operation's.
+// the operation's. Events and the plain request's body go through `gate` (-f, -i).
 https::ClientOptions client_options(const GetOptions& o, bool download, BodyOutput* output,
-                                    Reporter& reporter, ClientRoom* room) {
+                                    const Reporter& reporter, ResponseGate* gate,
+                                    ClientRoom* room) {
   https::ClientOptions options;
   options.timeouts = make_timeouts(o.retry);
   options.network = o.retry.network;
   options.buffers = client_buffers();
-  options.body = body_sink(output);
-  options.events = reporter.sink();
+  // A download gives the gate its own sink (get_download.cpp).
+  options.body = download ? body_sink(output) : gate->sink(body_sink(output));
+  options.events = gate->events();
   options.progress = reporter.progress_policy();
   options.wall_now = &platform::wall_now;
   options.max_time = o.max_time;
@@ -137,17 +151,17 @@ https::RequestSpec request_spec(const GetOptions& o, const https::Url& url, std:
   spec.head.url = url;
   spec.head.user_agent = o.user_agent;
   spec.head.host = o.host;
-  // A body without a declared type is declared as bytes, never left for the server to guess.
+  // A body without a declared type is declared, never left for the server to guess.
   std::size_t header_count = 0;
   bool has_type = false;
   for (std::size_t i = 0; i < o.header_count; ++i) {
     headers[header_count++] = o.headers[i];
     has_type |= https::detail::iequals(o.headers[i].name, "content-type");
   }
-  // (A mutation of a Google API takes JSON.)
-  if (o.data && !has_type) {
-    headers[header_count++] = {"Content-Type",
-                               o.operation ? "application/json" : "application/octet-stream"};
+  // curl's type for -d and --data-binary (a mutation of a Google API takes JSON).
+  if (o.has_data() && !has_type) {
+    headers[header_count++] = {
+        "Content-Type", o.operation ? "application/json" : "application/x-www-form-urlencoded"};
   }
   spec.head.headers = headers;
   spec.head.header_count = header_count;
@@ -164,6 +178,7 @@ struct Prepared {
   const https::ClientOptions& options;
   const https::RequestSpec& spec;
   Reporter& reporter;
+  ResponseGate& gate;
   Millis start;
 };
 
@@ -185,6 +200,9 @@ int run_download(const Prepared& p) {
   command.output = p.o.output;
   command.state = p.o.state;
   command.reporter = &p.reporter;
+  command.gate = &p.gate;
+  command.fail = p.o.fail || p.o.fail_with_body;
+  command.silent = p.o.silent;
   command.prefix = kPrefix;
   command.trace = p.o.trace;
   command.start = p.start;
@@ -240,9 +258,11 @@ int run_request(const Prepared& p, const OutputPath& target, BodyOutput* output)
         *result, client.error_body(),
         p.o.trace ? std::optional<Millis>(platform::monotonic_now() - p.start) : std::nullopt);
   }
+  if (!p.gate.finish()) output->failed = true;  // -I: the head, as no body came.
   target.finish(output, kPrefix);
-  const int code = result ? exit_code(*result, output->failed)
-                          : (output->failed ? static_cast<int>(kExitLocalIo) : operation_code);
+  int code = result ? exit_code(*result, output->failed)
+                    : (output->failed ? static_cast<int>(kExitLocalIo) : operation_code);
+  if (result && (p.o.fail || p.o.fail_with_body)) code = fail_exit_code(*result, code);
   if (target.via_part()) {
     if (code == kExitOk && !target.commit(kPrefix)) {
       (void)std::remove(target.part());
@@ -273,11 +293,14 @@ int run_get(int argc, char** argv) {
 
   std::vector<std::uint8_t> body_storage;
   https::ConstBytes body;
-  if (o.data && !load_body(*o.data, &body_storage, &body, &error)) {
+  if (!load_data(o.data, o.data_count, &body_storage, &body, &error)) {
     return fail(kExitLocalIo, error);
   }
-  const std::string_view method = !o.method.empty() ? o.method : (o.data ? "POST" : "GET");
-  const bool download = method == "GET" && !o.data && !o.operation;
+  const std::string_view method = !o.method.empty() ? o.method
+                                  : o.head          ? "HEAD"
+                                  : o.has_data()    ? "POST"
+                                                    : "GET";
+  const bool download = method == "GET" && !o.has_data() && !o.operation;
   if (const int code = check_download_flags(o, download); code != kExitOk) return code;
   // -o FILE, a regular file or a new one: the body goes to FILE.part, renamed over FILE on
   // success only, so a failed run neither leaves a partial FILE nor wipes an existing one.
@@ -295,19 +318,37 @@ int run_get(int argc, char** argv) {
   if (const int code = stack.build(stack_spec(o, url, proxy), &error); code != kExitOk) {
     return fail(code, error);
   }
+  // -v, -i, -I: the heads, seen on the connection.
+  static std::optional<HeadTap> tap;
+  https::Connector* connector = &stack.connector();
+  if (o.verbose || o.include || o.head) {
+    tap.emplace(stack.connector(), o.verbose ? stderr : nullptr);
+    connector = &*tap;
+  }
   platform::Status random_status = platform::Status::kOk;
   Xoshiro128 random = platform::make_os_random(&random_status);
   RetryBudget budget(o.retry.profile->budget);
   const RetryContext context{*policy, random, &budget};
   const Millis start = platform::monotonic_now();
-  Reporter reporter(stderr, o.trace, ::isatty(STDERR_FILENO) == 1, kPrefix, start);
+  // A live line would be torn by -v's lines, and -s has none.
+  const bool countdown = ::isatty(STDERR_FILENO) == 1 && !o.verbose && !o.silent;
+  Reporter reporter(stderr, o.trace, countdown, kPrefix, start);
   reporter.set_time_limit(o.max_time);
+  reporter.set_quiet(o.silent);
+  ResponseGate gate({o.fail, o.include || o.head}, tap ? &*tap : nullptr, reporter.sink());
   ClientRoom room(o);
-  const https::ClientOptions options = client_options(o, download, &output, reporter, &room);
+  const https::ClientOptions options = client_options(o, download, &output, reporter, &gate, &room);
   https::Header headers[kMaxGetHeaders + 1];
   const https::RequestSpec spec = request_spec(o, url, method, &body, headers);
-  const Prepared prepared{o, stack.connector(), context, options, spec, reporter, start};
-  return download ? run_download(prepared) : run_request(prepared, target, &output);
+  const Prepared prepared{o, *connector, context, options, spec, reporter, gate, start};
+  const int code = download ? run_download(prepared) : run_request(prepared, target, &output);
+  if (code == kExitHttpFail && !o.trace) {
+    // curl says its (22) too: the body it did not write explains nothing on its own.
+    std::fprintf(stderr, "%sthe server answered %u: %s, exit 22\n", kPrefix,
+                 static_cast<unsigned>(gate.status()),
+                 o.fail ? "nothing written (-f)" : "its body written (--fail-with-body)");
+  }
+  return code;
 }
 
 }  // namespace stepback::tools

@@ -1,9 +1,12 @@
 #include "get_args.hpp"
 
+#include <deque>
 #include <iterator>
+#include <utility>
 #include <vector>
 
 #include "args.hpp"
+#include "curl_habits.hpp"
 #include "stepback/https/detail/text.hpp"
 #include "stepback/profiles/active.hpp"
 
@@ -69,14 +72,43 @@ bool check_get_options(const GetOptions& o, std::string* error) {
   return check_trust_flags(o.trust, error);
 }
 
-}  // namespace
+// The curl habits that go together or not at all (`output_given`: -o was given, even as
+// -o -); false with *error.
+bool check_curl_options(const GetOptions& o, bool output_given, std::string* error) {
+  const auto refuse = [error](const char* why) {
+    *error = why;
+    return false;
+  };
+  if (o.remote_name && output_given) return refuse("-O and -o exclude each other");
+  if (o.fail && o.fail_with_body) return refuse("-f and --fail-with-body exclude each other");
+  if (o.head && o.has_data())
+    return refuse("-I is a HEAD request, which has no body: leave -d out");
+  if (o.head && !o.method.empty() && o.method != "HEAD") {
+    return refuse("-I is a HEAD request: leave -X out");
+  }
+  if (o.trace && (o.verbose || o.silent)) {
+    return refuse("--trace writes JSON events on stderr: leave -v and -s out");
+  }
+  if (o.operation && (o.fail || o.fail_with_body || o.include || o.head || o.silent)) {
+    return refuse(
+        "--operation has its own output and exit codes: leave -f, --fail-with-body, -i, -I and "
+        "-s out");
+  }
+  // A download to a file goes to FILE.part with a checkpoint that counts its bytes, so the
+  // file holds the body alone; a head in it would break the resume of the next run.
+  const bool download =
+      !o.head && !o.has_data() && !o.operation && (o.method.empty() || o.method == "GET");
+  if (o.include && download && (o.output != nullptr || o.remote_name)) {
+    return refuse(
+        "-i with -o FILE or -O: a download's file holds the body alone (it is checkpointed and "
+        "resumed); leave -o out to get the head on stdout, or use -v to see it on stderr");
+  }
+  return true;
+}
 
-std::optional<GetOptions> parse_get_args(int argc, char** argv, std::string* error) {
-  GetOptions o;
-  o.user_agent = kUserAgent;
-  std::vector<Flag> flags;
-  add_trust_flags(&flags, &o.trust);
-  add_proxy_flags(&flags, &o.proxy);
+// The request's own flags: the pin, limits, sources, method, headers, output.
+void add_get_flags(std::vector<Flag>* flags, GetOptions* out, bool* output_given) {
+  GetOptions& o = *out;
   const Flag get_flags[] = {
       value_flag("--pin", "expected sha256/BASE64 of a SubjectPublicKeyInfo",
                  [&o](std::string_view value, std::string* message) {
@@ -120,12 +152,13 @@ std::optional<GetOptions> parse_get_args(int argc, char** argv, std::string* err
                   [&o](const https::Header& h, std::string_view written, std::string* message) {
                     return special_header(h, written, &o, message);
                   }),
-      value_flag("--data", {},
-                 [&o](std::string_view value, std::string*) {
-                   o.data = value;
+      // -o - is stdout, as curl's.
+      value_flag("-o", {},
+                 [&o, output_given](std::string_view value, std::string*) {
+                   o.output = value == "-" ? nullptr : value.data();
+                   *output_given = true;
                    return true;
                  }),
-      text_flag("-o", &o.output),
       text_flag("--state", &o.state),
       value_flag("--max-redirs", "expected a number of redirects, 0 to 50",
                  [&o](std::string_view value, std::string*) {
@@ -142,8 +175,107 @@ std::optional<GetOptions> parse_get_args(int argc, char** argv, std::string* err
       switch_flag("--operation", &o.operation),
       switch_flag("--trace", &o.trace),
   };
-  flags.insert(flags.end(), std::begin(get_flags), std::end(get_flags));
+  flags->insert(flags->end(), std::begin(get_flags), std::end(get_flags));
+}
+
+// A flag that appends a piece of the request body of `kind`.
+Flag data_flag(std::string_view name, DataPiece::Kind kind, GetOptions* o) {
+  return value_flag(name, {}, [o, kind](std::string_view value, std::string* message) {
+    if (o->data_count == kMaxDataPieces) {
+      *message = "too many -d pieces (at most " + std::to_string(kMaxDataPieces) + ")";
+      return false;
+    }
+    o->data[o->data_count++] = DataPiece{value, kind};
+    return true;
+  });
+}
+
+// curl's own spellings: its names for stepback's flags, and its habits that do not weaken
+// anything (-L and -C - are what stepback does anyway). Its options that would are refused by
+// name (curl_option_hint()).
+void add_curl_flags(std::vector<Flag>* flags, GetOptions* out) {
+  GetOptions& o = *out;
+  // Another name for an existing flag.
+  const auto alias = [flags](std::string_view name, std::string_view of) {
+    for (const Flag& f : *flags) {
+      if (f.name != of) continue;
+      Flag copy = f;
+      copy.name = name;
+      flags->push_back(std::move(copy));
+      return;
+    }
+  };
+  for (const auto& [name, of] :
+       {std::pair{"--output", "-o"}, std::pair{"--request", "-X"}, std::pair{"--header", "-H"},
+        std::pair{"-x", "--proxy"}, std::pair{"-m", "--max-time"},
+        std::pair{"--retry", "--max-retries"}}) {
+    alias(name, of);
+  }
+  static bool no_op = false;  // -L, -S: what stepback does anyway.
+  const Flag curl_flags[] = {
+      data_flag("-d", DataPiece::Kind::kAscii, &o),
+      data_flag("--data", DataPiece::Kind::kAscii, &o),
+      data_flag("--data-ascii", DataPiece::Kind::kAscii, &o),
+      data_flag("--data-binary", DataPiece::Kind::kBinary, &o),
+      data_flag("--data-raw", DataPiece::Kind::kRaw, &o),
+      text_flag("-A", &o.user_agent),
+      text_flag("--user-agent", &o.user_agent),
+      value_flag("--connect-timeout", "expected seconds above 0, such as 10",
+                 [&o](std::string_view value, std::string*) {
+                   o.retry.connect_timeout = parse_seconds(value);
+                   return o.retry.connect_timeout && o.retry.connect_timeout->count() > 0;
+                 }),
+      value_flag("--url", {},
+                 [&o](std::string_view value, std::string* message) {
+                   if (!o.url.empty()) {
+                     *message = "unexpected --url '" + std::string(value) + "' (one URL only)";
+                     return false;
+                   }
+                   o.url = value;
+                   return true;
+                 }),
+      switch_flag("-L", &no_op),
+      switch_flag("--location", &no_op),
+      switch_flag("-S", &no_op),
+      switch_flag("--show-error", &no_op),
+      value_flag("-C", {},
+                 [](std::string_view value, std::string* message) {
+                   if (value == "-") return true;
+                   *message = "-C " + std::string(value) +
+                              ": resume is automatic (with -o FILE across runs too), from where "
+                              "the bytes stopped; write -C - or leave it out";
+                   return false;
+                 }),
+      switch_flag("-O", &o.remote_name),
+      switch_flag("--remote-name", &o.remote_name),
+      switch_flag("-f", &o.fail),
+      switch_flag("--fail", &o.fail),
+      switch_flag("--fail-with-body", &o.fail_with_body),
+      switch_flag("-i", &o.include),
+      switch_flag("--include", &o.include),
+      switch_flag("-I", &o.head),
+      switch_flag("--head", &o.head),
+      switch_flag("-s", &o.silent),
+      switch_flag("--silent", &o.silent),
+      switch_flag("-v", &o.verbose),
+      switch_flag("--verbose", &o.verbose),
+  };
+  flags->insert(flags->end(), std::begin(curl_flags), std::end(curl_flags));
+  alias("--continue-at", "-C");
+}
+
+}  // namespace
+
+std::optional<GetOptions> parse_get_args(int argc, char** argv, std::string* error) {
+  GetOptions o;
+  o.user_agent = kUserAgent;
+  bool output_given = false;
+  std::vector<Flag> flags;
+  add_trust_flags(&flags, &o.trust);
+  add_proxy_flags(&flags, &o.proxy);
+  add_get_flags(&flags, &o, &output_given);
   add_retry_flags(&flags, &o.retry);
+  add_curl_flags(&flags, &o);
   const auto url = [&o](std::string_view arg, std::string* message) {
     if (!o.url.empty()) {
       *message = "unexpected argument '" + std::string(arg) + "' (one URL only)";
@@ -152,139 +284,16 @@ std::optional<GetOptions> parse_get_args(int argc, char** argv, std::string* err
     o.url = arg;
     return true;
   };
-  const Parsed parsed = parse_flags(argc, argv, flags, url, error);
-  if (parsed == Parsed::kOk && !check_get_options(o, error)) return std::nullopt;
+  // "-fsSL", "-XPOST", "-o-": curl's bundled short options.
+  std::deque<std::string> names;
+  std::vector<char*> args = split_short_options(argc, argv, flags, &names);
+  const Parsed parsed =
+      parse_flags(static_cast<int>(args.size()), args.data(), flags, url, error, &curl_option_hint);
+  if (parsed == Parsed::kOk &&
+      (!check_get_options(o, error) || !check_curl_options(o, output_given, error))) {
+    return std::nullopt;
+  }
   return parsed_options(parsed, o);
-}
-
-void print_get_usage(std::FILE* out) {
-  std::fprintf(
-      out,
-      "usage: stepback get URL|--url-file FILE [--cacert FILE | --capath DIR]\n"
-      "                        [--pin sha256/BASE64]...\n"
-      "                        [--tls-max-fragment BYTES] [--profile desktop|mobile]\n"
-      "                        [--max-retries N] [--max-backoff SECONDS] [--deadline SECONDS]\n"
-      "                        [--max-time SECONDS] [--idempotency auto|strict|yes|no]\n"
-      "                        [--speed-limit BYTES] [--speed-time SECONDS]\n"
-      "                        [--limit-rate RATE] [--range-size BYTES]\n"
-      "                        [--no-metered] [--metered-up-to SIZE] [--no-roaming]\n"
-      "                        [--network-type TYPE] [--offline-limit SECONDS]\n"
-      "                        [--jitter seed|full|equal|decorrelated|none]\n"
-      "                        [--oauth2-bearer TOKEN | --token-file FILE]\n"
-      "                        [--dns-servers IP[:PORT][,...]]\n"
-      "                        [--proxy URL] [--noproxy LIST]\n"
-      "                        [-X METHOD] [-H 'Name: value']... [--data @FILE|TEXT]\n"
-      "                        [-o FILE [--state FILE]] [--max-redirs N]\n"
-      "                        [--operation] [--trace]\n"
-      "\n"
-      "Makes one HTTPS (or http://) request and retries it with truncated exponential\n"
-      "backoff per the device profile. The body goes to stdout (or FILE); progress goes to\n"
-      "stderr, one line per attempt, with a countdown of each wait when stderr is a terminal.\n"
-      "Names are looked up with c-ares, without blocking, AAAA and A together; a name\n"
-      "that does not exist (NXDOMAIN) ends the request at once with exit code 6.\n"
-      "\n"
-      "%s"
-      "  --pin sha256/BASE64  accept only a chain with this SubjectPublicKeyInfo hash in it\n"
-      "                       (repeatable; a mismatch fails at once, exit 5)\n"
-      "                       (default: %s when it exists)\n"
-      "  --profile NAME       desktop or mobile: retry policy, timeouts and budget\n"
-      "                       (default: %s, chosen at build time)\n"
-      "  --max-retries N      retries after the first attempt (0..1000)\n"
-      "  --max-backoff S      the cap on one backoff wait, in seconds (e.g. 32 or 0.5)\n"
-      "  --deadline S         no new attempt or wait past S seconds (0: none); an attempt\n"
-      "                       that is receiving is never cut (a stall or --speed-limit ends it)\n"
-      "  --max-time S         an overall limit on the whole request, transfers included\n"
-      "%s"
-      "%s"
-      "%s"
-      "  --oauth2-bearer TOKEN  send Authorization: Bearer TOKEN\n"
-      "  --token-file FILE    the same with the token read from FILE before every attempt\n"
-      "                       (whitespace trimmed), so a job that rewrites FILE keeps a long\n"
-      "                       run authorized; an expired token (401 invalid_token) gets one\n"
-      "                       fresh read and an immediate attempt. Tokens are never printed\n"
-      "  --url-file FILE      the URL is FILE's first line, read again when a pre-signed URL\n"
-      "                       expires mid-transfer (Cloud Storage, S3): the body goes on from\n"
-      "                       where it stopped with the new URL, pinned to the same object;\n"
-      "                       with -o, a state file of an earlier URL is taken up\n"
-      "  --dns-servers LIST   ask these DNS servers (192.0.2.53, [2001:db8::53]:53, comma-\n"
-      "                       separated) instead of the nameservers of /etc/resolv.conf\n"
-      "%s"
-      "  --jitter NAME        the backoff strategy; seed is the documented formula itself,\n"
-      "                       min(2^n s + U[0, 1000] ms, cap) (default: the profile's)\n"
-      "  --idempotency RULE   when a request that may have reached the server is re-sent:\n"
-      "                       auto (by method), strict (safe methods or a precondition such\n"
-      "                       as If-Match or ifGenerationMatch), yes, no\n"
-      "  -X METHOD            the request method (default GET, or POST with --data);\n"
-      "                       POST and PATCH are re-sent only when provably not processed\n"
-      "  -H 'Name: value'     an extra request header (repeatable, at most %zu); Host and\n"
-      "                       User-Agent replace the defaults ('User-Agent:' drops it)\n"
-      "  --data @FILE|TEXT    the request body: FILE's bytes, or TEXT itself (sent as\n"
-      "                       application/octet-stream unless -H sets a Content-Type)\n"
-      "  -o FILE              write the body to FILE.part, renamed to FILE on success only.\n"
-      "                       A GET keeps a checkpoint in FILE.part.state (every 1 MiB and\n"
-      "                       at most every %u s, before each wait, and on Ctrl-C): the same\n"
-      "                       command run again after a kill, crash or power cut goes on from\n"
-      "                       there with Range and If-Range, and checks the whole file's\n"
-      "                       digests; a changed object starts over\n"
-      "  --state FILE         keep that checkpoint in FILE instead (with -o FILE)\n"
-      "  --range-size BYTES   fetch a GET as successive ranged requests of BYTES (4K, 1M;\n"
-      "                       1024-based) on one kept connection, pinned to the object by\n"
-      "                       If-Range and checked whole: no response is larger, for a\n"
-      "                       device with a small TLS buffer; a server that ignores ranges\n"
-      "                       sends the whole body at once\n"
-      "  --max-redirs N       follow at most N redirects (301, 302, 303, 307, 308; default\n"
-      "                       %u; 0: none). 303, and 301/302 after a POST, become a GET;\n"
-      "                       credentials never go to another origin; https to http, a loop\n"
-      "                       or one too many end the request (exit 14)\n"
-      "  --operation          the request is a mutation that answers with a long-running\n"
-      "                       Operation (Memorystore for Redis, ...): poll GET /v1/{name}\n"
-      "                       until it is done, at the profile's polling pace (1 s, mobile\n"
-      "                       2 s, doubling to 60 s, jittered, never sooner than 0.5 s),\n"
-      "                       each poll retried like any request; the operation's response\n"
-      "                       goes to stdout (or -o). --deadline also bounds polling\n"
-      "                       (default: the profile's, 30 minutes). A POST\n"
-      "                       whose query names its resource (?instanceId=...) is re-sent\n"
-      "                       after a lost answer unless --idempotency says otherwise\n"
-      "  --trace              one JSON object per event on stderr instead of progress lines\n"
-      "                       (attempt, response, error, wait, done; each with t_ms)\n"
-      "  --help               print this help\n"
-      "\n"
-      "exit codes:\n"
-      "  0  success: the final response is 1xx, 2xx or 3xx (a 3xx once redirects run out\n"
-      "     of Location, or with --max-redirs 0)\n"
-      "  1  internal error: the TLS library could not be set up\n"
-      "  2  usage error: bad option, URL, method, header, or unusable CA file or directory\n"
-      "  3  gave up retrying: retries exhausted, deadline, retry budget, or the server asked\n"
-      "     for a longer delay than the profile allows\n"
-      "  4  the final response is an HTTP error that is not retried (e.g. 404), or a\n"
-      "     retryable one to a request that is not idempotent\n"
-      "  5  TLS verification failed (certificate chain, validity or host name)\n"
-      "  6  another failure that is not retried: the host name does not exist (NXDOMAIN)\n"
-      "     or has no address, a malformed or oversized response, a TLS handshake failure\n"
-      "     or lost connection of a request that is not idempotent\n"
-      "  7  local I/O error: the --data file cannot be read, or the output cannot be written\n"
-      "     (also stdout closed with >&-, or a pipe whose reader went away)\n"
-      "  8  the body had to start over and stdout cannot (use -o FILE); nothing was spliced\n"
-      "  9  --max-time passed\n"
-      "  10 the body's CRC32C or MD5 differs from the server's x-goog-hash or Content-MD5\n"
-      "  11 --operation: the operation finished with an error (its code, name and message\n"
-      "     are printed, e.g. 9 FAILED_PRECONDITION)\n"
-      "  12 --operation: gave up polling: the operation was not done by the deadline\n"
-      "  13 --operation: the create was answered 409 ALREADY_EXISTS: the resource exists,\n"
-      "     possibly made by this run's own first attempt whose answer was lost\n"
-      "  14 a redirect was not followed: a loop, more than --max-redirs, https to http, or a\n"
-      "     Location that is not an http(s) URL\n"
-      "  15 the proxy asked for credentials (407): none were given, or it refused them\n"
-      "  16 no network the transfer may use came within --offline-limit (with -o the\n"
-      "     checkpoint is kept)\n"
-      "  17 --defer-after: the transfer was saved (with -o its checkpoint) to run again\n"
-      "     later, as the last line says\n"
-      "  130 Ctrl-C or SIGTERM ended a download; with -o its checkpoint is kept, and the\n"
-      "      same command run again goes on from it\n",
-      kTrustFlagsHelp, kSystemBundle, profiles::active.name, kSpeedFlagsHelp, kRateFlagHelp,
-      kNetworkFlagsHelp, kProxyFlagsHelp, kMaxGetHeaders,
-      static_cast<unsigned>(profiles::active.checkpoint.interval.count() / 1000),
-      static_cast<unsigned>(profiles::active.max_redirects));
 }
 
 }  // namespace stepback::tools

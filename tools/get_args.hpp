@@ -18,6 +18,16 @@ namespace stepback::tools {
 
 constexpr std::size_t kMaxGetHeaders = 32;
 constexpr std::size_t kMaxPins = 8;
+constexpr std::size_t kMaxDataPieces = 16;
+
+// One piece of the request body, as curl's options give it: -d/--data/--data-ascii (a @FILE
+// without its CR and LF bytes), --data-binary (a @FILE as it is), --data-raw (never a file).
+// Pieces are joined with '&', as curl's.
+struct DataPiece {
+  enum class Kind : std::uint8_t { kAscii, kBinary, kRaw };
+  std::string_view text;  // "@FILE" ("@-": stdin) or the bytes themselves.
+  Kind kind = Kind::kAscii;
+};
 
 // What `stepback get` was asked for. The views point into argv, which outlives the request.
 struct GetOptions {
@@ -38,19 +48,30 @@ struct GetOptions {
   std::string_view user_agent;        // -H 'User-Agent: ...' ("" drops it); stepback/VERSION.
   https::Header headers[kMaxGetHeaders];
   std::size_t header_count = 0;
-  std::optional<std::string_view> data;  // "@FILE" or the literal body.
-  const char* output = nullptr;
+  DataPiece data[kMaxDataPieces];  // -d, --data-binary, --data-raw, in order.
+  std::size_t data_count = 0;
+  const char* output = nullptr;               // -o FILE; null (or -o -): stdout.
   const char* state = nullptr;                // --state FILE (with -o FILE)
   std::optional<std::uint8_t> max_redirects;  // --max-redirs N; none: the profile's
   bool trace = false;
   bool operation = false;  // --operation: follow the Operation the request answers with.
+  // curl's habits (get_args.cpp, curl_habits.hpp):
+  bool remote_name = false;     // -O: -o with the last segment of the URL's path.
+  bool fail = false;            // -f: an HTTP error (>= 400) writes nothing and exits 22.
+  bool fail_with_body = false;  // --fail-with-body: exit 22, the body written.
+  bool include = false;         // -i: the response head before the body.
+  bool head = false;            // -I: a HEAD request, its head written.
+  bool silent = false;          // -s: no progress on stderr, errors still.
+  bool verbose = false;         // -v: both heads on stderr, "> " and "< ".
   bool help = false;
+
+  bool has_data() const { return data_count > 0; }
 };
 
 // Reads argv[1..argc) (argv[0] == "get"); nullopt with *error when it is not a request.
 std::optional<GetOptions> parse_get_args(int argc, char** argv, std::string* error);
 
-// Writes the --help of `stepback get`.
+// Writes the --help of `stepback get` (get_usage.cpp).
 void print_get_usage(std::FILE* out);
 
 }  // namespace stepback::tools

@@ -190,6 +190,8 @@ transfer::DownloadOptions download_options(const Run& run, Checkpointing* checkp
   transfer::DownloadOptions options;
   options.client = run.command.client;
   options.client.body = body_sink(&run.output);
+  if (run.command.gate != nullptr)
+    options.client.body = run.command.gate->sink(options.client.body);
   options.checkpoint = run.command.checkpoint;
   options.max_rate = run.command.max_rate;
   options.range_size = run.command.range_size;
@@ -267,10 +269,14 @@ int finish_download(const Run& run, const transfer::Download& download, const St
   const std::optional<Millis> trace_at =
       command.trace ? std::optional<Millis>(end - command.start) : std::nullopt;
   show_last_error_body(result, download.client().error_body(), trace_at);
+  if (command.gate != nullptr && !command.gate->finish()) run.output.failed = true;
   run.target.finish(&run.output, command.prefix);
   const int code = stepping.stopped    ? kExitInterrupted
                    : stepping.deferred ? kExitDeferred
                                        : exit_code(result, run.output.failed);
+  // -f changes what the run says, not what it keeps: a part checkpointed before a 503 that
+  // outlasted the retries is still there for the next run.
+  const int said = command.fail ? fail_exit_code(result, code) : code;
   if (stepping.deferred) {
     report_deferred(command.prefix, stepping.hint, stepping.deferred_at, trace_at);
   }
@@ -283,10 +289,10 @@ int finish_download(const Run& run, const transfer::Download& download, const St
                  static_cast<unsigned long long>(download.resumed_from()),
                  static_cast<unsigned long long>(download.delivered()));
   }
-  if (!run.target.via_part()) return code;
+  if (!run.target.via_part()) return said;
   if (code != kExitOk) {
     keep_or_remove(run, download, checkpointing, code);
-    return code;
+    return said;
   }
   if (!run.target.commit(command.prefix)) return kExitLocalIo;
   run.state_file.remove();
@@ -349,7 +355,7 @@ int run_download_command(const DownloadCommand& command) {
                               download_options(run, target.via_part() ? &checkpointing : nullptr));
   if (const int code = start_download(run, &download); code != kExitOk) return code;
   // (--trace says it in its checkpoints event.)
-  if (run.resuming && !command.trace) {
+  if (run.resuming && !command.trace && !command.silent) {
     std::fprintf(stderr, "%sgoing on from byte %llu of '%s' (state in '%s')\n", prefix,
                  static_cast<unsigned long long>(restored.delivered), target.part(),
                  state_path.c_str());

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "reporter.hpp"
+#include "response_gate.hpp"
 #include "stepback/core/checkpoint.hpp"
 #include "stepback/core/millis.hpp"
 #include "stepback/core/retry_machine.hpp"
@@ -36,6 +37,11 @@ struct DownloadCommand {
   const char* output = nullptr;     // -o FILE; null: stdout.
   const char* state = nullptr;      // --state FILE; null: FILE.part.state with -o.
   Reporter* reporter = nullptr;
+  // -f, -i: the body goes to the output through it (it also has the client's events); null:
+  // straight.
+  ResponseGate* gate = nullptr;
+  bool fail = false;    // -f, --fail-with-body: an HTTP error exits kExitHttpFail.
+  bool silent = false;  // -s: no words on going on from a checkpoint.
   const char* prefix = "";
   bool trace = false;
   Millis start{};

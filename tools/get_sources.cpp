@@ -4,19 +4,17 @@
 #include <cstdio>
 #include <cstring>
 
+#include "curl_habits.hpp"
 #include "request_flags.hpp"
 
 namespace stepback::tools {
 
-bool load_body(std::string_view data, std::vector<std::uint8_t>* storage, https::ConstBytes* out,
-               std::string* error) {
-  if (data.empty() || data[0] != '@') {
-    *out = https::ConstBytes{reinterpret_cast<const std::uint8_t*>(data.data()), data.size()};
-    return true;
-  }
+namespace {
+
+// Appends FILE's bytes ("-": stdin) to *out; false with *error.
+bool read_file(const std::string& path, std::vector<std::uint8_t>* out, std::string* error) {
   // stdio, not iostreams: an ifstream pulls the whole locale machinery into a static build.
-  const std::string path(data.substr(1));
-  std::FILE* in = std::fopen(path.c_str(), "rb");
+  std::FILE* in = path == "-" ? stdin : std::fopen(path.c_str(), "rb");
   if (in == nullptr) {
     *error = "cannot read --data file '" + path + "': " + std::strerror(errno);
     return false;
@@ -24,12 +22,39 @@ bool load_body(std::string_view data, std::vector<std::uint8_t>* storage, https:
   std::uint8_t chunk[4096];
   std::size_t n = 0;
   while ((n = std::fread(chunk, 1, sizeof chunk, in)) > 0)
-    storage->insert(storage->end(), chunk, chunk + n);
+    out->insert(out->end(), chunk, chunk + n);
   const bool failed = std::ferror(in) != 0;
-  std::fclose(in);
+  if (in != stdin) std::fclose(in);
   if (failed) {
     *error = "error reading --data file '" + path + "'";
     return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool load_data(const DataPiece* pieces, std::size_t count, std::vector<std::uint8_t>* storage,
+               https::ConstBytes* out, std::string* error) {
+  *out = https::ConstBytes{};
+  if (count == 1 && (pieces[0].kind == DataPiece::Kind::kRaw || pieces[0].text.empty() ||
+                     pieces[0].text[0] != '@')) {
+    // A text alone: the body views argv, copied nowhere.
+    const std::string_view text = pieces[0].text;
+    *out = https::ConstBytes{reinterpret_cast<const std::uint8_t*>(text.data()), text.size()};
+    return true;
+  }
+  for (std::size_t i = 0; i < count; ++i) {
+    const DataPiece& piece = pieces[i];
+    if (i > 0) storage->push_back('&');
+    if (piece.kind == DataPiece::Kind::kRaw || piece.text.empty() || piece.text[0] != '@') {
+      storage->insert(storage->end(), piece.text.begin(), piece.text.end());
+      continue;
+    }
+    std::vector<std::uint8_t> file;
+    if (!read_file(std::string(piece.text.substr(1)), &file, error)) return false;
+    if (piece.kind == DataPiece::Kind::kAscii) strip_line_ends(&file);
+    storage->insert(storage->end(), file.begin(), file.end());
   }
   *out = https::ConstBytes{storage->data(), storage->size()};
   return true;

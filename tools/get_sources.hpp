@@ -1,4 +1,4 @@
-// What `stepback get` reads besides argv: the --data body, the token of --oauth2-bearer or
+// What `stepback get` reads besides argv: the -d body, the token of --oauth2-bearer or
 // --token-file (read again before every attempt), and the URL of --url-file (read again when
 // a pre-signed URL expires).
 #ifndef STEPBACK_TOOLS_GET_SOURCES_HPP_
@@ -10,14 +10,17 @@
 #include <string_view>
 #include <vector>
 
+#include "get_args.hpp"
 #include "stepback/https/types.hpp"
 
 namespace stepback::tools {
 
-// The request body of --data: "@FILE" read whole into *storage (the one heap use, at
-// set-up), else the text itself. False with *error when the file cannot be read.
-bool load_body(std::string_view data, std::vector<std::uint8_t>* storage, https::ConstBytes* out,
-               std::string* error);
+// The request body of -d, --data-binary and --data-raw (`count` pieces, joined with '&' as
+// curl's): each piece's text, or for "@FILE" the file read whole ("@-": stdin), without its
+// CR and LF bytes for -d (DataPiece::Kind::kAscii), into *storage (the one heap use, at
+// set-up). No piece: an empty body. False with *error when a file cannot be read.
+bool load_data(const DataPiece* pieces, std::size_t count, std::vector<std::uint8_t>* storage,
+               https::ConstBytes* out, std::string* error);
 
 // Where Authorization values come from: --oauth2-bearer or --token-file.
 struct TokenSource {

@@ -32,6 +32,11 @@ void Reporter::on_event(void* self, const https::ClientEvent& event) {
   auto* r = static_cast<Reporter*>(self);
   if (r->trace_) {
     r->trace(event);
+  } else if (r->quiet_) {
+    if (event.kind == https::ClientEvent::Kind::kError) r->last_failure_ = event.failure;
+    if (event.kind == https::ClientEvent::Kind::kDone && event.outcome != Outcome::kSuccess) {
+      r->stopped(event);
+    }
   } else {
     r->human(event);
   }

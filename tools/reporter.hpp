@@ -33,6 +33,9 @@ class Reporter final : public Ticker {
   void attach(const https::Client* client) { client_ = client; }
   // The --max-time the closing message names when that limit ended the request.
   void set_time_limit(std::optional<Millis> max_time) { time_limit_ = max_time; }
+  // -s: no progress lines, meter or countdown; the closing message of a request that did not
+  // succeed is still written (not with --trace, which is written whole).
+  void set_quiet(bool quiet) { quiet_ = quiet && !trace_; }
   // How often the Client's kProgress events should come: four times a second for the meter
   // on a terminal, every 5 s for plain lines and --trace.
   ProgressPolicy progress_policy() const;
@@ -51,6 +54,7 @@ class Reporter final : public Ticker {
 
   std::FILE* err_;
   bool trace_;
+  bool quiet_ = false;
   const char* prefix_;
   Millis start_;
   const https::Client* client_ = nullptr;

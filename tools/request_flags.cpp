@@ -204,6 +204,9 @@ const char kTrustFlagsHelp[] =
     "  --cacert FILE        trust the PEM or DER certificates in FILE\n"
     "  --capath DIR         trust the CAs of a hashed directory (openssl rehash DIR),\n"
     "                       looked up by subject when the handshake needs them\n"
+    "                       (default: the system's store, the hashed /etc/ssl/certs, else\n"
+    "                       a bundle such as /etc/ssl/certs/ca-certificates.crt; the\n"
+    "                       server's certificate is always verified: there is no -k)\n"
     "  --tls-max-fragment BYTES  ask the server for TLS records of at most BYTES (RFC 6066\n"
     "                       max_fragment_length: 512, 1024, 2048 or 4096; 0: do not ask).\n"
     "                       TLS 1.2 is then the highest version offered (mbedTLS negotiates\n"
@@ -335,6 +338,7 @@ Timeouts make_timeouts(const RetryFlags& o) {
   if (o.speed_limit) t.speed_limit = *o.speed_limit;
   if (o.speed_time) t.speed_time = *o.speed_time;
   if (o.offline_limit) t.offline = *o.offline_limit;
+  if (o.connect_timeout) t.connect = t.tls_handshake = *o.connect_timeout;
   return t;
 }
 

@@ -25,7 +25,7 @@
 
 namespace stepback::tools {
 
-// The system's CA bundle, named in help texts and messages.
+// The system's CA bundle, named in messages (kTrustFlagsHelp spells it out too).
 inline constexpr const char* kSystemBundle = "/etc/ssl/certs/ca-certificates.crt";
 
 // The retry flags: --profile, --max-retries, --max-backoff, --deadline, --jitter,
@@ -49,13 +49,16 @@ struct RetryFlags {
   std::optional<Millis> offline_limit;  // --offline-limit S: Timeouts::offline.
   const char* interface = nullptr;      // --interface NAME: the device to send through.
   std::optional<Millis> defer_after;    // --defer-after S: hand a longer wait to a scheduler.
+  // get's --connect-timeout S (curl's): the TCP connect (per address) and the TLS handshake,
+  // each.
+  std::optional<Millis> connect_timeout;
 };
 // Appends the retry flags to a subcommand's flag table, each writing into *out.
 void add_retry_flags(std::vector<Flag>* flags, RetryFlags* out);
 // The profile's retry policy with the flags' overrides; nullopt with *error when they do not
 // make a usable policy.
 std::optional<Policy> make_policy(const RetryFlags& flags, std::string* error);
-// The profile's transport timeouts with the flags' throughput floor.
+// The profile's transport timeouts with the flags' throughput floor and connect timeout.
 Timeouts make_timeouts(const RetryFlags& flags);
 // The --help lines of --speed-limit and --speed-time, with both profiles' defaults.
 extern const char kSpeedFlagsHelp[];

@@ -115,7 +115,6 @@ void print_upload_usage(std::FILE* out) {
       "  -H 'Name: value'     a header sent with every request, e.g. Authorization\n"
       "                       (repeatable, at most %zu)\n"
       "%s"
-      "                       (default: %s when it exists)\n"
       "  --profile NAME       desktop or mobile: retry policy, timeouts and budget\n"
       "                       (default: %s, chosen at build time)\n"
       "  --max-retries N      retries without progress (0..1000)\n"
@@ -158,8 +157,8 @@ void print_upload_usage(std::FILE* out) {
       "     later, as the last line says\n"
       "  130 Ctrl-C or SIGTERM stopped the upload; the session stays open and, with --state,\n"
       "      its state is saved: run the same command again to go on\n",
-      kMaxUploadHeaders, kTrustFlagsHelp, kSystemBundle, profiles::active.name, kSpeedFlagsHelp,
-      kRateFlagHelp, kNetworkFlagsHelp, kProxyFlagsHelp);
+      kMaxUploadHeaders, kTrustFlagsHelp, profiles::active.name, kSpeedFlagsHelp, kRateFlagHelp,
+      kNetworkFlagsHelp, kProxyFlagsHelp);
 }
 
 }  // namespace stepback::tools

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -155,6 +156,70 @@ TEST(tools, ArgsParsedOptionsCarriesHelp) {
   const std::optional<Options> help = parsed_options(Parsed::kHelp, o);
   ASSERT_TRUE(help.has_value());
   EXPECT_TRUE(help->help);
+}
+
+// parse() over split_short_options(): the table's -o, plus -v and -X of its own.
+struct Split {
+  Parsed parsed;
+  std::string error;
+  std::vector<std::string> args;  // What the split made of argv, argv[0] left out.
+  Options options;
+  bool v = false;
+  std::string_view method;
+  std::unique_ptr<Argv> argv;
+};
+
+Split split(std::vector<std::string> args, const UnknownOption& unknown = {}) {
+  Split r{};
+  r.argv = std::make_unique<Argv>(std::move(args));
+  std::vector<Flag> flags = table(&r.options);
+  flags.push_back(switch_flag("-v", &r.v));
+  flags.push_back(text_flag("-X", &r.method));
+  std::deque<std::string> names;
+  std::vector<char*> out = split_short_options(r.argv->argc(), r.argv->argv(), flags, &names);
+  for (std::size_t i = 1; i < out.size(); ++i) r.args.emplace_back(out[i]);
+  const Positional positional = [&r](std::string_view arg, std::string*) {
+    r.options.positional.emplace_back(arg);
+    return true;
+  };
+  r.parsed =
+      parse_flags(static_cast<int>(out.size()), out.data(), flags, positional, &r.error, unknown);
+  return r;
+}
+
+TEST(tools, ArgsSplitShortOptionsAsGetoptDoes) {
+  using Args = std::vector<std::string>;
+  EXPECT_EQ(split({"-vo", "out"}).args, (Args{"-v", "-o", "out"}));
+  EXPECT_EQ(split({"-vXPOST", "x"}).args, (Args{"-v", "-X", "POST", "x"}));
+  EXPECT_EQ(split({"-o-"}).args, (Args{"-o", "-"}));
+  // Whole words stay whole: flags, "--" options, values, positional arguments, "-".
+  EXPECT_EQ(split({"-o", "-vX", "--name=-vX", "--name", "-vo", "-", "x-y"}).args,
+            (Args{"-o", "-vX", "--name=-vX", "--name", "-vo", "-", "x-y"}));
+  // A letter no flag has is named alone, the rest of the word left.
+  EXPECT_EQ(split({"-vkX", "GET"}).args, (Args{"-v", "-k", "GET"}));
+  // A value flag's letter last takes the next argument, unless it is a "--" option.
+  EXPECT_EQ(split({"-vo", "--verbose"}).args, (Args{"-v", "-o", "--verbose"}));
+
+  const Split r = split({"-vXPUT", "-o-", "url"});
+  ASSERT_EQ(r.parsed, Parsed::kOk) << r.error;
+  EXPECT_TRUE(r.v);
+  EXPECT_EQ(r.method, "PUT");
+  EXPECT_STREQ(r.options.path, "-");
+  EXPECT_EQ(r.options.positional, (std::vector<std::string>{"url"}));
+  // The attached value is the tail of the argv word: NUL-terminated, as text_flag wants.
+  EXPECT_EQ(r.method.data()[r.method.size()], '\0');
+}
+
+TEST(tools, ArgsUnknownOptionSaysWhatTheHookSays) {
+  const UnknownOption unknown = [](std::string_view name) {
+    return name == "-k" ? std::string("no -k here") : std::string();
+  };
+  Split r = split({"-vk"}, unknown);
+  EXPECT_EQ(r.parsed, Parsed::kError);
+  EXPECT_EQ(r.error, "no -k here");
+  r = split({"-q"}, unknown);
+  EXPECT_EQ(r.parsed, Parsed::kError);
+  EXPECT_EQ(r.error.rfind("unknown option '-q' (allowed: ", 0), 0U) << r.error;
 }
 
 TEST(tools, ArgsParseU64IsStrict) {

@@ -1,7 +1,8 @@
 """What the scripts that test the built `stepback` program share (tests/tools/*_test.py):
-the failure check, the bounded wait for a state, a server started on a port file, the reader
-of --trace output, an nginx on loopback, a scripted HTTP server on
-tests/support/loopback_server.py, and `ip` for the scripts that make network namespaces.
+a trust anchor no server uses, the failure check, the bounded wait for a state, a server
+started on a port file, the reader of --trace output, an nginx on loopback, a scripted HTTP
+server on tests/support/loopback_server.py, and `ip` for the scripts that make network
+namespaces.
 Imported from the scripts' own folder (and by bench/'s scripts and
 tests/integration/memorystore/)."""
 import json
@@ -12,6 +13,31 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 import loopback_server  # noqa: E402
+
+
+# A trust anchor that no server uses: `get https://...` needs one to get as far as the
+# connect, whether or not the machine has a system CA bundle.
+TEST_ANCHOR = """-----BEGIN CERTIFICATE-----
+MIIBvTCCAWOgAwIBAgIUU+DKFP8Eg4sXkGdO1Oh6xqpw0HAwCgYIKoZIzj0EAwIw
+MzExMC8GA1UEAwwoc3RlcGJhY2sgdGVzdCBhbmNob3IgKG5vIHNlcnZlciB1c2Vz
+IGl0KTAgFw0yNjExMjIwMjI4MjBaGA8yMTI2MTAyOTAyMjgyMFowMzExMC8GA1UE
+Awwoc3RlcGJhY2sgdGVzdCBhbmNob3IgKG5vIHNlcnZlciB1c2VzIGl0KTBZMBMG
+ByqGSM49AgEGCCqGSM49AwEHA0IABJLpcL7fnM4s45XyS6IGYMAcPx3WM3RMcKF5
+Dw2IvbhCdhzCv5yeMB9fP8myr87G5irkku/xb93DfNEF5mOj3r+jUzBRMB0GA1Ud
+DgQWBBTdcmqB0IFxhJk/vUnE7K7XVtoxPTAfBgNVHSMEGDAWgBTdcmqB0IFxhJk/
+vUnE7K7XVtoxPTAPBgNVHRMBAf8EBTADAQH/MAoGCCqGSM49BAMCA0gAMEUCIGDs
+dMKJcZUVxxcozn9Xt6JV1C57Iyk2E+oeH1A9yomAAiEA0ML5Q5juiDm9XXNOM+I2
+Y7zkb0+mkXKnxvvd+7o4Sf8=
+-----END CERTIFICATE-----
+"""
+
+
+def anchor_file(tmp):
+    """TEST_ANCHOR written to tmp/anchor.pem; returns its path."""
+    path = os.path.join(tmp, "anchor.pem")
+    with open(path, "w") as f:
+        f.write(TEST_ANCHOR)
+    return path
 
 
 def check(condition, message):
@@ -107,11 +133,12 @@ class RespondingServer(loopback_server.ConnectionServer):
     """A plain-HTTP/1.1 server on `address` (127.0.0.1 unless named), a thread per connection
     and keep-alive: `respond(n, head)` gives the bytes to send for the n-th request (0-based),
     whose head is its request line and fields as text (names in lower case), or None to close.
-    `heads` keeps each head in lower case; a response that says Connection: close closes."""
+    `heads` keeps each head in lower case, `bodies` each request body (its Content-Length
+    bytes, read before `respond` is asked); a response that says Connection: close closes."""
 
     def __init__(self, respond, address="127.0.0.1"):
         super().__init__()
-        self.respond, self.heads = respond, []
+        self.respond, self.heads, self.bodies = respond, [], []
         listener = loopback_server.tcp_listener(address)
         self.port = listener.getsockname()[1]
         self.start(listener)
@@ -122,9 +149,13 @@ class RespondingServer(loopback_server.ConnectionServer):
             method, target, fields = request
             head = (f"{method} {target} HTTP/1.1\r\n"
                     + "".join(f"{k}: {v}\r\n" for k, v in fields.items()) + "\r\n")
+            body = reader.read_body(loopback_server.content_length(fields))
+            if body is None:
+                return
             with self._lock:
                 n = len(self.heads)
                 self.heads.append(head.lower())
+                self.bodies.append(body)
             out = self.respond(n, head)
             if out is None:
                 return

@@ -5,6 +5,7 @@ Each CASE is one CTest test (see tests/tools/CMakeLists.txt).
 """
 
 import json
+import re
 import subprocess
 import sys
 
@@ -187,6 +188,35 @@ def case_speed_help():
     check(blocks["get"] == blocks["upload"], f"the floor's help differs: {blocks}")
     check("(default: desktop 1024, mobile 100)" in blocks["get"]
           and "(default: desktop 30, mobile 60)" in blocks["get"], blocks["get"])
+
+
+def case_get_help():
+    # Regression: the system store's default was printed under --pin (get) and under
+    # --tls-max-fragment (upload), and the synopsis left out --interface and --defer-after.
+    out = run_ok("get", "--help")
+    synopsis = out[: out.index("\n\n")]
+    for flag in ("--interface NAME", "--defer-after SECONDS", "--connect-timeout", "-x URL",
+                 "-O", "-f", "-i", "-I", "-s", "-v", "-L", "-C -", "--retry N"):
+        check(flag in synopsis, f"get --help synopsis lacks {flag}:\n{synopsis}")
+    for command in ["get", "upload"]:
+        text = run_ok(command, "--help")
+        lines = text.splitlines()
+        capath = lines.index(next(line for line in lines if line.startswith("  --capath ")))
+        after = "\n".join(lines[capath:capath + 5])
+        check("(default: the system's store" in after and "ca-certificates.crt" in after,
+              f"{command}: no default after --capath:\n{after}")
+        check(text.count("ca-certificates.crt") == 1, f"{command}: the default twice:\n{text}")
+        for flag in ("--pin", "--tls-max-fragment"):
+            if f"  {flag} " in text:
+                block = " ".join(flag_help(text, flag))
+                check("ca-certificates" not in block, f"{command} {flag}: {block}")
+    # Every option of the synopsis is described.
+    for flag in ("--interface", "--defer-after", "--connect-timeout", "-x URL", "-O, --remote-name",
+                 "-f, --fail", "-i, --include", "-I, --head", "-s, --silent", "-v, --verbose",
+                 "-L, --location", "-C -", "-d DATA", "--data-binary", "--data-raw", "-A AGENT",
+                 "--fail-with-body", "-o -"):
+        check(f"\n  {flag}" in out, f"get --help does not describe {flag}")
+    check(re.search(r"^  22 ", out, re.M), "get --help lacks exit code 22")
 
 
 def case_version():

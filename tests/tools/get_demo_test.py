@@ -21,25 +21,9 @@ import tempfile
 import threading
 import time
 
-from cli_support import check, free_port, trace_events, wait_until
+from cli_support import anchor_file, check, free_port, trace_events, wait_until
 
 BINARY = sys.argv[1]
-
-# A trust anchor that no server uses: `get https://...` needs one to get as far as the
-# connect, whether or not the machine has a system CA bundle.
-ANCHOR = """-----BEGIN CERTIFICATE-----
-MIIBvTCCAWOgAwIBAgIUU+DKFP8Eg4sXkGdO1Oh6xqpw0HAwCgYIKoZIzj0EAwIw
-MzExMC8GA1UEAwwoc3RlcGJhY2sgdGVzdCBhbmNob3IgKG5vIHNlcnZlciB1c2Vz
-IGl0KTAgFw0yNjExMjIwMjI4MjBaGA8yMTI2MTAyOTAyMjgyMFowMzExMC8GA1UE
-Awwoc3RlcGJhY2sgdGVzdCBhbmNob3IgKG5vIHNlcnZlciB1c2VzIGl0KTBZMBMG
-ByqGSM49AgEGCCqGSM49AwEHA0IABJLpcL7fnM4s45XyS6IGYMAcPx3WM3RMcKF5
-Dw2IvbhCdhzCv5yeMB9fP8myr87G5irkku/xb93DfNEF5mOj3r+jUzBRMB0GA1Ud
-DgQWBBTdcmqB0IFxhJk/vUnE7K7XVtoxPTAfBgNVHSMEGDAWgBTdcmqB0IFxhJk/
-vUnE7K7XVtoxPTAPBgNVHRMBAf8EBTADAQH/MAoGCCqGSM49BAMCA0gAMEUCIGDs
-dMKJcZUVxxcozn9Xt6JV1C57Iyk2E+oeH1A9yomAAiEA0ML5Q5juiDm9XXNOM+I2
-Y7zkb0+mkXKnxvvd+7o4Sf8=
------END CERTIFICATE-----
-"""
 
 DEMO_BODY = "hello from the stepback demo\n"
 
@@ -49,13 +33,6 @@ def run(*args, timeout=20):
     start = time.monotonic()
     p = subprocess.run([BINARY, *args], capture_output=True, text=True, timeout=timeout)
     return p.returncode, p.stdout, p.stderr, time.monotonic() - start
-
-
-def anchor_file(tmp):
-    path = os.path.join(tmp, "anchor.pem")
-    with open(path, "w") as f:
-        f.write(ANCHOR)
-    return path
 
 
 class StatusServer:
@@ -530,16 +507,18 @@ def case_get_jitter_seed():
 
 
 def case_get_data_content_type():
-    # A body with no declared type is sent as application/octet-stream; -H overrides it.
+    # A body with no declared type is sent as curl's application/x-www-form-urlencoded; -H
+    # overrides it.
     server = CutServer(cut=len(CutServer.BODY))
     base = ["get", f"http://127.0.0.1:{server.port}/", "--data", "x=1", "-o", os.devnull]
     code, _, err, _ = run(*base)
     check(code == 0, f"{base} exited {code}, stderr: {err}")
     code, _, err, _ = run(*base, "-H", "Content-Type: text/plain")
     check(code == 0, f"-H Content-Type exited {code}, stderr: {err}")
-    check("content-type: application/octet-stream\r\n" in server.heads[0], server.heads[0])
+    check("content-type: application/x-www-form-urlencoded\r\n" in server.heads[0],
+          server.heads[0])
     check("content-type: text/plain\r\n" in server.heads[1]
-          and "octet-stream" not in server.heads[1], server.heads[1])
+          and "x-www-form-urlencoded" not in server.heads[1], server.heads[1])
     # Regression: -H 'Host: ...' and -H 'User-Agent: ...' were refused; as curl, they
     # replace the defaults, and an empty User-Agent drops the field.
     code, _, err, _ = run(*base, "-H", "Host: api.example.test", "-H", "User-Agent: probe/1")
