@@ -7,75 +7,67 @@ namespace {
 
 // curl options `stepback get` does not take, by their curl names (space-separated): what to
 // write instead (its own spelling first, where it has one), or why there is nothing.
-// `refused`: an option stepback turns down on purpose, not one it merely lacks.
 struct Hint {
   const char* names;
-  bool refused;
   const char* text;
 };
 
 constexpr Hint kHints[] = {
-    {"-k --insecure", true,
-     "stepback always verifies the server's certificate and host name, and a library for "
-     "fleets has no switch to skip that; trust the server's CA with --cacert FILE or --capath "
-     "DIR instead (a self-signed certificate can be its own --cacert FILE), and add "
-     "--pin sha256/BASE64 to accept its key alone"},
-    {"--retry-max-time", false, "stepback spells it --deadline SECONDS"},
-    {"--pinnedpubkey", false, "stepback spells it --pin sha256/BASE64 (one slash, repeatable)"},
-    {"-Y", false, "stepback spells it --speed-limit BYTES"},
-    {"-y", false, "stepback spells it --speed-time SECONDS"},
-    {"-T --upload-file", false,
+    {"--retry-max-time", "stepback spells it --deadline SECONDS"},
+    {"--pinnedpubkey", "stepback spells it --pin sha256/BASE64 (one slash, repeatable)"},
+    {"-Y", "stepback spells it --speed-limit BYTES"},
+    {"-y", "stepback spells it --speed-time SECONDS"},
+    {"-T --upload-file",
      "stepback spells a PUT of FILE -X PUT --data-binary @FILE (`stepback upload FILE URL` is "
      "a resumable upload session)"},
-    {"-b --cookie", false, "stepback spells it -H 'Cookie: NAME=VALUE' (no cookie files)"},
-    {"-e --referer", false, "stepback spells it -H 'Referer: URL'"},
-    {"-U --proxy-user", false,
+    {"-b --cookie", "stepback spells it -H 'Cookie: NAME=VALUE' (no cookie files)"},
+    {"-e --referer", "stepback spells it -H 'Referer: URL'"},
+    {"-U --proxy-user",
      "stepback takes the credentials in the proxy URL: -x http://USER:PASSWORD@HOST:PORT"},
-    {"-u --user", false,
+    {"-u --user",
      "send a token with --oauth2-bearer TOKEN or --token-file FILE, or the field itself with "
      "-H 'Authorization: Basic BASE64'"},
-    {"-D --dump-header", false,
+    {"-D --dump-header",
      "-i writes the response head before the body; -v shows both heads on stderr"},
-    {"-w --write-out", false, "--trace writes one JSON object per event on stderr"},
-    {"--trace-ascii --trace-time", false,
+    {"-w --write-out", "--trace writes one JSON object per event on stderr"},
+    {"--trace-ascii --trace-time",
      "-v shows the heads on stderr; --trace (a switch here) writes JSON events"},
-    {"--no-progress-meter", false, "-s turns progress off (errors are still said)"},
-    {"-# --progress-bar", false, "the meter shows by itself on a terminal (-s turns it off)"},
-    {"--json", false,
-     "write -d DATA -H 'Content-Type: application/json' -H 'Accept: application/json'"},
-    {"--output-dir --create-dirs", false, "give the whole path: -o DIR/FILE"},
-    {"--resolve --connect-to", false, "--dns-servers IP[:PORT] asks other DNS servers"},
-    {"--retry-delay", false,
+    {"--no-progress-meter", "-s turns progress off (errors are still said)"},
+    {"-# --progress-bar", "the meter shows by itself on a terminal (-s turns it off)"},
+    {"--json", "write -d DATA -H 'Content-Type: application/json' -H 'Accept: application/json'"},
+    {"--output-dir --create-dirs", "give the whole path: -o DIR/FILE"},
+    {"--resolve --connect-to", "--dns-servers IP[:PORT] asks other DNS servers"},
+    {"--retry-delay",
      "waits grow exponentially with jitter: --max-backoff SECONDS caps one, --jitter picks the "
      "strategy"},
-    {"--retry-all-errors --retry-connrefused", false,
+    {"--retry-all-errors --retry-connrefused",
      "stepback retries transient failures by its own rules (a refused connect included); "
      "--idempotency yes lets it re-send a request that is not idempotent"},
-    {"--compressed", false,
+    {"--compressed",
      "stepback asks for the identity encoding, so that resumed bytes and digests match: leave "
      "it out"},
-    {"-r --range", false,
+    {"-r --range",
      "stepback fetches whole objects and resumes them itself; --range-size BYTES fetches one in "
      "pieces"},
-    {"-F --form", false,
+    {"-F --form",
      "multipart forms are not built: send a body with --data-binary @FILE and "
      "-H 'Content-Type: ...'"},
-    {"-G --get", false, "put the query in the URL itself"},
-    {"--data-urlencode", false, "encode the value yourself and pass it with -d"},
-    {"-c --cookie-jar", false, "cookies are not kept (-i or -v shows the Set-Cookie fields)"},
-    {"--http2 --http2-prior-knowledge --http3 --http3-only --http1.0 --http1.1", false,
+    {"-G --get", "put the query in the URL itself"},
+    {"--data-urlencode", "encode the value yourself and pass it with -d"},
+    {"-c --cookie-jar", "cookies are not kept (-i or -v shows the Set-Cookie fields)"},
+    {"--http2 --http2-prior-knowledge --http3 --http3-only --http1.0 --http1.1",
      "stepback speaks HTTP/1.1, always: leave it out"},
-    {"-4 --ipv4 -6 --ipv6", false,
+    {"-4 --ipv4 -6 --ipv6",
      "names resolve to AAAA and A together, and the addresses are tried in turn"},
-    {"-J --remote-header-name", false,
+    {"-J --remote-header-name",
      "a file name the server chooses is not taken: name the file with -o FILE or -O"},
-    {"-E --cert --key --cert-type --key-type", false, "client certificates are not supported"},
-    {"--tlsv1 --tlsv1.2 --tlsv1.3 --tls-max --ssl-reqd", false,
+    {"-E --cert --key --cert-type --key-type", "client certificates are not supported"},
+    {"--tlsv1 --tlsv1.2 --tlsv1.3 --tls-max --ssl-reqd",
      "TLS 1.2 and 1.3 are offered, always (for https://)"},
-    {"--cert-status --ssl-no-revoke", false, "revocation is not checked"},
-    {"-n --netrc --netrc-file", false,
+    {"--cert-status --ssl-no-revoke", "revocation is not checked"},
+    {"-n --netrc --netrc-file",
      "there is no netrc: --oauth2-bearer TOKEN, --token-file FILE or -H 'Authorization: ...'"},
-    {"-Z --parallel", false, "one URL a run: start one stepback per URL"},
+    {"-Z --parallel", "one URL a run: start one stepback per URL"},
 };
 
 // Whether `name` is one of the space-separated `names`.
@@ -95,9 +87,7 @@ bool listed(const char* names, std::string_view name) {
 std::string curl_option_hint(std::string_view name) {
   for (const Hint& h : kHints) {
     if (!listed(h.names, name)) continue;
-    const std::string lead = h.refused ? "'" + std::string(name) + "' (curl's) is refused: "
-                                       : "unknown option '" + std::string(name) + "': ";
-    return lead + h.text;
+    return "unknown option '" + std::string(name) + "': " + h.text;
   }
   return {};
 }

@@ -1,6 +1,6 @@
 // What `stepback get` makes of a curl user's habits where they are not its own flags: the
-// curl spellings it does not take, each with what to write instead (or why it is refused, as
-// -k is), the file name -O takes from a URL, and the line ends -d drops from a file.
+// curl spellings it does not take, each with what to write instead (or why there is nothing),
+// what it says of -k, the file name -O takes from a URL, and the line ends -d drops from a file.
 #ifndef STEPBACK_TOOLS_CURL_HABITS_HPP_
 #define STEPBACK_TOOLS_CURL_HABITS_HPP_
 
@@ -11,6 +11,14 @@
 #include <vector>
 
 namespace stepback::tools {
+
+// What -k/--insecure gets: taken, so that a curl habit does not stop a script, but it turns
+// nothing off.
+inline constexpr const char* kInsecureWarning =
+    "-k/--insecure is ignored: stepback always verifies the server's certificate and host "
+    "name; trust a private or self-signed server with --cacert FILE or --capath DIR (a "
+    "self-signed certificate can be its own --cacert FILE), and add --pin sha256/BASE64 to "
+    "accept its key alone";
 
 // The one-line message for a curl option `name` ("--retry-max-time", "-k") that stepback
 // does not take: its stepback spelling when there is one, else why not and what to do; ""

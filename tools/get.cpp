@@ -284,6 +284,9 @@ int run_get(int argc, char** argv) {
     print_get_usage(stdout);
     return kExitOk;
   }
+  // curl's -k is taken so that a habit does not stop a script, and said even with -s, since
+  // what it would have turned off stays on.
+  if (o.insecure) std::fprintf(stderr, "%s%s\n", kPrefix, kInsecureWarning);
   https::Url url;
   if (const int code = take_url(&o, &url); code != kExitOk) return code;
   const std::optional<Policy> policy = make_policy(o.retry, &error);

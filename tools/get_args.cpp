@@ -259,6 +259,8 @@ void add_curl_flags(std::vector<Flag>* flags, GetOptions* out) {
       switch_flag("--silent", &o.silent),
       switch_flag("-v", &o.verbose),
       switch_flag("--verbose", &o.verbose),
+      switch_flag("-k", &o.insecure),
+      switch_flag("--insecure", &o.insecure),
   };
   flags->insert(flags->end(), std::begin(curl_flags), std::end(curl_flags));
   alias("--continue-at", "-C");

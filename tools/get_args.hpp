@@ -63,6 +63,7 @@ struct GetOptions {
   bool head = false;            // -I: a HEAD request, its head written.
   bool silent = false;          // -s: no progress on stderr, errors still.
   bool verbose = false;         // -v: both heads on stderr, "> " and "< ".
+  bool insecure = false;        // -k: taken, with a warning; verification stays on.
   bool help = false;
 
   bool has_data() const { return data_count > 0; }

@@ -160,8 +160,8 @@ void print_output_flags(std::FILE* out) {
       "  --trace              one JSON object per event on stderr instead of progress lines\n"
       "                       (attempt, response, error, wait, done; each with t_ms)\n"
       "  --help               print this help\n"
-      "  (-k/--insecure is refused: the server's certificate is always verified; trust its\n"
-      "  CA with --cacert or --capath, and --pin its key)\n"
+      "  -k, --insecure       ignored, with a warning: the server's certificate is always\n"
+      "                       verified; trust its CA with --cacert or --capath, --pin its key\n"
       "\n",
       static_cast<unsigned>(profiles::active.checkpoint.interval.count() / 1000));
 }

@@ -1,7 +1,7 @@
 """`stepback get` with a curl user's habits, against servers on loopback
 (cli_support.RespondingServer): -o -, -O, -L, -C -, -x, -d and --data-binary with curl's
 content type, -f and --fail-with-body (exit 22), -i and -I, -s, -v with credentials masked,
--k refused, --retry, --connect-timeout, -m, bundled short options, and the curl options
+-k taken with a warning and nothing turned off, --retry, --connect-timeout, -m, bundled short options, and the curl options
 stepback does not take named with its own spelling.
 
 usage: get_curl_test.py STEPBACK_BINARY CASE
@@ -10,6 +10,7 @@ Each CASE is one CTest test (see tests/tools/CMakeLists.txt).
 
 import os
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -311,11 +312,56 @@ def case_verbose():
     usage_error([url(server), "-v", "--trace"], "--trace")
 
 
+def tls_server(tmp, body):
+    """A one-thread HTTPS server on loopback with a fresh self-signed certificate (no CA
+    vouches for it): answers each handshake that completes with 200 and `body`. Returns
+    (port, certificate path)."""
+    key, cert = os.path.join(tmp, "key.pem"), os.path.join(tmp, "cert.pem")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                    "ec_paramgen_curve:P-256", "-nodes", "-keyout", key, "-out", cert, "-days",
+                    "2", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+                   check=True, capture_output=True, timeout=30)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    listener.settimeout(30)
+
+    def serve():
+        for _ in range(8):  # Bounded: the test makes a few connections.
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            conn.settimeout(10)
+            try:
+                with context.wrap_socket(conn, server_side=True) as tls:
+                    tls.recv(4096)
+                    tls.sendall(http_response("200 OK", (), body, close=True))
+            except (ssl.SSLError, OSError):
+                pass  # The client refused the certificate.
+
+    threading.Thread(target=serve, daemon=True).start()
+    return listener.getsockname()[1], cert
+
+
 def case_insecure():
+    # -k is taken, with a warning even under -s, and turns nothing off.
+    server = serving("200 OK", b"ok\n")
     for args in (["-k"], ["--insecure"], ["-sk"], ["-fsSLk"]):
-        err = usage_error(["https://127.0.0.1:1/", *args], "is refused", "--cacert",
-                          "--capath", "--pin")
-        check("'-k'" in err or "'--insecure'" in err, f"{args}: {err!r}")
+        code, out, err = run(url(server), *args)
+        check(code == 0 and out == b"ok\n", f"{args}: exit {code}, {out!r}, {err!r}")
+        check("-k/--insecure is ignored" in err and "--cacert FILE" in err and "--pin" in err,
+              f"{args}: no warning: {err!r}")
+    with tempfile.TemporaryDirectory() as tmp:
+        port, cert = tls_server(tmp, b"secret\n")
+        code, out, err = run(f"https://127.0.0.1:{port}/", "-k", *FAST, "--retry", "0")
+        check(code == 5 and out == b"" and "is ignored" in err,
+              f"-k against a self-signed server: exit {code}, want 5; {out!r}, {err!r}")
+        # The same server with its certificate trusted answers: the 5 above was verification.
+        code, out, err = run(f"https://127.0.0.1:{port}/", "-k", "--cacert", cert, *FAST)
+        check(code == 0 and out == b"secret\n", f"--cacert: exit {code}, {out!r}, {err!r}")
 
 
 def case_retry():
