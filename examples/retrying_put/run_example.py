@@ -6,7 +6,8 @@ PUT: nginx over TLS with `dav_methods PUT` stores the file. In front of it, a fa
 answers the first connection itself (TLS with nginx's certificate) with a 503 once it has read
 the request, and passes every later connection through to nginx byte for byte. Both speak
 TLS 1.3 (nginx before 1.23.4 does not by default): the client offers the front's session on
-its next connection, and with it only TLS 1.3. The example must retry after the 503, nginx must log one PUT, and the stored file must be the local one.
+its next connection, and with it only TLS 1.3. The example must retry after the 503, nginx
+must log one PUT, and the stored file must be the local one.
 
 POST: a loopback HTTPS server (tests/tools/cli_support.py's RespondingServer, which keeps every
 request head and body) answers the first POST with an error and the next with 200:
