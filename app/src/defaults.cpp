@@ -1,0 +1,3 @@
+#include "stepback/app/defaults.hpp"
+
+namespace stepback::app {}  // namespace stepback::app
