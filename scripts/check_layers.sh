@@ -10,6 +10,8 @@
 #           connectors, the Client and poll_wait (top level) on top.
 #           A sub-room includes only what its arrow allows, from public headers or from src/.
 #   transfer/: includes core, https and itself, never profiles, platform or tools.
+#   app/: includes core, platform, profiles, https, transfer and itself, never tools; nothing
+#           below it (core, platform, profiles, https, transfer) includes stepback/app/.
 #   socklen: every socklen_t / ares_socklen_t / ai_addrlen in https/ and platform/ goes through
 #           https/src/tcp/socket_length.hpp (socklen_t is a signed int on 32-bit bionic).
 #   Android API levels: a file that guards code with __ANDROID_API__ >= N defines its
@@ -81,6 +83,12 @@ bad=$(grep -rnE '#include\s*[<"]stepback/(profiles|platform|tools|transfer)/' ht
 report "https/ includes core and itself only" "$bad"
 bad=$(grep -rnE '#include\s*[<"]stepback/(profiles|platform|tools)/' transfer 2>/dev/null || true)
 report "transfer/ includes core, https and itself only" "$bad"
+bad=$(grep -rnE '#include\s*[<"]' app 2>/dev/null |
+      grep -E '#include\s*[<"](stepback/|[^>"]*tools/)' |
+      grep -vE '#include\s*[<"]stepback/(core|platform|profiles|https|transfer|app)/' || true)
+report "app/ includes core, platform, profiles, https, transfer and itself only" "$bad"
+bad=$(grep -rnE '#include\s*[<"]stepback/app/' core platform profiles https transfer 2>/dev/null || true)
+report "core, platform, profiles, https and transfer never include app/" "$bad"
 
 # socklen: lines naming a socket length type or field must hand it to socket_length.hpp.
 bad=$(grep -rnE '\b(socklen_t|ares_socklen_t|ai_addrlen)\b' https/src https/include platform \
@@ -150,7 +158,15 @@ self_test() {
     "stepback/https/tcp/tcp_transport.hpp"
   write proxy_includes_src_tcp https/src/proxy/tunnel.cpp "tcp/socket_length.hpp"
   write http_includes_proxy https/src/http/url.cpp "proxy/proxy.hpp"
-  for case in empty base_ok base_bad client_ok client_includes_client_hpp \
+  write app_ok app/src/files.cpp "stepback/app/files.hpp" "stepback/transfer/download.hpp" \
+    "stepback/platform/clock.hpp" "stepback/profiles/active.hpp" "stepback/https/client.hpp" \
+    "stepback/core/millis.hpp"
+  write app_includes_tools app/src/files.cpp "stepback/tools/state_file.hpp"
+  write app_includes_tools_source app/src/files.cpp "../../tools/state_file.hpp"
+  write transfer_includes_app transfer/src/download.cpp "stepback/app/files.hpp"
+  write core_includes_app core/src/policy.cpp "stepback/app/defaults.hpp"
+  for case in app_ok app_includes_tools app_includes_tools_source transfer_includes_app \
+              core_includes_app empty base_ok base_bad client_ok client_includes_client_hpp \
               client_includes_client_hpp_public client_includes_tcp client_includes_src_tcp \
               client_includes_tls http_includes_client http_includes_client_public \
               tcp_includes_address proxy_ok proxy_includes_connector proxy_includes_tcp \

@@ -45,6 +45,10 @@ inline constexpr DeviceProfile mobile = [] {
   // file and of the record on flash, and a phone link moves 1 MiB in seconds anyway.
   p.checkpoint.bytes = std::uint64_t{1} << 20;
   p.checkpoint.interval = Millis::seconds(5);
+  // Buffers: the defaults, an io scratch of one TLS record (16 KiB): a phone's link
+  // rarely has more than a record waiting per turn of the loop, and an app's memory is
+  // watched; heads of a few KiB and URLs as long as the state record keeps.
+  p.buffers.io = 16 * 1024;
   return p;
 }();
 static_assert(valid(mobile), "the mobile profile must be valid");

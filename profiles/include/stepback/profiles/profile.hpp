@@ -4,6 +4,8 @@
 #ifndef STEPBACK_PROFILES_PROFILE_HPP_
 #define STEPBACK_PROFILES_PROFILE_HPP_
 
+#include <cstddef>
+
 #include "stepback/core/budget.hpp"
 #include "stepback/core/checkpoint.hpp"
 #include "stepback/core/millis.hpp"
@@ -16,6 +18,24 @@ namespace stepback::profiles {
 // The per-attempt transport limits (core's type; the name is kept for existing callers).
 using Timeouts = stepback::Timeouts;
 
+// The sizes of the buffers a request runs in (https::ClientBuffers, the redirect URL, an
+// upload's session URI), in bytes; stepback::app sizes its storage from them.
+struct BufferSizes {
+  std::size_t request = 4096;        // The request head: method line, fields, Range.
+  std::size_t response_head = 8192;  // A response's status line and fields.
+  std::size_t io = 16384;            // Receive and body-send scratch: one TLS record.
+  std::size_t error_body = 2048;     // A retryable answer's body, for RetryInfo.
+  std::size_t redirect_url = 2048;   // The URL a redirect or a URL refresh leads to.
+  std::size_t session_uri = 2048;    // An upload's session URI (the record holds 2048).
+};
+
+// Whether every buffer can hold what it is for: a request line with a few fields, a
+// response head of a few fields, a read, a short URL.
+constexpr bool valid(const BufferSizes& b) {
+  return b.request >= 512 && b.response_head >= 1024 && b.io >= 1024 && b.error_body >= 256 &&
+         b.redirect_url >= 256 && b.session_uri >= 256;
+}
+
 // One device class's parameters, selected at build time (see active.hpp).
 struct DeviceProfile {
   const char* name = "";
@@ -25,12 +45,13 @@ struct DeviceProfile {
   PollingPolicy polling;        // Between polls of a long-running operation (transfer::Operation).
   CheckpointPolicy checkpoint;  // How often a download's position is saved (transfer::Download).
   std::uint8_t max_redirects = 5;  // Redirects one request follows (0: none).
+  BufferSizes buffers;             // The request's buffers (stepback::app's storage).
 };
 
 // Whether every part of `p` is usable and its timeouts are positive.
 constexpr bool valid(const DeviceProfile& p) {
   return p.name != nullptr && p.name[0] != '\0' && valid(p.retry) && valid(p.budget) &&
-         valid(p.timeouts) && valid(p.polling) && valid(p.checkpoint);
+         valid(p.timeouts) && valid(p.polling) && valid(p.checkpoint) && valid(p.buffers);
 }
 
 }  // namespace stepback::profiles
