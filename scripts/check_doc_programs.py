@@ -4,7 +4,8 @@ of it, when the link names one), and every block marked as a complete program co
 links against an installed stepback.
 
 A complete program is a fenced block whose info string is `cpp program`; a plain `cpp` block
-is a fragment and is not compiled. Each program becomes one executable of a small CMake
+is a fragment and is not compiled. `cpp program PATH` says the block is the file PATH of the
+tree (an example its tests run): the two must be the same text, checked with the links. Each program becomes one executable of a small CMake
 project that takes stepback the way the README tells a user to (find_package(stepback),
 stepback::stepback), so what a reader copies is what is checked. Each file starts with a
 #line directive: a diagnostic names the document and its line.
@@ -102,11 +103,29 @@ def check_links(root):
     return errors
 
 
+def check_copies(root):
+    """Blocks marked `cpp program PATH` must be PATH's text, so that what a reader copies is
+    the example the tests run."""
+    errors = []
+    for doc in documents(root):
+        for info, start, lines in blocks_and_prose(doc.read_text()):
+            words = info.split() if info is not None else []
+            if words[:2] != ["cpp", "program"] or len(words) < 3:
+                continue
+            where = f"{doc.relative_to(root)}:{start}"
+            source = root / words[2]
+            if not source.is_file():
+                errors.append(f"{where}: the block says it is {words[2]}, which does not exist")
+            elif source.read_text() != "\n".join(lines) + "\n":
+                errors.append(f"{where}: the block differs from {words[2]} (copy the file in)")
+    return errors
+
+
 def programs(root):
     found = []
     for doc in documents(root):
         for info, start, lines in blocks_and_prose(doc.read_text()):
-            if info is not None and info.split() == ["cpp", "program"]:
+            if info is not None and info.split()[:2] == ["cpp", "program"]:
                 found.append((doc.relative_to(root), start, lines))
     return found
 
@@ -168,6 +187,9 @@ def main():
 
     errors = check_links(root)
     print(f"-- links: {len(errors)} broken in {len(documents(root))} documents")
+    copies = check_copies(root)
+    print(f"-- copies of files: {len(copies)} differ")
+    errors += copies
     if not args.links_only:
         errors += check_programs(root, args)
     for e in errors:

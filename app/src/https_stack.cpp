@@ -1,0 +1,52 @@
+#include "stepback/app/https_stack.hpp"
+
+#include <sys/stat.h>
+
+#include <cstdio>
+
+#include "stepback/platform/clock.hpp"
+
+namespace stepback::app {
+
+https::Status HttpsStack::fail(https::Status status, const char* what, const char* path) {
+  std::snprintf(message_, sizeof message_, "%s%s%s", what, path != nullptr ? path : "",
+                path != nullptr ? "'" : "");
+  return status;
+}
+
+https::Status HttpsStack::init(const char* ca) {
+  message_[0] = '\0';
+  if (!https::tls_arena_installed() &&
+      https::tls_arena_init(arena_, sizeof arena_) != https::Status::kOk) {
+    return fail(https::Status::kInvalidArgument, "cannot install the TLS arena", nullptr);
+  }
+  if (const https::Status s = tls_.init(); s != https::Status::kOk) {
+    return fail(s, "cannot set up TLS (entropy or crypto initialization failed)", nullptr);
+  }
+  struct stat st {};
+  if (ca == nullptr) {
+    if (trust_.add_platform_default() != https::Status::kOk) {
+      return fail(https::Status::kInvalidArgument,
+                  "no system CA store found (/etc/ssl/certs, ...); name a CA file or directory",
+                  nullptr);
+    }
+  } else if (::stat(ca, &st) == 0 && S_ISDIR(st.st_mode)) {
+    if (trust_.add_directory(ca) != https::Status::kOk) {
+      return fail(https::Status::kInvalidArgument,
+                  "not a hashed CA directory (run openssl rehash on it): '", ca);
+    }
+  } else if (trust_.add_bundle(ca) != https::Status::kOk) {
+    return fail(https::Status::kInvalidArgument, "no usable CA certificate in '", ca);
+  }
+  if (const https::Status s = tls_.use_trust_store(trust_); s != https::Status::kOk) {
+    return fail(s, "cannot use the CA store", nullptr);
+  }
+  tls_.set_wall_clock(&platform::wall_now);
+  // A resolv.conf that cannot be used is not fatal here: each lookup then fails with its
+  // words, and numeric hosts need none.
+  (void)resolver_.init(https::CaresOptions{});
+  connector_.emplace(tls_, resolver_);
+  return https::Status::kOk;
+}
+
+}  // namespace stepback::app
