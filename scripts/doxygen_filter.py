@@ -14,8 +14,8 @@ so this filter rewrites them on the fly (the headers stay as they are):
     `&`, `#`, `%`, `$`, a `::` that starts a name, an unpaired backtick) is escaped, so plain text stays plain; text
     between a pair of backticks stays as written (Markdown code).
 
-Comments inside function bodies, free-standing comments (a blank line or a preprocessor line
-below them) and comments above access specifiers, `static_assert` and closing braces stay
+Comments inside function bodies, free-standing comments (a blank line, or a preprocessor
+line other than an #if, below them) and comments above access specifiers, `static_assert` and closing braces stay
 plain, so Doxygen ignores them. Every input line gives exactly one output line: Doxygen's
 warnings name the header's own line numbers.
 
@@ -28,8 +28,9 @@ import sys
 
 SCOPE_KEYWORDS = re.compile(r"\b(namespace|class|struct|union|enum)\b")
 # What a comment block above it does not document: doxygen would attach the block to
-# something else (the next member, the enclosing scope) or warn.
-NOT_A_DECLARATION = re.compile(r"^(}|(public|private|protected)\s*:|static_assert\b|#)")
+# something else (the next member, the enclosing scope) or warn. Above an #if, the block
+# documents the declaration that follows it, whichever branch holds it.
+NOT_A_DECLARATION = re.compile(r"^(}|(public|private|protected)\s*:|static_assert\b|#(?!\s*if))")
 ESCAPES = {c: "\\" + c for c in "\\@<>&#%$"}
 
 
@@ -210,6 +211,12 @@ SELF_TEST = [
             "enum class E { kA,  // First.",
             "  kB  // Last, no comma.",
             "};",
+            "// Above an #if: the declaration after it.",
+            "#if defined(X)",
+            "inline constexpr bool kX = true;",
+            "#endif",
+            "// Above an include: free-standing.",
+            "#include <x>",
             "}  // namespace w",
             "#endif  // W_HPP_",
         ],
@@ -228,6 +235,12 @@ SELF_TEST = [
             "enum class E { kA,  ///< First.",
             "  kB  ///< Last, no comma.",
             "};",
+            "/// Above an \\#if: the declaration after it.",
+            "#if defined(X)",
+            "inline constexpr bool kX = true;",
+            "#endif",
+            "// Above an include: free-standing.",
+            "#include <x>",
             "}  // namespace w",
             "#endif  // W_HPP_",
         ],
