@@ -1,6 +1,7 @@
 // The fixture of docs.api_reference_gate (docs/api/CMakeLists.txt): one broken Doxygen
 // comment, so the gate that runs Doxygen on the public headers is seen to fail. The plain
-// comments around it read as the headers' do (scripts/doxygen_filter.py) and warn nothing.
+// comments around it read as the headers' do (scripts/doxygen_filter.py) and must warn
+// nothing, markup characters and all.
 #ifndef STEPBACK_TESTS_DOCS_API_REFERENCE_GATE_HPP_
 #define STEPBACK_TESTS_DOCS_API_REFERENCE_GATE_HPP_
 
@@ -12,6 +13,7 @@ struct Plain {
 };
 
 /// The broken one: it documents a parameter the function does not have.
+/// \param value A parameter it has.
 /// \param no_such_parameter Nothing.
 int broken(int value);
 
