@@ -23,6 +23,7 @@ packages=(
   protobuf-compiler python3-protobuf       # nanopb generator (freshness check of https/proto)
   clang libclang-rt-14-dev                 # asan-ubsan preset: the suite built with clang, sanitizers
   clang-format clang-tidy                  # scripts/lint.sh (format in the test command; --tidy by hand)
+  doxygen                                  # docs/api: the API reference, and its test docs.api_reference
   lld android-libnativehelper-dev android-platform-frameworks-native-headers  # scripts/check_android.sh
 )
 
