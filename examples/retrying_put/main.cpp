@@ -11,7 +11,7 @@
 // the server may have acted. --idempotency-key makes a POST safe to repeat: the key goes out
 // in an Idempotency-Key field, by which a server that supports it recognizes a repeat, and
 // the request declares itself idempotent, so the client retries it as it would a PUT.
-// CA_FILE defaults to the Debian system bundle. Exits 0 when the final response is a success,
+// Without CA_FILE the system's CA store is used. Exits 0 when the final response is a success,
 // 1 when it is not, 2 on bad arguments.
 
 #include <fcntl.h>
@@ -22,27 +22,20 @@
 #include <cstdio>
 #include <cstring>
 
+#include "stepback/app/defaults.hpp"
+#include "stepback/app/https_stack.hpp"
 #include "stepback/https/client.hpp"
-#include "stepback/https/dns/cares_resolver.hpp"
 #include "stepback/https/poll_wait.hpp"
-#include "stepback/https/tcp_tls_connector.hpp"
-#include "stepback/https/tls/tls_arena.hpp"
 #include "stepback/platform/clock.hpp"
-#include "stepback/platform/random.hpp"
-#include "stepback/profiles/active.hpp"
 
 namespace {
 
 namespace https = stepback::https;
 
-// mbedTLS allocates only from this arena; the client's buffers and the redirect target are
-// fixed too, so nothing is allocated while the request runs.
-alignas(16) std::uint8_t g_tls_arena[1024 * 1024];
-std::uint8_t g_request[4 * 1024];
-std::uint8_t g_response_head[8 * 1024];
-std::uint8_t g_io[16 * 1024];
-std::uint8_t g_error_body[2 * 1024];
-std::uint8_t g_redirect_url[2 * 1024];
+// Static: the TLS arena and the buffers are tens of KiB; nothing is allocated while the
+// request runs.
+stepback::app::HttpsStack g_stack;
+stepback::app::Buffers g_buffers;
 
 // The body: any attempt may start over from any offset, so read with pread, never a cursor.
 std::size_t read_file(void* context, std::uint64_t offset, https::MutableBytes out) {
@@ -95,7 +88,7 @@ int main(int argc, char** argv) {
   if (count < 2 || (std::strcmp(method, "PUT") != 0 && std::strcmp(method, "POST") != 0)) {
     return usage();
   }
-  const char* ca_file = count > 2 ? positional[2] : "/etc/ssl/certs/ca-certificates.crt";
+  const char* ca_file = count > 2 ? positional[2] : nullptr;  // None: the system's store.
 
   int fd = open(positional[0], O_RDONLY);
   struct stat st {};
@@ -119,41 +112,20 @@ int main(int argc, char** argv) {
   // repeated POST does no harm.
   if (key != nullptr) spec.idempotency = https::RequestSpec::Idempotency::kYes;
 
-  if (https::tls_arena_init(g_tls_arena, sizeof g_tls_arena) != https::Status::kOk) {
-    std::fprintf(stderr, "cannot install the TLS arena\n");
-    return 1;
+  if (g_stack.init(ca_file) != https::Status::kOk) {
+    std::fprintf(stderr, "%s\n", g_stack.message());
+    return 2;
   }
-  https::TlsClientConfig tls;
-  if (tls.init() != https::Status::kOk || tls.add_ca_file(ca_file) != https::Status::kOk) {
-    std::fprintf(stderr, "cannot set up TLS with CA file %s\n", ca_file);
-    return 1;
-  }
-  const stepback::profiles::DeviceProfile& profile = stepback::profiles::active;
-  stepback::platform::Status random_status{};
-  stepback::Xoshiro128 random = stepback::platform::make_os_random(&random_status);
-  stepback::RetryBudget budget(profile.budget);
-  const stepback::RetryContext context{profile.retry, random, &budget};
-  https::CaresResolver resolver;
-  (void)resolver.init(https::CaresOptions{});
-  https::TcpTlsConnector connector(tls, resolver);
-
-  // Options from the device profile.
-  https::ClientOptions options;
-  options.timeouts = profile.timeouts;
-  options.max_redirects = profile.max_redirects;
-  options.redirect_url = {g_redirect_url, sizeof g_redirect_url};
-  options.wall_now = &stepback::platform::wall_now;
-  options.buffers = https::ClientBuffers{{g_request, sizeof g_request},
-                                         {g_response_head, sizeof g_response_head},
-                                         {g_io, sizeof g_io},
-                                         {g_error_body, sizeof g_error_body}};
+  // The profile's timeouts, redirects, buffers and retries.
+  https::ClientOptions options = stepback::app::client_options(g_buffers);
+  const stepback::app::RetrySetup retry;
 
   // The app's own: where the response body and the events go.
   options.body = https::ResponseSink{&write_body, nullptr, nullptr};
   options.body_limit = 1024 * 1024;
   options.events = https::EventSink{&print_event, nullptr};
 
-  https::Client client(connector, context, options);
+  https::Client client(g_stack.connector(), retry.context(), options);
   if (client.start(spec) != https::Status::kOk) {
     std::fprintf(stderr, "invalid request\n");
     return 2;
