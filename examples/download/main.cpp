@@ -87,8 +87,8 @@ int main(int argc, char** argv) {
   const https::ClientResult& result = download.result();
   const bool ok = result.outcome == stepback::Outcome::kSuccess;
   if (!g_files.finish(ok)) std::fprintf(stderr, "%s\n", g_files.message());
-  std::fprintf(stderr, "%s: %s, HTTP %u, %llu bytes\n", argv[2], stepback::to_string(result.outcome),
-               static_cast<unsigned>(result.status),
+  std::fprintf(stderr, "%s: %s, HTTP %u, %llu bytes\n", argv[2],
+               stepback::to_string(result.outcome), static_cast<unsigned>(result.status),
                static_cast<unsigned long long>(download.delivered()));
   return ok ? 0 : 1;
 }
