@@ -76,13 +76,14 @@ DownloadFiles::Open DownloadFiles::take_up(std::string_view url, bool url_may_ch
   }
   // A digest checked at the end must be of the bytes on the disk: the kept ones are read
   // back and hashed again; a part that changed since its checkpoint starts over.
-  const transfer::KeptBytes kept =
-      transfer::check_kept_bytes(record_, part_.source(record_.delivered),
-                                 https::MutableBytes{scratch_, sizeof scratch_});
+  const transfer::KeptBytes kept = transfer::check_kept_bytes(
+      record_, part_.source(record_.delivered), https::MutableBytes{scratch_, sizeof scratch_});
   if (kept == transfer::KeptBytes::kDamaged || kept == transfer::KeptBytes::kUnreadable) {
     (void)part_.close();
-    std::snprintf(message_, sizeof message_, "'%s' %s the %llu bytes its state file counts; "
-                  "starting over", part_path_,
+    std::snprintf(message_, sizeof message_,
+                  "'%s' %s the %llu bytes its state file counts; "
+                  "starting over",
+                  part_path_,
                   kept == transfer::KeptBytes::kDamaged
                       ? "no longer holds (they hash otherwise than when written)"
                       : "cannot be read back for",

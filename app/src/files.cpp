@@ -195,8 +195,8 @@ https::BodySource PartFile::source(std::uint64_t size) {
 bool PartFile::write(void* context, std::uint64_t offset, https::ConstBytes data) {
   auto* f = static_cast<PartFile*>(context);
   for (std::size_t done = 0; done < data.size;) {
-    const ssize_t n = ::pwrite(f->fd_, data.data + done, data.size - done,
-                               static_cast<off_t>(offset + done));
+    const ssize_t n =
+        ::pwrite(f->fd_, data.data + done, data.size - done, static_cast<off_t>(offset + done));
     if (n > 0) {
       done += static_cast<std::size_t>(n);
     } else if (n < 0 && errno == EINTR) {
