@@ -32,8 +32,7 @@ StateFile::Load UploadStateFile::load(transfer::TransferState* state) {
   return loaded;
 }
 
-bool UploadStateFile::maybe_save(const transfer::Upload& upload, Millis now,
-                                 std::uint32_t waits) {
+bool UploadStateFile::maybe_save(const transfer::Upload& upload, Millis now, std::uint32_t waits) {
   const std::string_view uri = upload.session_uri();
   if (uri.empty()) return true;
   const bool same = uri == std::string_view(last_session_, last_session_size_) &&
@@ -68,7 +67,8 @@ bool UploadStateFile::capture(const transfer::Upload& upload, Millis now) {
 }
 
 void UploadStateFile::remember(std::string_view session, std::uint64_t committed) {
-  last_session_size_ = session.size() < sizeof last_session_ ? session.size() : sizeof last_session_;
+  last_session_size_ =
+      session.size() < sizeof last_session_ ? session.size() : sizeof last_session_;
   if (last_session_size_ > 0) std::memcpy(last_session_, session.data(), last_session_size_);
   last_committed_ = committed;
 }

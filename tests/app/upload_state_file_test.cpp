@@ -34,8 +34,8 @@ class AppUploadStateFile : public ::testing::Test {
     spec_.session = kSession;
     spec_.body = https::BodySource{&zeros, nullptr, 1024 * 1024};
     spec_.chunk_size = 256 * 1024;
-    upload_ = std::make_unique<transfer::Upload>(connector_, retry_.context(),
-                                                 upload_options(g_buffers));
+    upload_ =
+        std::make_unique<transfer::Upload>(connector_, retry_.context(), upload_options(g_buffers));
     ASSERT_EQ(upload_->start(spec_), https::Status::kOk);
   }
   void TearDown() override {
