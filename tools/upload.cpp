@@ -131,7 +131,6 @@ int restore_state(const UploadArgs& o, std::uint64_t size, StateFile* state_file
   } else {
     resume->url_text = restored.url();
     resume->session_text = restored.session_uri();
-    state_file->set_url(resume->url_text);
     resume->resuming = true;
     return kExitOk;
   }

@@ -60,8 +60,8 @@ class StateFile {
 
   // Words on the last refusal or failure ("" when none).
   const char* message() const { return message_; }
-  // Records stored so far.
-  std::uint32_t writes() const { return writes_; }
+  // Records stored so far (a reference that lives as long as the object, for a reporter).
+  const std::uint32_t& writes() const { return writes_; }
 
  private:
   bool replace(std::size_t n);
