@@ -12,6 +12,9 @@
 #   transfer/: includes core, https and itself, never profiles, platform or tools.
 #   app/: includes core, platform, profiles, https, transfer and itself, never tools; nothing
 #           below it (core, platform, profiles, https, transfer) includes stepback/app/.
+#   capi/: the C API includes every library room and itself (stepback/stepback.h), never
+#           tools; its freestanding part (src/core.cpp, names.cpp, policy.*, storage.hpp:
+#           stepback::capi_core) includes core only; no library room includes stepback.h.
 #   socklen: every socklen_t / ares_socklen_t / ai_addrlen in https/ and platform/ goes through
 #           https/src/tcp/socket_length.hpp (socklen_t is a signed int on 32-bit bionic).
 #   Android API levels: a file that guards code with __ANDROID_API__ >= N defines its
@@ -89,6 +92,20 @@ bad=$(grep -rnE '#include\s*[<"]' app 2>/dev/null |
 report "app/ includes core, platform, profiles, https, transfer and itself only" "$bad"
 bad=$(grep -rnE '#include\s*[<"]stepback/app/' core platform profiles https transfer 2>/dev/null || true)
 report "core, platform, profiles, https and transfer never include app/" "$bad"
+bad=$(grep -rnE '#include\s*[<"]' capi 2>/dev/null |
+      grep -E '#include\s*[<"](stepback/|[^>"]*tools/)' |
+      grep -vE '#include\s*[<"]stepback/((core|platform|profiles|https|transfer|app)/|stepback\.h)' || true)
+report "capi/ includes the library rooms and itself only (never tools)" "$bad"
+mapfile -t files < <(find capi/src -maxdepth 1 -type f -regextype posix-extended \
+                       -regex '.*/(core\.cpp|names\.cpp|policy\.cpp|policy\.hpp|storage\.hpp)' 2>/dev/null | sort)
+bad=""
+[[ ${#files[@]} -eq 0 ]] ||
+  bad=$(grep -HnE '#include\s*"' "${files[@]}" |
+        grep -vE '#include\s*"(stepback/core/|stepback/stepback\.h|policy\.hpp|storage\.hpp)' || true)
+report "capi/'s freestanding part (capi_core) includes core only" "$bad"
+bad=$(grep -rnE '#include\s*[<"]stepback/stepback\.h' core platform profiles https transfer app \
+      2>/dev/null || true)
+report "no library room includes the C API (stepback/stepback.h)" "$bad"
 
 # socklen: lines naming a socket length type or field must hand it to socket_length.hpp.
 bad=$(grep -rnE '\b(socklen_t|ares_socklen_t|ai_addrlen)\b' https/src https/include platform \
@@ -165,7 +182,12 @@ self_test() {
   write app_includes_tools_source app/src/files.cpp "../../tools/state_file.hpp"
   write transfer_includes_app transfer/src/download.cpp "stepback/app/files.hpp"
   write core_includes_app core/src/policy.cpp "stepback/app/defaults.hpp"
-  for case in app_ok app_includes_tools app_includes_tools_source transfer_includes_app \
+  write capi_ok capi/src/download.cpp "stepback/stepback.h" "stepback/app/files.hpp" "full.hpp"
+  write capi_includes_tools capi/src/download.cpp "stepback/tools/state_file.hpp"
+  write capi_core_includes_https capi/src/core.cpp "stepback/https/types.hpp"
+  write app_includes_capi app/src/files.cpp "stepback/stepback.h"
+  for case in capi_ok capi_includes_tools capi_core_includes_https app_includes_capi \
+              app_ok app_includes_tools app_includes_tools_source transfer_includes_app \
               core_includes_app empty base_ok base_bad client_ok client_includes_client_hpp \
               client_includes_client_hpp_public client_includes_tcp client_includes_src_tcp \
               client_includes_tls http_includes_client http_includes_client_public \
