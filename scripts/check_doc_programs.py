@@ -4,8 +4,9 @@ of it, when the link names one), and every block marked as a complete program co
 links against an installed stepback.
 
 A complete program is a fenced block whose info string is `cpp program`; a plain `cpp` block
-is a fragment and is not compiled. `cpp program PATH` says the block is the file PATH of the
-tree (an example its tests run): the two must be the same text, checked with the links. Each program becomes one executable of a small CMake
+is a fragment and is not compiled. `cpp program PATH` (or `c program PATH`, `kotlin program
+PATH`, ...) says the block is the file PATH of the tree (an example its tests build and run):
+the two must be the same text, checked with the links. Each program becomes one executable of a small CMake
 project that takes stepback the way the README tells a user to (find_package(stepback),
 stepback::stepback), so what a reader copies is what is checked. Each file starts with a
 #line directive: a diagnostic names the document and its line.
@@ -110,7 +111,7 @@ def check_copies(root):
     for doc in documents(root):
         for info, start, lines in blocks_and_prose(doc.read_text()):
             words = info.split() if info is not None else []
-            if words[:2] != ["cpp", "program"] or len(words) < 3:
+            if len(words) < 3 or words[1] != "program":
                 continue
             where = f"{doc.relative_to(root)}:{start}"
             source = root / words[2]
