@@ -25,9 +25,9 @@ UploadFiles::Open UploadFiles::open(const char* path, std::string_view url,
   waits_ = 0;
   char default_state[kMaxPath];
   const int n = path == nullptr ? -1 : std::snprintf(path_, sizeof path_, "%s", path);
-  const int m = path == nullptr ? -1
-                                : std::snprintf(default_state, sizeof default_state,
-                                                "%s.upload.state", path);
+  const int m = path == nullptr
+                    ? -1
+                    : std::snprintf(default_state, sizeof default_state, "%s.upload.state", path);
   if (n <= 0 || static_cast<std::size_t>(n) >= sizeof path_ ||
       (state_path == nullptr && (m < 0 || static_cast<std::size_t>(m) >= sizeof default_state))) {
     return refuse("the file's path is empty or too long");
@@ -153,8 +153,8 @@ std::size_t UploadFiles::read(void* context, std::uint64_t offset, https::Mutabl
   auto* files = static_cast<UploadFiles*>(context);
   std::size_t done = 0;
   while (done < out.size) {
-    const ssize_t n = ::pread(files->fd_, out.data + done, out.size - done,
-                              static_cast<off_t>(offset + done));
+    const ssize_t n =
+        ::pread(files->fd_, out.data + done, out.size - done, static_cast<off_t>(offset + done));
     if (n > 0) {
       done += static_cast<std::size_t>(n);
     } else if (n == 0) {

@@ -149,8 +149,7 @@ TEST_F(AppUploadFiles, WithoutARecordTheBodyIsTheFileAndNoSessionIsSet) {
 TEST_F(AppUploadFiles, ARecordOfAnotherSizeUrlOrKindIsRefusedAndKept) {
   write_record(kSize - 1, kUrl);
   EXPECT_EQ(g_files.open(file_.c_str(), kUrl), UploadFiles::Open::kRefused);
-  EXPECT_NE(std::string(g_files.message()).find("is for a body of 263143 bytes"),
-            std::string::npos)
+  EXPECT_NE(std::string(g_files.message()).find("is for a body of 263143 bytes"), std::string::npos)
       << g_files.message();
   write_record(kSize, "https://upload.test/upload/o?uploadType=resumable&name=other");
   EXPECT_EQ(g_files.open(file_.c_str(), kUrl), UploadFiles::Open::kRefused);
@@ -198,8 +197,8 @@ TEST_F(AppUploadFiles, SavesAsItGoesCountsWaitsAndRemovesTheRecordOnSuccess) {
   connector_.add().recv_data(created());
   connector_.add(600 * 1024).recv_data(status(503));  // The first chunk: a wait, a query.
   connector_.add().recv_data(held(kChunk));
-  connector_.add(600 * 1024).recv_data(
-      "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\n{}");
+  connector_.add(600 * 1024)
+      .recv_data("HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\n{}");
   run();
   EXPECT_EQ(upload_->result().outcome, Outcome::kSuccess) << upload_->result().message;
   EXPECT_EQ(g_files.waits(), 1U);
