@@ -112,7 +112,10 @@ void UploadFiles::on_event(void* context, const transfer::UploadEvent& event) {
 }
 
 bool UploadFiles::after_step(const transfer::Upload& upload, Millis now) {
-  if (!state_) return false;
+  if (!state_) {
+    std::snprintf(message_, sizeof message_, "no upload's files are open");
+    return false;
+  }
   if (!upload.paused()) {
     paused_saved_ = false;
     return saved(state_->maybe_save(upload, now, waits_));
