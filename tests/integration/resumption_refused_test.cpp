@@ -48,7 +48,8 @@ class ResumptionRefusedTest : public ::testing::Test {
 // The retry after the 503 offers the TLS 1.3 session, so only TLS 1.3; the TLS 1.2-only server
 // answers protocol_version. The connector forgets the session and shakes hands again in full
 // at once, within the same attempt.
-TEST_F(ResumptionRefusedTest, ResumedTls13SessionRefusedByATls12OnlyServerIsRetriedWithAFullHandshake) {
+TEST_F(ResumptionRefusedTest,
+       ResumedTls13SessionRefusedByATls12OnlyServerIsRetriedWithAFullHandshake) {
   const RunResult run = get("1.3,1.2");
   ASSERT_EQ(run.result.outcome, Outcome::kSuccess) << run.summary() << server_.log();
   EXPECT_EQ(run.result.status, 200);
@@ -65,7 +66,8 @@ TEST_F(ResumptionRefusedTest, ResumedTls13SessionRefusedByATls12OnlyServerIsRetr
 
 // The other way round: a TLS 1.2 session makes mbedTLS offer TLS 1.2 only, which a TLS
 // 1.3-only server refuses the same way.
-TEST_F(ResumptionRefusedTest, ResumedTls12SessionRefusedByATls13OnlyServerIsRetriedWithAFullHandshake) {
+TEST_F(ResumptionRefusedTest,
+       ResumedTls12SessionRefusedByATls13OnlyServerIsRetriedWithAFullHandshake) {
   const RunResult run = get("1.2,1.3");
   ASSERT_EQ(run.result.outcome, Outcome::kSuccess) << run.summary() << server_.log();
   EXPECT_EQ(run.body, "ok");
