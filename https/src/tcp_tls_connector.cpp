@@ -9,8 +9,11 @@ Status TcpTlsConnector::open(const Url& url, const char* host, Millis now,
   close();
   resumed_ = false;
   tls_failed_ = false;
+  resumption_refused_ = false;
   use_tls_ = url.tls;
   host_ = host == nullptr ? "" : host;
+  port_ = url.port;
+  connect_timeout_ = timeouts.connect;
   handshake_timeout_ = timeouts.tls_handshake;
   handshake_deadline_ = Millis::max();
   const Status s = use_tls_ ? tcp_.tunnel(host, url.port, now, timeouts.connect)
@@ -40,10 +43,15 @@ Status TcpTlsConnector::step(Millis now) {
     const Status s = tls_stream_.handshake();
     if (s == Status::kWouldBlock) {
       if (now < handshake_deadline_) return s;
-      std::snprintf(tls_message_, sizeof tls_message_, "TLS handshake timed out");
+      set_tls_message("TLS handshake timed out");
       tls_failed_ = true;
       close();
       return Status::kTimeout;
+    }
+    // A certificate that does not verify came with a full handshake (the server did not take
+    // the session): it would come again. Any other failure may be the resumption's own.
+    if (s != Status::kOk && s != Status::kTlsVerify && tls_stream_.offered_session()) {
+      return redo_without_session(now);
     }
     if (s != Status::kOk) return fail_tls(s);
     resumed_ = tls_stream_.resumed();
@@ -88,10 +96,39 @@ void TcpTlsConnector::network_changed() {
 }
 
 Status TcpTlsConnector::fail_tls(Status s) {
-  std::snprintf(tls_message_, sizeof tls_message_, "%s", tls_stream_.failure_message());
+  set_tls_message(tls_stream_.failure_message());
   tls_failed_ = true;
   close();
   return s;
+}
+
+void TcpTlsConnector::set_tls_message(const char* why) {
+  if (resumption_refused_) {
+    std::snprintf(tls_message_, sizeof tls_message_,
+                  "the server refused the resumed TLS session, and the full handshake after it "
+                  "failed too: %s",
+                  why);
+  } else {
+    std::snprintf(tls_message_, sizeof tls_message_, "%s", why);
+  }
+}
+
+// mbedTLS offers only the saved session's TLS version when it resumes, so a server behind the
+// same address that now speaks another version (mixed backends behind one load balancer, a
+// rollback, another TLS-terminating proxy) refuses the handshake, where a full one would
+// succeed. The connection is dialed again at once without the session, inside this open():
+// no retry is spent and no backoff waited on a failure the client brought on itself, and
+// the retry machine keeps its rule that a refused handshake is terminal. The session is
+// forgotten first, so this happens at most once per open(); the lookup, connect and
+// handshake timeouts apply to the new connection as to the first.
+Status TcpTlsConnector::redo_without_session(Millis now) {
+  session_.clear();
+  resumption_refused_ = true;
+  close();
+  const Status s = tcp_.tunnel(host_, port_, now, connect_timeout_);
+  if (s != Status::kOk) return s;
+  phase_ = Phase::kDialing;
+  return step(now);
 }
 
 }  // namespace stepback::https

@@ -80,12 +80,15 @@ class HeapFreeTest : public ::testing::Test {
   // Serves `script`, then runs one GET of 127.0.0.1 (numeric: no DNS) with the heap trapped
   // from the first step to kDone. Everything is set up before the trap is armed; with
   // `warm_libc_time`, so is glibc's time-zone state (see WithLibcTimeWarmedUp below).
+  // `tls_version` is the server's (ScriptedServer::Options::tls_version).
   void run_trapped(const std::string& script, std::uint32_t expected_attempts,
                    std::uint32_t expected_connections, bool warm_libc_time = false,
-                   const https::ProxyConfig* proxy = nullptr) {
+                   const https::ProxyConfig* proxy = nullptr,
+                   const std::string& tls_version = "any") {
     ScriptedServer server;
     ScriptedServer::Options options;
     options.script = script;
+    options.tls_version = tls_version;
     ASSERT_TRUE(server.start(options));
     auto tls = make_tls(pki()->ca);  // Installs the static arena first.
     ASSERT_NE(tls, nullptr);
@@ -205,6 +208,14 @@ TEST_F(HeapFreeTest, ThroughAProxyTunnelMakeNoHeapCalls) {
   run_trapped(R"([{"status": 503, "close": true}, {"status": 200, "pattern": 4096}])", 3, 3, false,
               &config);
   EXPECT_EQ(count_of(proxy.log(), "\"method\": \"CONNECT\""), 3) << proxy.log();
+}
+
+// The reconnection offers the TLS 1.3 session to a server that now speaks TLS 1.2 only, which
+// refuses it; the connector forgets the session and connects again for a full handshake,
+// within the attempt (so the Client counts two connections): no heap call either.
+TEST_F(HeapFreeTest, AResumptionTheServerRefusesIsRedoneInFullWithoutHeapCalls) {
+  run_trapped(R"([{"status": 503, "close": true}, {"status": 200, "pattern": 4096}])", 2, 2, false,
+              nullptr, "1.3,1.2");
 }
 
 // A download cut mid-body and resumed with Range + If-Range, its x-goog-hash (crc32c and md5

@@ -138,7 +138,7 @@ class ScriptedServer {
   struct Options {
     std::string script;               // The JSON list of actions.
     bool tls = true;                  // TLS with the certificate below, else plain HTTP.
-    std::string tls_version = "any";  // "1.2", "1.3" or "any".
+    std::string tls_version = "any";  // "1.2", "1.3", "any", or one per connection: "1.3,1.2".
     std::string cert;                 // Defaults to the PKI's server certificate.
     std::string key;
     // > 0: the listener's accept queue is full for this many seconds after start, so a

@@ -42,6 +42,9 @@ An action is an object; every field is optional:
   handshake conn=N version=TLSv1.3 reused=0|1
   request conn=N method=GET target=/x body=LEN range=N|- if_range=VALUE|-
 
+--tls 1.2|1.3|any limits the TLS versions; a comma-separated list ("1.3,1.2") gives each
+connection its own, in the order they are accepted, the last for every later one.
+
 --full-queue S keeps the listener's accept queue full for S seconds after the port file is
 written (backlog 0, filled by the server's own connections), so a client's SYN is dropped and
 the kernel retransmits it after about a second: a slow connect on loopback.
@@ -49,6 +52,7 @@ the kernel retransmits it after about a second: a slow connect on loopback.
 The server exits by itself after --lifetime seconds, or when its parent process is gone.
 """
 
+import argparse
 import json
 import os
 import pathlib
@@ -120,7 +124,10 @@ def retry_info_json(seconds):
 
 class Server(base.ConnectionServer):
     def __init__(self, args):
-        super().__init__(base.tls_context(args.cert, args.key, args.tls))
+        # One context per version range of --tls, used by connection number; the last serves
+        # every later connection.
+        self.contexts = [base.tls_context(args.cert, args.key, v) for v in args.tls]
+        super().__init__(self.contexts[0])
         with open(args.script, encoding="utf-8") as f:
             self.script = json.load(f)
         if not self.script:
@@ -136,6 +143,9 @@ class Server(base.ConnectionServer):
             i = min(STATE["next"], len(self.script) - 1)
             STATE["next"] += 1
             return self.script[i]
+
+    def context_for(self, conn_id):
+        return self.contexts[min(conn_id, len(self.contexts)) - 1]
 
     def handshake(self, sock, conn_id):
         self.log("handshake conn=%d version=%s reused=%d"
@@ -278,12 +288,24 @@ class Server(base.ConnectionServer):
         base.exit_now()
 
 
+def tls_versions(text):
+    """--tls: 1.2, 1.3 or any, or a comma-separated list of them, one per connection in the
+    order they are accepted, the last for every later one (a server that changes its
+    versions between connections, as mixed backends behind one address do)."""
+    versions = text.split(",")
+    for v in versions:
+        if v not in base.TLS_VERSIONS:
+            raise argparse.ArgumentTypeError("unknown TLS version range %r (%s)"
+                                             % (v, ", ".join(sorted(base.TLS_VERSIONS))))
+    return versions
+
+
 def main():
     p = base.argument_parser(__doc__)
     p.add_argument("--script", required=True)
     base.add_log_argument(p)
     base.add_tls_arguments(p)
-    p.add_argument("--tls", choices=sorted(base.TLS_VERSIONS), default="any")
+    p.add_argument("--tls", type=tls_versions, default=["any"])
     p.add_argument("--full-queue", type=float, default=0.0)
     args = p.parse_args()
     Server(args).run(args)

@@ -215,6 +215,10 @@ class ConnectionServer:
     def error(self, conn_id, e):
         """Called when one of `errors` ended the connection."""
 
+    def context_for(self, conn_id):
+        """The TLS context connection `conn_id` is served with (None: plain TCP)."""
+        return self.context
+
     def accept(self, listener):
         """Accepts on `listener` for ever, a thread per connection (run it in a thread)."""
         while True:
@@ -242,8 +246,9 @@ class ConnectionServer:
         raw.settimeout(self.timeout)
         sock = raw
         try:
-            if self.context is not None:
-                sock = self.context.wrap_socket(raw, server_side=True)
+            context = self.context_for(conn_id)
+            if context is not None:
+                sock = context.wrap_socket(raw, server_side=True)
                 self.handshake(sock, conn_id)
             self.serve(sock, conn_id)
         except self.errors as e:

@@ -20,6 +20,10 @@ namespace stepback::https {
 // (Timeouts::tls_handshake), and its failures carry mbedTLS's reason in failure_message().
 // Through a proxy (set_proxy), https:// goes through TcpConnector's CONNECT tunnel and TLS
 // runs over it to the origin, its certificate verified against the origin's name as always.
+// A handshake that offered the saved session and failed, other than by its certificate or
+// its timeout (mbedTLS offers only the saved session's TLS version then, which a server behind
+// the same address may no longer speak), forgets the session and connects again at once,
+// within the same open(), for a full handshake; its failure, if it fails too, says so.
 class TcpTlsConnector final : public Connector {
  public:
   // `tls` (trust, pins, the wall clock certificates are checked against) and `resolver` must
@@ -61,6 +65,10 @@ class TcpTlsConnector final : public Connector {
   enum class Phase : std::uint8_t { kIdle, kDialing, kHandshaking, kReady };
 
   Status fail_tls(Status s);
+  // Keeps `why` as failure_message(), after a note of the refused resumption if there was one.
+  void set_tls_message(const char* why);
+  // A handshake that offered the session failed: forgets it and dials again for a full one.
+  Status redo_without_session(Millis now);
   bool on_tls() const { return phase_ == Phase::kHandshaking || phase_ == Phase::kReady; }
 
   TlsClientConfig& tls_;
@@ -68,13 +76,18 @@ class TcpTlsConnector final : public Connector {
   TlsTransport tls_stream_;
   TlsSession session_;
   const char* host_ = "";
+  std::uint16_t port_ = 0;
+  Millis connect_timeout_{};
   Millis handshake_timeout_{};
   Millis handshake_deadline_ = Millis::max();
   Phase phase_ = Phase::kIdle;
   bool use_tls_ = false;
   bool resumed_ = false;
   bool tls_failed_ = false;  // failure_message() is tls_message_, not the TCP connector's.
-  char tls_message_[256] = {};
+  // This open() redid a handshake whose resumption the server refused (at most once: the
+  // session is gone then).
+  bool resumption_refused_ = false;
+  char tls_message_[352] = {};  // Room for the TLS transport's 256 after set_tls_message's note.
 };
 
 }  // namespace stepback::https

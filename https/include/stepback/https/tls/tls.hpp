@@ -189,6 +189,8 @@ class TlsTransport final : public Transport {
   [[nodiscard]] Status save_session(TlsSession* out);
   // Whether the handshake resumed a saved session.
   bool resumed() const { return resumed_; }
+  // Whether start() offered a saved session to the server.
+  bool offered_session() const { return offered_session_; }
   // Whether the last handshake failed only because no certificate matched a public-key pin.
   bool pin_mismatch() const { return pin_mismatch_; }
   // The negotiated version, e.g. "TLSv1.3", or "" before the handshake.
