@@ -4,10 +4,11 @@ usage: run_example.py --nginx NGINX --openssl OPENSSL --tests TESTS_DIR -- [EMUL
 
 PUT: nginx over TLS with `dav_methods PUT` stores the file. In front of it, a fault front
 answers the first connection itself (TLS with nginx's certificate) with a 503 once it has read
-the request, and passes every later connection through to nginx byte for byte. Both speak
-TLS 1.3 (nginx before 1.23.4 does not by default): the client offers the front's session on
-its next connection, and with it only TLS 1.3. The example must retry after the 503, nginx
-must log one PUT, and the stored file must be the local one.
+the request, and passes every later connection through to nginx byte for byte. The front
+speaks TLS 1.3 and nginx (before 1.23.4, by default) only up to 1.2: the client offers the
+front's TLS 1.3 session on its next connection, which nginx refuses, and must connect again
+with a full handshake. The example must retry after the 503, nginx must log one PUT, and the
+stored file must be the local one.
 
 POST: a loopback HTTPS server (tests/tools/cli_support.py's RespondingServer, which keeps every
 request head and body) answers the first POST with an error and the next with 200:
@@ -31,7 +32,6 @@ SERVER = """  server {{
     listen 127.0.0.1:{port} ssl;
     ssl_certificate {dir}/cert.pem;
     ssl_certificate_key {dir}/key.pem;
-    ssl_protocols TLSv1.2 TLSv1.3;
     root {dir}/www;
     client_max_body_size 16m;
     location /uploads/ {{
