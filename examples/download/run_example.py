@@ -13,15 +13,16 @@ mid-body:
 Every wait is bounded: each subprocess has a timeout, each poll a limit.
 """
 
-import argparse
 import os
 import random
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import example_support  # noqa: E402 (examples/example_support.py)
 
 SIZE = 6 * 1024 * 1024
 LOG_FORMAT = "$request_method $uri $status $body_bytes_sent"
@@ -59,38 +60,16 @@ def killed_after_checkpoint(support, app, url, out, cert):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--nginx", required=True)
-    p.add_argument("--openssl", required=True)
-    p.add_argument("--tests", required=True)
-    p.add_argument("app", nargs="+")
-    opts = p.parse_args()
-    sys.path.insert(0, os.path.join(opts.tests, "tools"))
-    import cli_support as support  # noqa: E402 (tests/tools/cli_support.py)
-
+    opts, support = example_support.parse(__doc__)
     with tempfile.TemporaryDirectory() as tmp:
-        cert = os.path.join(tmp, "cert.pem")
-        subprocess.run([opts.openssl, "req", "-x509", "-newkey", "ec", "-pkeyopt",
-                        "ec_paramgen_curve:prime256v1", "-nodes", "-keyout",
-                        os.path.join(tmp, "key.pem"), "-out", cert, "-days", "2", "-subj",
-                        "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1"],
-                       check=True, capture_output=True, timeout=30)
+        cert, _ = example_support.self_signed(opts.openssl, tmp)
         www = os.path.join(tmp, "www")
         os.makedirs(www)
         served = os.path.join(www, "big.bin")
         first = random.Random(1).randbytes(SIZE)
         with open(served, "wb") as f:
             f.write(first)
-        port = support.free_port()
-
-        def answers():
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                return True
-            except OSError:
-                return False
-        nginx = support.start_nginx(opts.nginx, tmp, support.nginx_conf(
-            tmp, LOG_FORMAT, SERVER.format(port=port, dir=tmp)), answers)
+        nginx, port = example_support.start_nginx(support, opts.nginx, tmp, LOG_FORMAT, SERVER)
         url = f"https://127.0.0.1:{port}/big.bin"
         log = os.path.join(tmp, "access.log")
         try:

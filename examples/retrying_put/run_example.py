@@ -18,7 +18,6 @@ request head and body) answers the first POST with an error and the next with 20
 Every wait is bounded: each subprocess has a timeout, each server socket one too.
 """
 
-import argparse
 import os
 import random
 import socket
@@ -26,6 +25,9 @@ import subprocess
 import sys
 import tempfile
 import threading
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import example_support  # noqa: E402 (examples/example_support.py)
 
 LOG_FORMAT = "$request_method $uri $status $request_length"
 SERVER = """  server {{
@@ -100,16 +102,7 @@ def case_put(opts, support, tmp, cert, tls):
     local = os.path.join(tmp, "data.bin")
     with open(local, "wb") as f:
         f.write(data)
-    port = support.free_port()
-
-    def answers():
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return True
-        except OSError:
-            return False
-    nginx = support.start_nginx(opts.nginx, tmp, support.nginx_conf(
-        tmp, LOG_FORMAT, SERVER.format(port=port, dir=tmp)), answers)
+    nginx, port = example_support.start_nginx(support, opts.nginx, tmp, LOG_FORMAT, SERVER)
     try:
         front = fault_front(support, tls, port)
         url = f"https://127.0.0.1:{front.port}/uploads/data.bin"
@@ -165,23 +158,10 @@ def case_post(opts, support, tmp, cert, tls, status, key, retried):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--nginx", required=True)
-    p.add_argument("--openssl", required=True)
-    p.add_argument("--tests", required=True)
-    p.add_argument("app", nargs="+")
-    opts = p.parse_args()
-    sys.path.insert(0, os.path.join(opts.tests, "tools"))
-    import cli_support as support  # noqa: E402 (tests/tools/cli_support.py)
-
+    opts, support = example_support.parse(__doc__)
     with tempfile.TemporaryDirectory() as tmp:
-        cert = os.path.join(tmp, "cert.pem")
-        subprocess.run([opts.openssl, "req", "-x509", "-newkey", "ec", "-pkeyopt",
-                        "ec_paramgen_curve:prime256v1", "-nodes", "-keyout",
-                        os.path.join(tmp, "key.pem"), "-out", cert, "-days", "2", "-subj",
-                        "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1"],
-                       check=True, capture_output=True, timeout=30)
-        tls = support.loopback_server.tls_context(cert, os.path.join(tmp, "key.pem"))
+        cert, key = example_support.self_signed(opts.openssl, tmp)
+        tls = support.loopback_server.tls_context(cert, key)
         case_put(opts, support, tmp, cert, tls)
         case_post(opts, support, tmp, cert, tls, 503, None, retried=True)
         case_post(opts, support, tmp, cert, tls, 500, None, retried=False)

@@ -14,7 +14,6 @@ the stored object is the file byte for byte, with the state file removed.
 Every wait is bounded: each subprocess has a timeout, each poll a limit.
 """
 
-import argparse
 import json
 import os
 import random
@@ -22,6 +21,9 @@ import signal
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import example_support  # noqa: E402 (examples/example_support.py)
 
 CHUNK = 1024 * 1024  # The example's chunk size.
 SIZE = 3 * CHUNK + 12345
@@ -66,21 +68,9 @@ def committed(state):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--openssl", required=True)
-    p.add_argument("--tests", required=True)
-    p.add_argument("app", nargs="+")
-    opts = p.parse_args()
-    sys.path.insert(0, os.path.join(opts.tests, "tools"))
-    import cli_support as support  # noqa: E402 (tests/tools/cli_support.py)
-
+    opts, support = example_support.parse(__doc__, nginx=False)
     with tempfile.TemporaryDirectory() as tmp:
-        cert, key = os.path.join(tmp, "cert.pem"), os.path.join(tmp, "key.pem")
-        subprocess.run([opts.openssl, "req", "-x509", "-newkey", "ec", "-pkeyopt",
-                        "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key, "-out", cert,
-                        "-days", "2", "-subj", "/CN=localhost", "-addext",
-                        "subjectAltName=IP:127.0.0.1"],
-                       check=True, capture_output=True, timeout=30)
+        cert, key = example_support.self_signed(opts.openssl, tmp)
         objects = os.path.join(tmp, "objects")
         os.makedirs(objects)
         script = os.path.join(tmp, "script.json")
