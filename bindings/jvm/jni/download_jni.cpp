@@ -13,9 +13,8 @@ using stepback::jni::from_handle;
 
 extern "C" {
 
-JNIEXPORT jlong JNICALL Java_dev_stepback_Download_nativeCreate(JNIEnv* env, jobject,
-                                                                jlong stack, jbyteArray agent,
-                                                                jlong max_time_ms,
+JNIEXPORT jlong JNICALL Java_dev_stepback_Download_nativeCreate(JNIEnv* env, jobject, jlong stack,
+                                                                jbyteArray agent, jlong max_time_ms,
                                                                 jlong max_rate) {
   auto* n = static_cast<Native*>(stepback::jni::allocate(sizeof(Native)));
   if (n == nullptr) {
@@ -47,7 +46,8 @@ JNIEXPORT void JNICALL Java_dev_stepback_Download_nativeStartFile(JNIEnv* env, j
   if (u.get() == nullptr || p.get() == nullptr || (state_path != nullptr && s.get() == nullptr)) {
     return;
   }
-  const stepback_status status = stepback_download_start_file(&n->object, u.get(), p.get(), s.get());
+  const stepback_status status =
+      stepback_download_start_file(&n->object, u.get(), p.get(), s.get());
   if (status != STEPBACK_OK) {
     stepback::jni::throw_status(env, status, stepback_download_message(&n->object));
   }
@@ -92,8 +92,7 @@ JNIEXPORT void JNICALL Java_dev_stepback_Download_nativeCancel(JNIEnv* env, jobj
   stepback_download_cancel(&n->object, now_ms);
 }
 
-JNIEXPORT void JNICALL Java_dev_stepback_Download_nativeNetworkAvailable(JNIEnv* env,
-                                                                         jobject self,
+JNIEXPORT void JNICALL Java_dev_stepback_Download_nativeNetworkAvailable(JNIEnv* env, jobject self,
                                                                          jlong handle,
                                                                          jlong now_ms) {
   auto* n = from_handle<Native>(handle);
@@ -101,13 +100,11 @@ JNIEXPORT void JNICALL Java_dev_stepback_Download_nativeNetworkAvailable(JNIEnv*
   stepback_download_network_available(&n->object, now_ms);
 }
 
-JNIEXPORT jboolean JNICALL Java_dev_stepback_Download_nativePaused(JNIEnv*, jobject,
-                                                                   jlong handle) {
+JNIEXPORT jboolean JNICALL Java_dev_stepback_Download_nativePaused(JNIEnv*, jobject, jlong handle) {
   return stepback_download_paused(&from_handle<Native>(handle)->object) ? JNI_TRUE : JNI_FALSE;
 }
 
-JNIEXPORT jlong JNICALL Java_dev_stepback_Download_nativeDelivered(JNIEnv*, jobject,
-                                                                   jlong handle) {
+JNIEXPORT jlong JNICALL Java_dev_stepback_Download_nativeDelivered(JNIEnv*, jobject, jlong handle) {
   return stepback::jni::to_jlong(stepback_download_delivered(&from_handle<Native>(handle)->object));
 }
 

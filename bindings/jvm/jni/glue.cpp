@@ -152,8 +152,8 @@ JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM* vm, void*) {
   if (vm->GetEnv(reinterpret_cast<void**>(&env), JNI_VERSION_1_6) != JNI_OK) return JNI_ERR;
   jclass transfer = env->FindClass("dev/stepback/Transfer");
   if (transfer == nullptr) return JNI_ERR;
-  stepback::jni::g_on_event = env->GetMethodID(transfer, "onNativeEvent",
-                                               "(IIIIIJJJJJLjava/lang/String;)V");
+  stepback::jni::g_on_event =
+      env->GetMethodID(transfer, "onNativeEvent", "(IIIIIJJJJJLjava/lang/String;)V");
   jclass exception = env->FindClass("dev/stepback/StepbackException");
   if (stepback::jni::g_on_event == nullptr || exception == nullptr) return JNI_ERR;
   stepback::jni::g_exception_init = env->GetMethodID(exception, "<init>", "(ILjava/lang/String;)V");
@@ -184,8 +184,7 @@ JNIEXPORT jstring JNICALL Java_dev_stepback_Stepback_outcomeName(JNIEnv* env, jc
   return env->NewStringUTF(stepback_outcome_name(static_cast<stepback_outcome>(outcome)));
 }
 
-JNIEXPORT jstring JNICALL Java_dev_stepback_Stepback_statusName(JNIEnv* env, jclass,
-                                                                jint status) {
+JNIEXPORT jstring JNICALL Java_dev_stepback_Stepback_statusName(JNIEnv* env, jclass, jint status) {
   return env->NewStringUTF(stepback_strerror(static_cast<stepback_status>(status)));
 }
 

@@ -17,9 +17,11 @@ extern "C" {
 
 // The policy is the library's documented default with the three fields apps change most;
 // the seed is the app's entropy (SecureRandom), so that a fleet does not retry in step.
-JNIEXPORT jlong JNICALL Java_dev_stepback_RetryMachine_nativeCreate(
-    JNIEnv* env, jobject, jlong seed, jboolean idempotent, jint initial_delay_ms,
-    jint max_backoff_ms, jint max_retries) {
+JNIEXPORT jlong JNICALL Java_dev_stepback_RetryMachine_nativeCreate(JNIEnv* env, jobject,
+                                                                    jlong seed, jboolean idempotent,
+                                                                    jint initial_delay_ms,
+                                                                    jint max_backoff_ms,
+                                                                    jint max_retries) {
   stepback_policy policy;
   stepback_policy_default(&policy);
   policy.initial_delay_ms = unsigned_or_zero(initial_delay_ms);
@@ -36,9 +38,9 @@ JNIEXPORT jlong JNICALL Java_dev_stepback_RetryMachine_nativeCreate(
     stepback::jni::throw_status(env, STEPBACK_E_STORAGE, "no memory for the retry machine");
     return 0;
   }
-  const stepback_status status = stepback_retry_init(
-      retry, sizeof *retry, &policy, static_cast<std::uint64_t>(seed), idempotent == JNI_TRUE,
-      nullptr);
+  const stepback_status status =
+      stepback_retry_init(retry, sizeof *retry, &policy, static_cast<std::uint64_t>(seed),
+                          idempotent == JNI_TRUE, nullptr);
   if (status != STEPBACK_OK) {
     stepback::jni::release(retry);
     stepback::jni::throw_status(env, status, stepback_strerror(status));
@@ -47,20 +49,22 @@ JNIEXPORT jlong JNICALL Java_dev_stepback_RetryMachine_nativeCreate(
   return stepback::jni::to_handle(retry);
 }
 
-JNIEXPORT jint JNICALL Java_dev_stepback_RetryMachine_nativeStep(JNIEnv* env, jobject,
-                                                                 jlong handle, jlong now_ms,
-                                                                 jlongArray out) {
+JNIEXPORT jint JNICALL Java_dev_stepback_RetryMachine_nativeStep(JNIEnv* env, jobject, jlong handle,
+                                                                 jlong now_ms, jlongArray out) {
   stepback_next next{};
   stepback_retry_step(from_handle<stepback_retry>(handle), now_ms, &next);
   return stepback::jni::put_next(env, out, next);
 }
 
 // http_status 0 with a failure kind when no response came; server_delay_ms < 0: none given.
-JNIEXPORT jint JNICALL Java_dev_stepback_RetryMachine_nativeReport(
-    JNIEnv* env, jobject, jlong handle, jlong now_ms, jint http_status, jint failure,
-    jlong server_delay_ms, jlongArray out) {
+JNIEXPORT jint JNICALL Java_dev_stepback_RetryMachine_nativeReport(JNIEnv* env, jobject,
+                                                                   jlong handle, jlong now_ms,
+                                                                   jint http_status, jint failure,
+                                                                   jlong server_delay_ms,
+                                                                   jlongArray out) {
   stepback_next next{};
-  const auto status = static_cast<std::uint16_t>(http_status < 0 || http_status > 999 ? 0 : http_status);
+  const auto status =
+      static_cast<std::uint16_t>(http_status < 0 || http_status > 999 ? 0 : http_status);
   stepback_retry_report(from_handle<stepback_retry>(handle), now_ms, status,
                         static_cast<stepback_failure>(failure),
                         server_delay_ms < 0 ? STEPBACK_NEVER : server_delay_ms, &next);
@@ -73,8 +77,8 @@ JNIEXPORT void JNICALL Java_dev_stepback_RetryMachine_nativeNetworkAvailable(JNI
   stepback_retry_network_available(from_handle<stepback_retry>(handle), now_ms);
 }
 
-JNIEXPORT void JNICALL Java_dev_stepback_RetryMachine_nativeCancel(JNIEnv*, jobject,
-                                                                   jlong handle, jlong now_ms) {
+JNIEXPORT void JNICALL Java_dev_stepback_RetryMachine_nativeCancel(JNIEnv*, jobject, jlong handle,
+                                                                   jlong now_ms) {
   stepback_retry_cancel(from_handle<stepback_retry>(handle), now_ms);
 }
 

@@ -13,10 +13,9 @@ using stepback::jni::from_handle;
 
 extern "C" {
 
-JNIEXPORT jlong JNICALL Java_dev_stepback_Upload_nativeCreate(JNIEnv* env, jobject,
-                                                                jlong stack, jbyteArray agent,
-                                                                jlong max_time_ms,
-                                                                jlong max_rate) {
+JNIEXPORT jlong JNICALL Java_dev_stepback_Upload_nativeCreate(JNIEnv* env, jobject, jlong stack,
+                                                              jbyteArray agent, jlong max_time_ms,
+                                                              jlong max_rate) {
   auto* n = static_cast<Native*>(stepback::jni::allocate(sizeof(Native)));
   if (n == nullptr) {
     stepback::jni::throw_status(env, STEPBACK_E_STORAGE, "no memory for the upload");
@@ -38,9 +37,8 @@ JNIEXPORT jlong JNICALL Java_dev_stepback_Upload_nativeCreate(JNIEnv* env, jobje
   return stepback::jni::to_handle(n);
 }
 
-JNIEXPORT void JNICALL Java_dev_stepback_Upload_nativeStartFile(JNIEnv* env, jobject,
-                                                                jlong handle, jbyteArray url,
-                                                                jbyteArray path,
+JNIEXPORT void JNICALL Java_dev_stepback_Upload_nativeStartFile(JNIEnv* env, jobject, jlong handle,
+                                                                jbyteArray url, jbyteArray path,
                                                                 jbyteArray state_path,
                                                                 jlong chunk_size,
                                                                 jbyteArray content_type) {
@@ -61,9 +59,8 @@ JNIEXPORT void JNICALL Java_dev_stepback_Upload_nativeStartFile(JNIEnv* env, job
   }
 }
 
-JNIEXPORT jint JNICALL Java_dev_stepback_Upload_nativeStep(JNIEnv* env, jobject self,
-                                                             jlong handle, jlong now_ms,
-                                                             jlongArray out) {
+JNIEXPORT jint JNICALL Java_dev_stepback_Upload_nativeStep(JNIEnv* env, jobject self, jlong handle,
+                                                           jlong now_ms, jlongArray out) {
   auto* n = from_handle<Native>(handle);
   stepback_next next{};
   {
@@ -73,8 +70,8 @@ JNIEXPORT jint JNICALL Java_dev_stepback_Upload_nativeStep(JNIEnv* env, jobject 
   return stepback::jni::put_next(env, out, next);
 }
 
-JNIEXPORT void JNICALL Java_dev_stepback_Upload_nativePause(JNIEnv* env, jobject self,
-                                                              jlong handle, jlong now_ms) {
+JNIEXPORT void JNICALL Java_dev_stepback_Upload_nativePause(JNIEnv* env, jobject self, jlong handle,
+                                                            jlong now_ms) {
   auto* n = from_handle<Native>(handle);
   Calling calling(n->dispatch, env, self);
   stepback_upload_pause(&n->object, now_ms);
@@ -88,35 +85,31 @@ JNIEXPORT void JNICALL Java_dev_stepback_Upload_nativeResume(JNIEnv* env, jobjec
 }
 
 JNIEXPORT void JNICALL Java_dev_stepback_Upload_nativeCancel(JNIEnv* env, jobject self,
-                                                               jlong handle, jlong now_ms) {
+                                                             jlong handle, jlong now_ms) {
   auto* n = from_handle<Native>(handle);
   Calling calling(n->dispatch, env, self);
   stepback_upload_cancel(&n->object, now_ms);
 }
 
-JNIEXPORT void JNICALL Java_dev_stepback_Upload_nativeNetworkAvailable(JNIEnv* env,
-                                                                         jobject self,
-                                                                         jlong handle,
-                                                                         jlong now_ms) {
+JNIEXPORT void JNICALL Java_dev_stepback_Upload_nativeNetworkAvailable(JNIEnv* env, jobject self,
+                                                                       jlong handle, jlong now_ms) {
   auto* n = from_handle<Native>(handle);
   Calling calling(n->dispatch, env, self);
   stepback_upload_network_available(&n->object, now_ms);
 }
 
-JNIEXPORT jboolean JNICALL Java_dev_stepback_Upload_nativePaused(JNIEnv*, jobject,
-                                                                   jlong handle) {
+JNIEXPORT jboolean JNICALL Java_dev_stepback_Upload_nativePaused(JNIEnv*, jobject, jlong handle) {
   return stepback_upload_paused(&from_handle<Native>(handle)->object) ? JNI_TRUE : JNI_FALSE;
 }
 
-JNIEXPORT jlong JNICALL Java_dev_stepback_Upload_nativeCommitted(JNIEnv*, jobject,
-                                                                 jlong handle) {
+JNIEXPORT jlong JNICALL Java_dev_stepback_Upload_nativeCommitted(JNIEnv*, jobject, jlong handle) {
   return stepback::jni::to_jlong(stepback_upload_committed(&from_handle<Native>(handle)->object));
 }
 
 // The session URI, or null while there is none. A session URI is a URL: 2 KiB holds the ones
 // Cloud Storage gives.
 JNIEXPORT jstring JNICALL Java_dev_stepback_Upload_nativeSession(JNIEnv* env, jobject,
-                                                                jlong handle) {
+                                                                 jlong handle) {
   char uri[2048];
   if (stepback_upload_session(&from_handle<Native>(handle)->object, uri, sizeof uri) < 0) {
     return nullptr;
@@ -124,8 +117,8 @@ JNIEXPORT jstring JNICALL Java_dev_stepback_Upload_nativeSession(JNIEnv* env, jo
   return env->NewStringUTF(uri);
 }
 
-JNIEXPORT jstring JNICALL Java_dev_stepback_Upload_nativeResult(JNIEnv* env, jobject,
-                                                                  jlong handle, jlongArray out) {
+JNIEXPORT jstring JNICALL Java_dev_stepback_Upload_nativeResult(JNIEnv* env, jobject, jlong handle,
+                                                                jlongArray out) {
   stepback_result result{};
   stepback_upload_result(&from_handle<Native>(handle)->object, &result);
   return stepback::jni::put_result(env, out, result);
