@@ -18,6 +18,7 @@ import argparse
 import glob
 import os
 import random
+import re
 import shutil
 import socket
 import subprocess
@@ -37,15 +38,36 @@ SERVER = """  server {{
 
 
 def compile_sources(opts, support):
-    """One kotlinc run over the binding and the sample; returns the jar."""
+    """One kotlinc run over the binding, the sample and the Kotlin files of docs/android.md
+    (examples/android/kotlin/, against compile-only stand-ins of android.*: kotlinc reads the
+    .java stand-ins for their declarations and compiles none); returns the jar."""
     jar = os.path.join(opts.work, "stepback_sample.jar")
-    sources = [os.path.join(opts.repo, "bindings", "jvm", d) for d in ("kotlin", "sample")]
+    here = os.path.join(opts.repo, "bindings", "jvm")
+    sources = [os.path.join(here, "kotlin"), os.path.join(here, "sample"),
+               os.path.join(here, "test", "android_stubs"),
+               os.path.join(opts.repo, "examples", "android", "kotlin")]
     os.makedirs(opts.work, exist_ok=True)
     p = subprocess.run([opts.kotlinc, "-include-runtime", "-d", jar] + sources,
                        capture_output=True, text=True, timeout=240)
     print(f"+ kotlinc -> exit {p.returncode}\n{p.stderr[-3000:]}", flush=True)
     support.check(p.returncode == 0 and os.path.exists(jar), "kotlinc failed")
     return jar
+
+
+def check_doc_blocks(opts, support):
+    """Every `kotlin` block of docs/android.md is the text of a file compile_sources built."""
+    texts = []
+    for root in ("bindings/jvm/kotlin", "bindings/jvm/sample", "examples/android/kotlin"):
+        for path in glob.glob(os.path.join(opts.repo, root, "**", "*.kt"), recursive=True):
+            with open(path) as f:
+                texts.append(f.read())
+    with open(os.path.join(opts.repo, "docs", "android.md")) as f:
+        blocks = re.findall(r"```kotlin\n(.*?)```", f.read(), re.S)
+    support.check(len(blocks) >= 3, f"docs/android.md has {len(blocks)} kotlin blocks")
+    for block in blocks:
+        support.check(any(block in text for text in texts),
+                      "a kotlin block of docs/android.md is in no compiled file:\n" + block[:300])
+    print(f"docs/android.md: {len(blocks)} kotlin blocks, each a compiled file's text", flush=True)
 
 
 def sample(opts, support, jar, *args, timeout=150):
@@ -148,6 +170,7 @@ def main():
                   f"no libstepback_jni in {opts.library_dir}")
     shutil.rmtree(opts.work, ignore_errors=True)
     jar = compile_sources(opts, support)
+    check_doc_blocks(opts, support)
 
     code, stdout, _ = sample(opts, support, jar, "retry")
     support.check(code == 0 and "retry: ok" in stdout, f"the retry machine: exit {code}")
