@@ -25,6 +25,7 @@ packages=(
   clang-format clang-tidy                  # scripts/lint.sh (format in the test command; --tidy by hand)
   doxygen                                  # docs/api: the API reference, and its test docs.api_reference
   lld android-libnativehelper-dev android-platform-frameworks-native-headers  # scripts/check_android.sh
+  openjdk-17-jdk-headless kotlin           # bindings/jvm: jni.h, java and kotlinc for the test jvm.transfers
 )
 
 missing=()

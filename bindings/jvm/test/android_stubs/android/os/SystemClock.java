@@ -1,0 +1,6 @@
+// Compile-time stand-in for the Android SDK's class (see Handler.java); never run.
+package android.os;
+
+public final class SystemClock {
+  public static long elapsedRealtime() { throw new UnsupportedOperationException(); }
+}
