@@ -176,8 +176,9 @@ typedef struct stepback_next {
   stepback_outcome outcome; /* DONE: how it ended. */
 } stepback_next;
 
-/* [full] Monotonic milliseconds (CLOCK_MONOTONIC): the clock every now_ms of the full layer
- * expects. */
+/* [full] Monotonic milliseconds that count a device's suspend (CLOCK_BOOTTIME on Linux and
+ * Android, so a wait that spans a sleep of the device ends on time): the clock every now_ms
+ * of the full layer expects. */
 int64_t stepback_monotonic_ms(void);
 /* [full] Wall-clock milliseconds since the Unix epoch. */
 int64_t stepback_wall_ms(void);
@@ -434,7 +435,9 @@ typedef struct stepback_stack {
 /* Sets up TLS with the trust anchors of `ca` (a PEM or DER bundle file, or a directory
  * hashed by `openssl rehash`; NULL: the system's store), the wall clock and the resolver
  * (reads resolv.conf: call it outside the loop). STEPBACK_OK, or what failed with words in
- * stepback_stack_message(); then destroy it. */
+ * stepback_stack_message(). Unless it answered STEPBACK_E_STORAGE (then nothing was placed
+ * in the storage: no message, no destroy), destroy it when done, also after a failure; the
+ * storage may then be given to init again. */
 stepback_status stepback_stack_init(stepback_stack* stack, size_t size, const char* ca);
 /* Words on what init refused ("" when nothing). */
 const char* stepback_stack_message(const stepback_stack* stack);
