@@ -4,7 +4,7 @@
 #ifndef STEPBACK_PROFILES_PROFILE_HPP_
 #define STEPBACK_PROFILES_PROFILE_HPP_
 
-#include <cstddef>
+#include <cstdint>
 
 #include "stepback/core/budget.hpp"
 #include "stepback/core/checkpoint.hpp"
@@ -19,14 +19,15 @@ namespace stepback::profiles {
 using Timeouts = stepback::Timeouts;
 
 // The sizes of the buffers a request runs in (https::ClientBuffers, the redirect URL, an
-// upload's session URI), in bytes; stepback::app sizes its storage from them.
+// upload's session URI), in bytes; stepback::app sizes its storage from them. 32-bit: the
+// profiles compile freestanding (<cstdint> only, no <cstddef>), for bare metal and Android.
 struct BufferSizes {
-  std::size_t request = 4096;        // The request head: method line, fields, Range.
-  std::size_t response_head = 8192;  // A response's status line and fields.
-  std::size_t io = 16384;            // Receive and body-send scratch: one TLS record.
-  std::size_t error_body = 2048;     // A retryable answer's body, for RetryInfo.
-  std::size_t redirect_url = 2048;   // The URL a redirect or a URL refresh leads to.
-  std::size_t session_uri = 2048;    // An upload's session URI (the record holds 2048).
+  std::uint32_t request = 4096;        // The request head: method line, fields, Range.
+  std::uint32_t response_head = 8192;  // A response's status line and fields.
+  std::uint32_t io = 16384;            // Receive and body-send scratch: one TLS record.
+  std::uint32_t error_body = 2048;     // A retryable answer's body, for RetryInfo.
+  std::uint32_t redirect_url = 2048;   // The URL a redirect or a URL refresh leads to.
+  std::uint32_t session_uri = 2048;    // An upload's session URI (the record holds 2048).
 };
 
 // Whether every buffer can hold what it is for: a request line with a few fields, a
