@@ -13,7 +13,7 @@ nm_tool=${NM:-nm}
 
 archives=()
 while IFS= read -r a; do archives+=("$a"); done < <(
-  find "$build"/core "$build"/profiles "$build"/platform "$build"/https "$build"/transfer "$build"/app "$build"/third_party \
+  find "$build"/core "$build"/profiles "$build"/platform "$build"/https "$build"/transfer "$build"/app "$build"/capi "$build"/third_party \
     -name '*.a' 2>/dev/null | sort)
 [ ${#archives[@]} -ge 5 ] || { echo "check_runtime_free: expected the library archives under $build, found ${#archives[@]}" >&2; exit 1; }
 
