@@ -63,7 +63,7 @@ case $mode in
     # The library's and tools' own translation units (tests and benches follow other rules:
     # gtest macros trip several checks).
     # Only files the desktop build compiles (not the Windows or Android shims).
-    mapfile -t files < <(sources | grep -E '^(core|platform|profiles|https|transfer|tools)/.*\.(c|cpp)$' |
+    mapfile -t files < <(sources | grep -E '^(core|platform|profiles|https|transfer|app|capi|tools)/.*\.(c|cpp)$' |
       python3 -c 'import json, os, sys
 built = {os.path.realpath(e["file"]) for e in json.load(open(sys.argv[1]))}
 for line in sys.stdin:

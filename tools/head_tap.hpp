@@ -23,7 +23,7 @@ class HeadTap final : public https::Connector {
  public:
   // Most bytes of a response head kept; a longer one is cut (the Client refuses one that
   // does not fit its own buffer anyway).
-  static constexpr std::size_t kMaxHead = 32 * 1024;
+  static constexpr std::size_t kMaxHead = std::size_t{32} * 1024;
 
   // `inner` and `verbose` (null: no -v) must outlive the tap.
   HeadTap(https::Connector& inner, std::FILE* verbose) : inner_(inner), verbose_(verbose) {}

@@ -1,4 +1,5 @@
 #include <cerrno>
+#include <cinttypes>
 #include <cstdio>
 #include <cstring>
 
@@ -61,11 +62,11 @@ DownloadFiles::Open DownloadFiles::take_up(std::string_view url, bool url_may_ch
                   part_path_);
     return Open::kRefused;
   }
-  const auto count = static_cast<unsigned long long>(record_.delivered);
+  const std::uint64_t count = record_.delivered;
   if (!part_.open(part_path_, false) || part_.size() < record_.delivered) {
     (void)part_.close();
     std::snprintf(message_, sizeof message_,
-                  "'%s' holds fewer bytes than its state file counts (%llu); starting over",
+                  "'%s' holds fewer bytes than its state file counts (%" PRIu64 "); starting over",
                   part_path_, count);
     return Open::kStartOver;
   }
@@ -81,7 +82,7 @@ DownloadFiles::Open DownloadFiles::take_up(std::string_view url, bool url_may_ch
   if (kept == transfer::KeptBytes::kDamaged || kept == transfer::KeptBytes::kUnreadable) {
     (void)part_.close();
     std::snprintf(message_, sizeof message_,
-                  "'%s' %s the %llu bytes its state file counts; "
+                  "'%s' %s the %" PRIu64 " bytes its state file counts; "
                   "starting over",
                   part_path_,
                   kept == transfer::KeptBytes::kDamaged

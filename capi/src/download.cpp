@@ -3,6 +3,7 @@
 // checkpoint records handed over as bytes.
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstring>
 #include <string_view>
 
@@ -95,7 +96,7 @@ struct Download {
   capi::Settings settings;
   const char* why = "";
   bool ok;
-  stepback::app::Buffers buffers;
+  stepback::app::Buffers buffers{};
   stepback::app::DownloadFiles files;
   transfer::Download download;
   transfer::TransferState resume_state;
@@ -162,10 +163,8 @@ stepback_status stepback_download_start_file(stepback_download* download, const 
     const char* record = state_path;
     char own[stepback::app::kMaxPath + 16];
     if (record == nullptr) {
-      const std::size_t n = std::strlen(path);
-      if (n + 12 > sizeof own) return STEPBACK_E_INVALID_ARGUMENT;
-      std::memcpy(own, path, n);
-      std::memcpy(own + n, ".part.state", 12);
+      const int n = std::snprintf(own, sizeof own, "%s.part.state", path);
+      if (n < 0 || static_cast<std::size_t>(n) >= sizeof own) return STEPBACK_E_INVALID_ARGUMENT;
       record = own;
     }
     return ::access(record, F_OK) == 0 ? STEPBACK_E_RECORD : STEPBACK_E_FILE;

@@ -36,7 +36,7 @@ struct Request {
   capi::Settings settings;
   const char* why = "";
   bool ok;
-  stepback::app::Buffers buffers;
+  stepback::app::Buffers buffers{};
   https::Client client;
   https::RequestSpec spec;
   stepback_source source{};

@@ -32,7 +32,7 @@ using stepback::Millis;
 struct FileBody {
   static std::size_t read(void* context, std::uint64_t offset, std::uint8_t* out, std::size_t n) {
     const int fd = *static_cast<int*>(context);
-    ssize_t got;
+    ssize_t got = 0;
     do {
       got = ::pread(fd, out, n, static_cast<off_t>(offset));
     } while (got < 0 && errno == EINTR);
@@ -70,7 +70,7 @@ struct Upload {
   capi::Settings settings;
   const char* why = "";
   bool ok;
-  stepback::app::Buffers buffers;
+  stepback::app::Buffers buffers{};
   transfer::Upload upload;
   std::optional<stepback::app::UploadStateFile> state;
   transfer::TransferState restored;

@@ -424,7 +424,7 @@ typedef struct stepback_run_hint {
  * The HTTPS stack: TLS arena, trust anchors, resolver, connector                    [full]
  * ------------------------------------------------------------------------------------- */
 
-#define STEPBACK_STACK_SIZE (128 * 1024)
+#define STEPBACK_STACK_SIZE 131072 /* 128 KiB */
 /* What every HTTPS app sets up once. Large (the TLS arena mbedTLS allocates from is in it):
  * make it a static or global, never a local. Once per process, before any thread uses it;
  * every request, download and upload of the process may share it (each from one thread). */
@@ -448,7 +448,7 @@ void stepback_stack_destroy(stepback_stack* stack);
  * One HTTP(S) request with retries                                                  [full]
  * ------------------------------------------------------------------------------------- */
 
-#define STEPBACK_REQUEST_SIZE (96 * 1024)
+#define STEPBACK_REQUEST_SIZE 98304 /* 96 KiB */
 /* One request at a time (start again for the next; a kept-alive connection is reused).
  * Holds its buffers (tens of KiB): static or heap-allocated by the app, not a small stack. */
 typedef struct stepback_request {
@@ -495,7 +495,7 @@ void stepback_request_destroy(stepback_request* request);
 /* The largest checkpoint record (stepback_checkpoint_sink). */
 #define STEPBACK_RECORD_MAX 4546
 
-#define STEPBACK_DOWNLOAD_SIZE (192 * 1024)
+#define STEPBACK_DOWNLOAD_SIZE 196608 /* 192 KiB */
 /* One GET with retries, Range resumes and checkpoints. Large (buffers, paths, the record):
  * static or heap-allocated by the app. One download at a time per object. */
 typedef struct stepback_download {
@@ -568,7 +568,7 @@ void stepback_download_destroy(stepback_download* download);
  * A resumable upload (Google's protocol: Cloud Storage, Firebase Storage)           [full]
  * ------------------------------------------------------------------------------------- */
 
-#define STEPBACK_UPLOAD_SIZE (144 * 1024)
+#define STEPBACK_UPLOAD_SIZE 147456 /* 144 KiB */
 /* One session: a POST opens it, chunks go as PUTs, a failure asks the server what it holds
  * and goes on from there. Large: static or heap-allocated by the app. */
 typedef struct stepback_upload {
