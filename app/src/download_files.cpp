@@ -82,7 +82,8 @@ DownloadFiles::Open DownloadFiles::take_up(std::string_view url, bool url_may_ch
   if (kept == transfer::KeptBytes::kDamaged || kept == transfer::KeptBytes::kUnreadable) {
     (void)part_.close();
     std::snprintf(message_, sizeof message_,
-                  "'%s' %s the %" PRIu64 " bytes its state file counts; "
+                  "'%s' %s the %" PRIu64
+                  " bytes its state file counts; "
                   "starting over",
                   part_path_,
                   kept == transfer::KeptBytes::kDamaged
