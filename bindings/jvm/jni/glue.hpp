@@ -9,6 +9,7 @@
 
 #include <jni.h>
 
+#include <cstddef>
 #include <cstdint>
 
 #include "stepback/stepback.h"
