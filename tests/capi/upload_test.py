@@ -3,7 +3,7 @@ against tests/transfer/upload_server.py, killed (SIGKILL) while its third chunk 
 run again: it goes on with the same session from what the server holds, the object is the
 file byte for byte, and the state file is gone.
 
-usage: upload_test.py PROGRAM UPLOAD_SERVER TESTS_DIR
+usage: upload_test.py UPLOAD_SERVER TESTS_DIR -- [EMULATOR...] PROGRAM
 """
 
 import json
@@ -13,7 +13,10 @@ import subprocess
 import sys
 import tempfile
 
-PROGRAM, SERVER, TESTS = sys.argv[1], sys.argv[2], sys.argv[3]
+SERVER, TESTS = sys.argv[1], sys.argv[2]
+if sys.argv[3:4] != ["--"] or len(sys.argv) < 5:
+    sys.exit(__doc__)
+PROGRAM = sys.argv[4:]  # A cross build's emulator first, then the program.
 sys.path.insert(0, os.path.join(TESTS, "tools"))
 from cli_support import check, start_server, wait_until  # noqa: E402
 
@@ -45,7 +48,7 @@ def main():
             with open(log_file) as f:
                 return [json.loads(line) for line in f if line.strip()]
         try:
-            proc = subprocess.Popen([PROGRAM, url, path, state], stdout=subprocess.DEVNULL,
+            proc = subprocess.Popen(PROGRAM + [url, path, state], stdout=subprocess.DEVNULL,
                                     stderr=subprocess.PIPE)
             try:
                 wait_until(lambda: os.path.exists(state) and sum(
@@ -58,7 +61,7 @@ def main():
                 proc.stderr.close()
             check(os.path.exists(state), "the killed run left no state file")
             print("killed with the state file kept", flush=True)
-            p = subprocess.run([PROGRAM, url, path, state], capture_output=True, timeout=60)
+            p = subprocess.run(PROGRAM + [url, path, state], capture_output=True, timeout=60)
             err = p.stderr.decode(errors="replace")
             print(err[-2000:], flush=True)
             check(p.returncode == 0, f"the second run exited {p.returncode}")
