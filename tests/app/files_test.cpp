@@ -74,7 +74,7 @@ transfer::TransferState record(std::uint64_t delivered, const char* url = kUrl) 
   s.total_size = body().size();
   s.delivered = delivered;
   s.integrity.size = delivered;
-  s.integrity.crc32c = crc_of(body(), delivered);
+  s.integrity.crc32c = crc_of(body(), static_cast<std::size_t>(delivered));
   s.integrity.expected_crc32c = https::Digest::crc32c(crc_of(body(), body().size()));
   s.crc32c = s.integrity.crc32c;
   return s;
