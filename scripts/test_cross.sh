@@ -21,6 +21,9 @@ host_only=(
   "netbench.* the latency bench drives the host's kernel (namespaces, NFQUEUE) as root"
   "tools.reachability.* network namespaces of the host's kernel, made as root"
   "consumers.add_subdirectory the source tree built once more inside a consumer project (2-3 minutes), on the desktop build only"
+  "capi.python_ctypes libstepback.so (STEPBACK_SHARED_C_API) is built by the desktop preset only, and the host's Python loads it"
+  "capi.shared_exports the same shared library's exports"
+  "jvm.transfers the host's JVM loads the JNI library, which needs a JDK's jni.h (none for the cross targets)"
 )
 
 reference=${1:-}
