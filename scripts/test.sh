@@ -58,6 +58,8 @@ allowed_skips=(
   "asan-ubsan transfer.transfer_download_test.KeptBytes.CheckingMakesNoHeapCalls $heap_trap"
   "asan-ubsan https.dns.hosts_file_test.HostsFileTest.ALargeFileIsReadInPiecesWithoutTheHeap $heap_trap"
   "asan-ubsan integration.memorystore.MemorystoreHeap.* $heap_trap"
+  "asan-ubsan integration.CapiHeapFreeTest.* $heap_trap"
+  "asan-ubsan app.app_defaults_test.AppDefaults.BuildingTheOptionsCallsNoHeapFunction $heap_trap"
 )
 if [[ $(id -u) -ne 0 ]]; then
   for name in "${root_only[@]}"; do
