@@ -38,10 +38,14 @@ bool fits(const void* base, std::size_t size) {
          size >= footprint<T>();
 }
 
-// Constructs a T in the storage; STEPBACK_E_STORAGE when it does not fit.
-template <class T, class... Args>
-stepback_status construct(void* base, std::size_t size, T** out, Args&&... args) {
-  if (!fits<T>(base, size)) return STEPBACK_E_STORAGE;
+// Constructs a T in the C object `base` (a stepback_retry, ...), whose storage is `size`
+// bytes; STEPBACK_E_STORAGE when that is less than the C struct the header states (the
+// documented rule: pass sizeof, a binding passes STEPBACK_<X>_SIZE), even where the C++
+// object would fit, so a stale size fails on every target alike.
+template <class T, class Storage, class... Args>
+stepback_status construct(Storage* base, std::size_t size, T** out, Args&&... args) {
+  static_assert(footprint<T>() <= sizeof(Storage), "the C struct must hold the C++ object");
+  if (size < sizeof(Storage) || !fits<T>(base, size)) return STEPBACK_E_STORAGE;
   *out = new (place<T>(base)) T(static_cast<Args&&>(args)...);
   return STEPBACK_OK;
 }

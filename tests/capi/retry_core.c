@@ -30,8 +30,11 @@ int main(void) {
   policy.jitter = STEPBACK_JITTER_NONE;
   policy.max_retries = 3;
 
-  /* Storage: too small, misaligned. */
+  /* Storage: too small (also one word under the stated size, where the machine itself would
+   * fit: the rule is the header's size, the same on every target), misaligned. */
   CHECK(stepback_retry_init(&retry, 8, &policy, 1, true, NULL) == STEPBACK_E_STORAGE);
+  CHECK(stepback_retry_init(&retry, sizeof retry - 8, &policy, 1, true, NULL) ==
+        STEPBACK_E_STORAGE);
   CHECK(stepback_retry_init((stepback_retry*)((char*)&retry + 1), sizeof retry - 8, &policy, 1,
                             true, NULL) == STEPBACK_E_STORAGE);
   policy.multiplier = 1;

@@ -11,6 +11,15 @@
  *                        clocks, poll), on POSIX; it links capi_core.
  * The functions of each are marked [core] or [full] below.
  *
+ * Building a C program against an installed stepback (the libraries need no C++ runtime, so
+ * a C compiler links them):
+ *   pkg-config (PKG_CONFIG_PATH=PREFIX/lib/pkgconfig):
+ *     cc -std=c99 app.c $(pkg-config --cflags --libs stepback)
+ *   CMake, even in a C-only project (stepback_DIR=PREFIX/lib/cmake/stepback):
+ *     find_package(stepback CONFIG REQUIRED COMPONENTS capi)   (or capi_core alone)
+ *     target_link_libraries(app PRIVATE stepback::capi)
+ * #include "stepback/stepback.h" is all the source needs.
+ *
  * A download to a file that goes on after a kill (examples/c/download.c is the whole
  * program):
  *
@@ -36,9 +45,10 @@
  *
  * Rules that hold for every object:
  *   - Storage: each object is a struct of opaque words, STEPBACK_<X>_SIZE bytes aligned to
- *     STEPBACK_ALIGN (8); its init function takes the storage's size (pass sizeof), so that
- *     a binding that allocates the bytes itself (ctypes, JNI) with a stale size gets
- *     STEPBACK_E_STORAGE instead of a corrupted heap. After init the object points into
+ *     STEPBACK_ALIGN (8); its init function takes the storage's size (pass sizeof): a size
+ *     under STEPBACK_<X>_SIZE, or storage not so aligned, gets STEPBACK_E_STORAGE and
+ *     nothing is written, so a binding that allocates the bytes itself (ctypes, JNI) with a
+ *     stale size fails instead of corrupting its heap. After init the object points into
  *     itself: never copy or move its bytes; destroy it where it is.
  *   - Lifetime: init, then any calls, then destroy (where the object has a destroy function).
  *     Anything an object is given by pointer (the stack, a budget, callbacks' contexts,
@@ -270,7 +280,7 @@ typedef struct stepback_retry {
  * hardware RNG, a unique ID mixed with the time; a fleet with equal seeds retries in step).
  * `idempotent`: whether the operation may be repeated after it may have reached the server.
  * `budget` (may be NULL) must outlive the machine. STEPBACK_E_INVALID_ARGUMENT for an
- * invalid policy, STEPBACK_E_STORAGE for small or misaligned storage. */
+ * invalid policy, STEPBACK_E_STORAGE when size < STEPBACK_RETRY_SIZE or misaligned. */
 stepback_status stepback_retry_init(stepback_retry* retry, size_t size,
                                     const stepback_policy* policy, uint64_t seed, bool idempotent,
                                     stepback_budget* budget);
@@ -457,7 +467,8 @@ typedef struct stepback_request {
 
 /* A request object going through `stack` (which must outlive it), configured by `options`
  * (NULL: stepback_options_default()). STEPBACK_E_INVALID_ARGUMENT for bad options (an
- * invalid policy, too many headers), STEPBACK_E_STORAGE for small storage. */
+ * invalid policy, too many headers), STEPBACK_E_STORAGE when size < STEPBACK_REQUEST_SIZE or
+ * misaligned. */
 stepback_status stepback_request_init(stepback_request* request, size_t size, stepback_stack* stack,
                                       const stepback_options* options);
 /* Prepares `method` (any token: "GET", "POST", ...) to `url` (http:// or https://; copied),
