@@ -15,6 +15,10 @@
 #   ABIS=aarch64 bench/apk_footprint.sh   (one ABI; default "aarch64 armhf")
 #   TLS_SERVER=ON bench/apk_footprint.sh  (with mbedTLS's server side, as the tests' builds)
 #   APK_TMP=/tmp/apk bench/apk_footprint.sh  (builds kept there; a second run is incremental)
+#
+# A third library makes the same GET through the C API (bench/apk_lib_c.c, compiled as C:
+# stepback_stack, stepback_request), as a Kotlin app's JNI library or a C app calls stepback;
+# its breakdown shows the C layer's own bytes (stepback capi) and what its stack sets up.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=bench/lib.sh
@@ -56,6 +60,10 @@ apk_breakdown() {
       if (f ~ /libstepback_nanopb[^\/]*\.a/) return "nanopb"
       if (f ~ /libstepback_https\.a/) return "stepback https"
       if (f ~ /apk_lib\.o/) return "apk_lib.cpp (the caller)"
+      if (f ~ /apk_lib_c\.o/) return "apk_lib_c.c (the caller, in C)"
+      if (f ~ /libstepback_capi(_core)?\.a/) return "stepback capi (the C layer)"
+      if (f ~ /libstepback_app\.a/) return "stepback app"
+      if (f ~ /libstepback_transfer\.a/) return "stepback transfer"
       if (f ~ /libmbedcrypto\.a\((gcm_|certificate_clock)/) return "mbedcrypto: stepback GCM + clock"
       if (f ~ /libmbedcrypto\.a/) return "mbedcrypto"
       if (f ~ /libmbedx509\.a|libstepback_mbedtls_time\.a/) return "mbedx509"
@@ -91,6 +99,8 @@ rows=()
 breakdown=()
 android_rows=()
 breakdown_android=()
+c_rows=()
+breakdown_c=()
 for abi in ${ABIS:-aarch64 armhf}; do
   p=${prefix[$abi]}
   b="$tmp/$abi"
@@ -101,7 +111,7 @@ for abi in ${ABIS:-aarch64 armhf}; do
     -DSTEPBACK_INSTALL=OFF -DSTEPBACK_TLS_SERVER="$server" \
     -DCMAKE_C_FLAGS="${arch_flags[$abi]} $flags" \
     -DCMAKE_CXX_FLAGS="${arch_flags[$abi]} $flags $cxx_only" >"$b.log" 2>&1
-  cmake --build "$b" --target stepback_https stepback_platform stepback_profiles >>"$b.log" 2>&1
+  cmake --build "$b" --target stepback_https stepback_platform stepback_profiles stepback_capi >>"$b.log" 2>&1
   mapfile -t ours < <(find "$b/core" "$b/platform" "$b/profiles" "$b/https" -name '*.a' | sort)
   mapfile -t mbed < <(find "$b/third_party" \( -name 'libmbed*.a' -o -name 'libcares*.a' \) | sort)
   inc=(-I"$repo/core/include" -I"$repo/platform/include" -I"$repo/profiles/include"
@@ -167,6 +177,21 @@ for abi in ${ABIS:-aarch64 armhf}; do
     android_rows+=("| $abi | skipped: /usr/include/android/nativehelper/jni.h is missing | |")
   fi
   breakdown+=("$(apk_breakdown "$abi" "$b/libwith.map" "$code")")
+  # The same GET through the C API: the C layer and the rooms it stands on (app, transfer,
+  # nanopb's encoder) join the link; --gc-sections keeps what the request path reaches.
+  mapfile -t ours_c < <(find "$b/core" "$b/platform" "$b/profiles" "$b/https" "$b/transfer" "$b/app" \
+    "$b/capi" -name '*.a' | sort)
+  # shellcheck disable=SC2086  # flag strings are split on purpose.
+  "$p-gcc" -std=c99 ${arch_flags[$abi]} $flags -I"$repo/capi/include" -c "$repo/bench/apk_lib_c.c" \
+    -o "$b/apk_lib_c.o"
+  # shellcheck disable=SC2086
+  "$p-g++" ${arch_flags[$abi]} "${link[@]}" -Wl,-Map="$b/libc.map" -o "$b/libc.so" "$b/apk_lib_c.o" \
+    -Wl,--start-group "${ours_c[@]}" "${mbed[@]}" -Wl,--end-group
+  "$p-strip" --strip-all "$b/libc.so"
+  cfile=$(stat -c %s "$b/libc.so")
+  ccode=$("$p-size" "$b/libc.so" | awk 'NR == 2 { print $1 + $2 }')
+  c_rows+=("| $abi | $cfile B ($((cfile / 1024)) KiB) | $ccode B ($((ccode / 1024)) KiB) | $((ccode - code)) B |")
+  breakdown_c+=("$(apk_breakdown "$abi (the same GET through the C API)" "$b/libc.map" "$ccode")")
 done
 echo "| ABI | stripped .so, everything (stepback + nanopb + mbedTLS + c-ares) | same, 16 KiB pages | same, 4 KiB pages | its text + data | without mbedTLS and c-ares | dynamic dependencies |"
 echo "|---|---:|---:|---:|---:|---:|---|"
@@ -177,5 +202,12 @@ echo
 echo "| ABI | stripped .so (64 KiB pages on aarch64) | its text + data |"
 echo "|---|---:|---:|"
 printf '%s\n' "${android_rows[@]}"
+echo
+echo "The same GET through the C API (bench/apk_lib_c.c; stepback_stack sets up the resolver, trust store and TLS):"
+echo
+echo "| ABI | stripped .so (64 KiB pages on aarch64) | its text + data | text + data over the C++ library's |"
+echo "|---|---:|---:|---:|"
+printf '%s\n' "${c_rows[@]}"
 printf '\n%s\n' "${breakdown[@]}"
 printf '\n%s\n' "${breakdown_android[@]}"
+printf '\n%s\n' "${breakdown_c[@]}"

@@ -50,8 +50,7 @@ static void retry_machine(void) {
   policy.initial_delay_ms = 100;
   policy.max_backoff_ms = 400;
   policy.max_retries = 3;
-  check(stepback_retry_init(&retry, sizeof retry - 8, &policy, 7, true, NULL) ==
-            STEPBACK_E_STORAGE,
+  check(stepback_retry_init(&retry, sizeof retry - 8, &policy, 7, true, NULL) == STEPBACK_E_STORAGE,
         "small storage is refused");
   check(stepback_retry_init(&retry, sizeof retry, &policy, 7, true, NULL) == STEPBACK_OK,
         "retry init");
