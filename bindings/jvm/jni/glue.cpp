@@ -55,26 +55,6 @@ void on_event(void* context, const stepback_event* event) {
   if (listener_threw) dispatch->self = nullptr;
 }
 
-bool make_options(JNIEnv* env, stepback_options* options, Dispatch* dispatch, char* user_agent,
-                  jbyteArray user_agent_utf8, jlong max_time_ms, jlong max_rate) {
-  stepback_options_default(options);
-  options->on_event = on_event;
-  options->event_context = dispatch;
-  options->max_time_ms = max_time_ms < 0 ? 0 : max_time_ms;
-  options->max_rate = max_rate < 0 ? 0U : static_cast<std::uint64_t>(max_rate);
-  if (user_agent_utf8 != nullptr) {
-    Utf8 agent(env, user_agent_utf8);
-    if (agent.get() == nullptr) return false;
-    const std::size_t length = std::strlen(agent.get());
-    if (length >= kUserAgentMax) {
-      return throw_status(env, STEPBACK_E_INVALID_ARGUMENT, "the user agent is too long");
-    }
-    std::memcpy(user_agent, agent.get(), length + 1);
-    options->user_agent = user_agent;
-  }
-  return true;
-}
-
 jint put_next(JNIEnv* env, jlongArray out, const stepback_next& next) {
   const jlong values[5] = {static_cast<jlong>(next.kind), static_cast<jlong>(next.fd),
                            (next.want_read ? 1 : 0) | (next.want_write ? 2 : 0),
@@ -100,6 +80,13 @@ jstring put_result(JNIEnv* env, jlongArray out, const stepback_result& result) {
                            static_cast<jlong>(result.attempts)};
   env->SetLongArrayRegion(out, 0, 4, values);
   return ascii_string(env, result.message);
+}
+
+void put_run_hint(JNIEnv* env, jlongArray out, const stepback_run_hint& hint) {
+  const jlong values[5] = {static_cast<jlong>(hint.state), static_cast<jlong>(hint.run_at_ms),
+                           hint.unmetered ? 1 : 0, hint.not_roaming ? 1 : 0,
+                           to_jlong(hint.bytes_left)};
+  env->SetLongArrayRegion(out, 0, 5, values);
 }
 
 jlong to_jlong(std::uint64_t value) {

@@ -40,27 +40,72 @@ class Calling {
   Dispatch& dispatch_;
 };
 
-// The longest user agent a transfer's options keep (the C object keeps the pointer).
-constexpr int kUserAgentMax = 256;
+// Where a transfer's options keep their text (user agent, header names and values): the C
+// object keeps the pointers, so the bytes live in the native side, not in Java arrays.
+constexpr std::size_t kOptionsTextMax = 4096;
 
-// A download's or upload's native side: the C object, then what its options point at.
+// The policy as a long[] across JNI (dev.stepback.Policy.encode): initial delay, multiplier,
+// jitter, jitter range, max backoff, max retries, total deadline, honor server delay (0/1),
+// max server delay, retry all (0/1), then the extra retryable statuses.
+constexpr int kPolicyLongs = 10 + STEPBACK_POLICY_EXTRA_STATUSES;
+
+// A download's or upload's native side: the C object, what its options point at, and the
+// last step's answer (for run_hint).
 template <class C>
 struct Transfer {
   C object;
   Dispatch dispatch;
-  char user_agent[kUserAgentMax];
+  stepback_next last;
+  stepback_policy policy;
+  stepback_header headers[STEPBACK_MAX_HEADERS];
+  char text[kOptionsTextMax];
   stepback_options options;
 };
+
+// The answers a transfer keeps as its last step's before it has stepped: DONE before a start;
+// after a start, a step due at once (time 0 has passed on the monotonic clock).
+inline stepback_next done() {
+  stepback_next next{};
+  next.kind = STEPBACK_NEXT_DONE;
+  next.fd = -1;
+  next.at_ms = STEPBACK_NEVER;
+  return next;
+}
+inline stepback_next due_now() {
+  stepback_next next = done();
+  next.kind = STEPBACK_NEXT_WAIT_UNTIL;
+  next.at_ms = 0;
+  return next;
+}
+
+// Reads a policy encoded as above; false, with StepbackException(INVALID_ARGUMENT) thrown,
+// when a field is out of its type's range or stepback_policy_valid refuses it.
+bool get_policy(JNIEnv* env, jlongArray encoded, stepback_policy* policy);
+// Writes a policy into a long[kPolicyLongs].
+void put_policy(JNIEnv* env, jlongArray out, const stepback_policy& policy);
+
+// The Kotlin Options of a transfer, as they cross JNI: the policy (null: the profile's), the
+// user agent (null: none), the headers as NUL-terminated name, value, name, value, ...
+// (null: none), max redirects (< 0: the profile's), max time and max rate.
+struct OptionArgs {
+  jlongArray policy;
+  jbyteArray user_agent;
+  jbyteArray headers;
+  jint header_count;
+  jint max_redirects;
+  jlong max_time_ms;
+  jlong max_rate;
+};
+
+// Fills `options` from `args`, copying the strings into `text` and the fields into `headers`
+// and the policy into `policy`. False, with an exception thrown, for anything refused.
+bool make_options(JNIEnv* env, const OptionArgs& args, Dispatch* dispatch, stepback_policy* policy,
+                  stepback_header* headers, char* text, stepback_options* options);
 
 // stepback_event_fn for every transfer: context is the transfer's Dispatch. Calls
 // dev.stepback.Transfer.onNativeEvent with primitives, plus a String only when the event
 // has words (progress events have none).
 void on_event(void* context, const stepback_event* event);
-
-// Fills the options of `transfer` from the Kotlin arguments (user agent may be null).
-// False, with an exception thrown, when the user agent is too long.
-bool make_options(JNIEnv* env, stepback_options* options, Dispatch* dispatch, char* user_agent,
-                  jbyteArray user_agent_utf8, jlong max_time_ms, jlong max_rate);
 
 // Writes *next into `out` (a long[5]: kind, fd, flags (1 read, 2 write), at_ms, outcome);
 // returns the kind.
@@ -71,6 +116,10 @@ stepback_next get_next(jint kind, jint fd, jint flags, jlong at_ms);
 // Writes a result into `out` (a long[4]: outcome, http_status, error, attempts) and returns
 // its message as a String.
 jstring put_result(JNIEnv* env, jlongArray out, const stepback_result& result);
+
+// Writes a run hint into `out` (a long[5]: state, run_at_ms, unmetered, not_roaming,
+// bytes_left with -1 for unknown).
+void put_run_hint(JNIEnv* env, jlongArray out, const stepback_run_hint& hint);
 
 // An unsigned count as a Java long: STEPBACK_UNKNOWN becomes -1, the rest is clamped.
 jlong to_jlong(std::uint64_t value);

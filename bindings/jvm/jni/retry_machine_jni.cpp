@@ -7,32 +7,17 @@ namespace {
 
 using stepback::jni::from_handle;
 
-std::uint32_t unsigned_or_zero(jint value) {
-  return value < 0 ? 0U : static_cast<std::uint32_t>(value);
-}
-
 }  // namespace
 
 extern "C" {
 
-// The policy is the library's documented default with the three fields apps change most;
-// the seed is the app's entropy (SecureRandom), so that a fleet does not retry in step.
+// The policy is the Kotlin Policy's fields (Policy.encode), checked by get_policy; the seed
+// is the app's entropy (SecureRandom), so that a fleet does not retry in step.
 JNIEXPORT jlong JNICALL Java_dev_stepback_RetryMachine_nativeCreate(JNIEnv* env, jobject,
                                                                     jlong seed, jboolean idempotent,
-                                                                    jint initial_delay_ms,
-                                                                    jint max_backoff_ms,
-                                                                    jint max_retries) {
+                                                                    jlongArray encoded) {
   stepback_policy policy;
-  stepback_policy_default(&policy);
-  policy.initial_delay_ms = unsigned_or_zero(initial_delay_ms);
-  policy.max_backoff_ms = unsigned_or_zero(max_backoff_ms);
-  policy.max_retries = unsigned_or_zero(max_retries);
-  if (max_retries < 0 || !stepback_policy_valid(&policy)) {
-    stepback::jni::throw_status(env, STEPBACK_E_INVALID_ARGUMENT,
-                                "the retry policy is out of its limits (1 <= initial delay <= "
-                                "max backoff <= 86400000 ms, max retries >= 0)");
-    return 0;
-  }
+  if (!stepback::jni::get_policy(env, encoded, &policy)) return 0;
   auto* retry = static_cast<stepback_retry*>(stepback::jni::allocate(sizeof(stepback_retry)));
   if (retry == nullptr) {
     stepback::jni::throw_status(env, STEPBACK_E_STORAGE, "no memory for the retry machine");

@@ -5,10 +5,14 @@ usage: run_jvm_test.py --kotlinc K --java J --library-dir D --nginx N --openssl 
 Compiles the binding's Kotlin classes and bindings/jvm/sample/Sample.kt with one kotlinc
 invocation, then runs the sample with libstepback_jni.so from D:
   - retry: a RetryMachine through a 503, a wait and a 200, and a policy refused;
-  - download: from nginx over TLS (a throwaway CA), paused after 1 MiB and resumed in the same
-    process: progress lines, "paused"/"resumed", the file equal to the server's, and nginx's
-    log shows the resume as a 206;
-  - the same download with a CA that did not sign the server: it fails, with no file;
+  - download: from nginx over TLS (a self-signed certificate), paused after 1 MiB and resumed
+    in the same process, its run hint PAUSED then DONE: progress lines, "paused"/"resumed",
+    the file equal to the server's; nginx's log shows the resume as a 206, and the options'
+    user agent and header on every request;
+  - options: a policy with no retries against a location that answers 503 ends
+    RETRIES_EXHAUSTED after one attempt (one request in nginx's log); a policy with
+    multiplier 1, a header too long and 33 headers are refused with StepbackException;
+  - the download with a CA that did not sign the server: it fails, with no file;
   - upload: to tests/transfer/upload_server.py over TLS in 256 KiB chunks: the stored object
     equals the file.
 Every wait is bounded: each subprocess has a timeout, each poll a limit.
@@ -20,20 +24,20 @@ import os
 import random
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 
 SIZE = 4 * 1024 * 1024
 UPLOAD_SIZE = 1024 * 1024 + 12345
-LOG_FORMAT = "$request_method $uri $status $body_bytes_sent"
+LOG_FORMAT = "$request_method $uri $status $body_bytes_sent [$http_user_agent] [$http_x_sample]"
 SERVER = """  server {{
     listen 127.0.0.1:{port} ssl;
-    ssl_certificate {pki}/server.pem;
-    ssl_certificate_key {pki}/server.key;
+    ssl_certificate {dir}/cert.pem;
+    ssl_certificate_key {dir}/key.pem;
     root {dir}/www;
     limit_rate 1m;
+    location = /unavailable {{ return 503; }}
   }}"""
 
 
@@ -83,27 +87,18 @@ def sample(opts, support, jar, *args, timeout=150):
     return p.returncode, p.stdout, p.stderr
 
 
-def check_download(opts, support, jar, tmp, pki):
+def check_download(opts, support, example_support, jar, tmp, ca):
     www = os.path.join(tmp, "www")
     os.makedirs(www)
     served = random.Random(7).randbytes(SIZE)
     with open(os.path.join(www, "big.bin"), "wb") as f:
         f.write(served)
-    port = support.free_port()
-
-    def answers():
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return True
-        except OSError:
-            return False
-    nginx = support.start_nginx(opts.nginx, tmp, support.nginx_conf(
-        tmp, LOG_FORMAT, SERVER.format(port=port, pki=pki, dir=tmp)), answers)
+    nginx, port = example_support.start_nginx(support, opts.nginx, tmp, LOG_FORMAT, SERVER)
     url = f"https://127.0.0.1:{port}/big.bin"
+    log = os.path.join(tmp, "access.log")
     try:
         out = os.path.join(tmp, "big.bin")
-        code, stdout, _ = sample(opts, support, jar, "download", url, out, os.path.join(pki, "ca.pem"),
-                                 str(1024 * 1024))
+        code, stdout, _ = sample(opts, support, jar, "download", url, out, ca, str(1024 * 1024))
         support.check(code == 0, f"the download exited {code}")
         support.check("paused at byte " in stdout and "\nresumed\n" in stdout,
                       "no pause and resume")
@@ -111,15 +106,31 @@ def check_download(opts, support, jar, tmp, pki):
         with open(out, "rb") as f:
             support.check(f.read() == served, "the file differs from the server's")
         support.check(not os.path.exists(out + ".part"), "the part file is left")
-        with open(os.path.join(tmp, "access.log")) as f:
-            statuses = [line.split()[2] for line in f if line.startswith("GET ")]
+        with open(log) as f:
+            gets = [line.split() for line in f if line.startswith("GET ")]
+        statuses = [fields[2] for fields in gets]
         support.check(statuses[:1] == ["200"] and statuses[-1] == "206",
                       f"nginx answered {statuses}: no resume by Range")
-        print("download with pause and resume: ok", flush=True)
+        support.check(all(fields[4:] == ["[stepback-sample/1]", "[jvm]"] for fields in gets),
+                      f"the user agent and the header did not reach nginx: {gets}")
+        print("download with options, pause and resume: ok", flush=True)
+
+        open(log, "w").close()
+        out = os.path.join(tmp, "unavailable.bin")
+        code, stdout, _ = sample(opts, support, jar, "options", f"https://127.0.0.1:{port}/unavailable",
+                                 out, ca)
+        support.check(code == 0 and "options: ok" in stdout, f"the options: exit {code}")
+        with open(log) as f:
+            requests = [line.split()[:3] for line in f]
+        support.check(requests == [["GET", "/unavailable", "503"]],
+                      f"with no retries nginx saw {requests}, not one request")
+        print("options: ok", flush=True)
 
         out = os.path.join(tmp, "untrusted.bin")
-        code, stdout, _ = sample(opts, support, jar, "download", url, out, os.path.join(pki, "other_ca.pem"),
-                                 str(SIZE))
+        other = os.path.join(tmp, "other")
+        os.makedirs(other)
+        other_ca, _ = example_support.self_signed(opts.openssl, other)
+        code, stdout, _ = sample(opts, support, jar, "download", url, out, other_ca, str(SIZE))
         support.check(code == 1 and "tls_verify" in stdout and not os.path.exists(out),
                       f"a server the CA did not sign: exit {code}")
         print("untrusted server: ok", flush=True)
@@ -128,7 +139,7 @@ def check_download(opts, support, jar, tmp, pki):
         nginx.wait(10)
 
 
-def check_upload(opts, support, jar, tmp, pki):
+def check_upload(opts, support, jar, tmp, ca, key):
     objects = os.path.join(tmp, "objects")
     os.makedirs(objects)
     port_file = os.path.join(tmp, "upload_port")
@@ -136,8 +147,7 @@ def check_upload(opts, support, jar, tmp, pki):
     proc, port = support.start_server(
         [sys.executable, server, "--port-file", port_file, "--objects", objects,
          "--log-file", os.path.join(tmp, "upload_requests.log"),
-         "--lifetime", "120", "--cert", os.path.join(pki, "server.pem"),
-         "--key", os.path.join(pki, "server.key")],
+         "--lifetime", "120", "--cert", ca, "--key", key],
         port_file, "the upload server", stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         body = random.Random(8).randbytes(UPLOAD_SIZE)
@@ -145,7 +155,7 @@ def check_upload(opts, support, jar, tmp, pki):
         with open(path, "wb") as f:
             f.write(body)
         url = f"https://127.0.0.1:{port}/upload?uploadType=resumable&name=jvm.bin"
-        code, stdout, _ = sample(opts, support, jar, "upload", url, path, os.path.join(pki, "ca.pem"))
+        code, stdout, _ = sample(opts, support, jar, "upload", url, path, ca)
         support.check(code == 0, f"the upload exited {code}")
         support.check(f"server holds {UPLOAD_SIZE} bytes" in stdout, "no committed events")
         stored = os.path.join(objects, "jvm.bin")
@@ -164,7 +174,9 @@ def main():
         p.add_argument("--" + name, required=True)
     opts = p.parse_args()
     sys.path.insert(0, os.path.join(opts.repo, "tests", "tools"))
+    sys.path.insert(0, os.path.join(opts.repo, "examples"))
     import cli_support as support  # noqa: E402 (tests/tools/cli_support.py)
+    import example_support  # noqa: E402 (examples/example_support.py: nginx, a certificate)
 
     support.check(glob.glob(os.path.join(opts.library_dir, "libstepback_jni.*")),
                   f"no libstepback_jni in {opts.library_dir}")
@@ -176,11 +188,10 @@ def main():
     support.check(code == 0 and "retry: ok" in stdout, f"the retry machine: exit {code}")
 
     with tempfile.TemporaryDirectory() as tmp:
-        pki = os.path.join(tmp, "pki")
-        subprocess.run(["bash", os.path.join(opts.repo, "tests", "integration", "make_certs.sh"),
-                        opts.openssl, pki], check=True, capture_output=True, timeout=60)
-        check_download(opts, support, jar, tmp, pki)
-        check_upload(opts, support, jar, tmp, pki)
+        # The server's certificate is its own CA; the upload server uses it too.
+        ca, key = example_support.self_signed(opts.openssl, tmp)
+        check_download(opts, support, example_support, jar, tmp, ca)
+        check_upload(opts, support, jar, tmp, ca, key)
     print("jvm: ok")
     return 0
 

@@ -1,11 +1,10 @@
 package dev.stepback
 
 /** The retry loop of one operation the app performs itself (OkHttp, HttpURLConnection):
- *  [step] says SEND or WAIT_UNTIL, [report] takes what the attempt gave. The policy is the
- *  library's default with the fields given here; [seed] is the app's entropy (a fleet with
- *  equal seeds retries in step). Its 256 bytes are native, freed by [close]. */
-class RetryMachine(seed: Long, idempotent: Boolean, initialDelayMs: Int = 1000, maxBackoffMs: Int = 32000,
-                   maxRetries: Int = 6) : java.io.Closeable {
+ *  [step] says SEND or WAIT_UNTIL, [report] takes what the attempt gave, under [policy]
+ *  (refused with a [StepbackException] when out of its limits); [seed] is the app's entropy
+ *  (a fleet with equal seeds retries in step). Its 256 bytes are native, freed by [close]. */
+class RetryMachine(seed: Long, idempotent: Boolean, policy: Policy = Policy.default()) : java.io.Closeable {
     private var handle = 0L
     private val raw = LongArray(5)
 
@@ -14,7 +13,7 @@ class RetryMachine(seed: Long, idempotent: Boolean, initialDelayMs: Int = 1000, 
 
     init {
         Stepback.load()
-        handle = nativeCreate(seed, idempotent, initialDelayMs, maxBackoffMs, maxRetries)
+        handle = nativeCreate(seed, idempotent, policy.encode())
     }
 
     fun step(nowMs: Long): Next {
@@ -44,8 +43,7 @@ class RetryMachine(seed: Long, idempotent: Boolean, initialDelayMs: Int = 1000, 
         return handle
     }
 
-    private external fun nativeCreate(seed: Long, idempotent: Boolean, initialDelayMs: Int, maxBackoffMs: Int,
-                                      maxRetries: Int): Long
+    private external fun nativeCreate(seed: Long, idempotent: Boolean, policy: LongArray): Long
     private external fun nativeStep(handle: Long, nowMs: Long, out: LongArray): Int
     private external fun nativeReport(handle: Long, nowMs: Long, httpStatus: Int, failure: Int,
                                       serverDelayMs: Long, out: LongArray): Int
