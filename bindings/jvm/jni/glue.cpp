@@ -3,7 +3,6 @@
 #include "glue.hpp"
 
 #include <cstdlib>
-#include <cstring>
 
 namespace stepback::jni {
 namespace {

@@ -81,7 +81,8 @@ bool get_policy(JNIEnv* env, jlongArray encoded, stepback_policy* policy) {
   policy->jitter = static_cast<stepback_jitter>(jitter);
   policy->honor_server_delay = v[7] == 1;
   policy->retry_all = v[9] == 1;
-  if (!fits || jitter > static_cast<std::uint32_t>(STEPBACK_JITTER_NONE) || !stepback_policy_valid(policy)) {
+  if (!fits || jitter > static_cast<std::uint32_t>(STEPBACK_JITTER_NONE) ||
+      !stepback_policy_valid(policy)) {
     return invalid(env,
                    "the retry policy is out of its limits (1 <= initial delay <= max backoff <= "
                    "86400000 ms, 2 <= multiplier <= 16, jitter range and max server delay <= "
@@ -105,9 +106,8 @@ void put_policy(JNIEnv* env, jlongArray out, const stepback_policy& policy) {
   env->SetLongArrayRegion(out, 0, kPolicyLongs, v);
 }
 
-bool make_options(JNIEnv* env, const OptionArgs& args, Dispatch* dispatch,
-                  stepback_policy* policy, stepback_header* headers, char* text,
-                  stepback_options* options) {
+bool make_options(JNIEnv* env, const OptionArgs& args, Dispatch* dispatch, stepback_policy* policy,
+                  stepback_header* headers, char* text, stepback_options* options) {
   stepback_options_default(options);
   options->on_event = on_event;
   options->event_context = dispatch;
@@ -116,7 +116,8 @@ bool make_options(JNIEnv* env, const OptionArgs& args, Dispatch* dispatch,
     options->policy = policy;
   }
   if (args.max_redirects > 255) return invalid(env, "more than 255 redirects");
-  if (args.max_redirects >= 0) options->max_redirects = static_cast<std::uint32_t>(args.max_redirects);
+  if (args.max_redirects >= 0)
+    options->max_redirects = static_cast<std::uint32_t>(args.max_redirects);
   if (args.max_time_ms < 0 || args.max_rate < 0) {
     return invalid(env, "a negative max time or max rate");
   }
@@ -139,8 +140,7 @@ bool make_options(JNIEnv* env, const OptionArgs& args, Dispatch* dispatch,
 
 extern "C" {
 
-JNIEXPORT void JNICALL Java_dev_stepback_Policy_nativeDefault(JNIEnv* env, jclass,
-                                                              jlongArray out) {
+JNIEXPORT void JNICALL Java_dev_stepback_Policy_nativeDefault(JNIEnv* env, jclass, jlongArray out) {
   stepback_policy policy;
   stepback_policy_default(&policy);
   stepback::jni::put_policy(env, out, policy);

@@ -23,18 +23,18 @@ constexpr jint kNetworkAvailable = 3;
 
 // The functions a transfer's natives call, named alike for both C objects; resume differs in
 // its return type, so each traits struct names its own.
-#define STEPBACK_JNI_TRANSFER_FUNCTIONS(kind)                                     \
-  using Object = stepback_##kind;                                                 \
+#define STEPBACK_JNI_TRANSFER_FUNCTIONS(kind)                                    \
+  using Object = stepback_##kind;                                                \
   static constexpr const char* kNoMemory = "no memory for the " #kind;           \
-  static constexpr auto init = stepback_##kind##_init;                            \
-  static constexpr auto step = stepback_##kind##_step;                            \
-  static constexpr auto pause = stepback_##kind##_pause;                          \
-  static constexpr auto cancel = stepback_##kind##_cancel;                        \
-  static constexpr auto network_available = stepback_##kind##_network_available;  \
-  static constexpr auto paused = stepback_##kind##_paused;                        \
-  static constexpr auto run_hint = stepback_##kind##_run_hint;                    \
-  static constexpr auto result = stepback_##kind##_result;                        \
-  static constexpr auto message = stepback_##kind##_message;                      \
+  static constexpr auto init = stepback_##kind##_init;                           \
+  static constexpr auto step = stepback_##kind##_step;                           \
+  static constexpr auto pause = stepback_##kind##_pause;                         \
+  static constexpr auto cancel = stepback_##kind##_cancel;                       \
+  static constexpr auto network_available = stepback_##kind##_network_available; \
+  static constexpr auto paused = stepback_##kind##_paused;                       \
+  static constexpr auto run_hint = stepback_##kind##_run_hint;                   \
+  static constexpr auto result = stepback_##kind##_result;                       \
+  static constexpr auto message = stepback_##kind##_message;                     \
   static constexpr auto destroy = stepback_##kind##_destroy;
 
 struct DownloadTraits {
