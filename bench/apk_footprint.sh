@@ -177,7 +177,8 @@ for abi in ${ABIS:-aarch64 armhf}; do
     android_rows+=("| $abi | skipped: /usr/include/android/nativehelper/jni.h is missing | |")
   fi
   breakdown+=("$(apk_breakdown "$abi" "$b/libwith.map" "$code")")
-  # The same GET through the C API: the C layer and the rooms it stands on (app, transfer,
+  # The same GET through the C API (libcapi.so: not libc.so, which -L"$b" would find for the C
+  # library in a later run): the C layer and the rooms it stands on (app, transfer,
   # nanopb's encoder) join the link; --gc-sections keeps what the request path reaches.
   mapfile -t ours_c < <(find "$b/core" "$b/platform" "$b/profiles" "$b/https" "$b/transfer" "$b/app" \
     "$b/capi" -name '*.a' | sort)
@@ -185,13 +186,13 @@ for abi in ${ABIS:-aarch64 armhf}; do
   "$p-gcc" -std=c99 ${arch_flags[$abi]} $flags -I"$repo/capi/include" -c "$repo/bench/apk_lib_c.c" \
     -o "$b/apk_lib_c.o"
   # shellcheck disable=SC2086
-  "$p-g++" ${arch_flags[$abi]} "${link[@]}" -Wl,-Map="$b/libc.map" -o "$b/libc.so" "$b/apk_lib_c.o" \
+  "$p-g++" ${arch_flags[$abi]} "${link[@]}" -Wl,-Map="$b/libcapi.map" -o "$b/libcapi.so" "$b/apk_lib_c.o" \
     -Wl,--start-group "${ours_c[@]}" "${mbed[@]}" -Wl,--end-group
-  "$p-strip" --strip-all "$b/libc.so"
-  cfile=$(stat -c %s "$b/libc.so")
-  ccode=$("$p-size" "$b/libc.so" | awk 'NR == 2 { print $1 + $2 }')
+  "$p-strip" --strip-all "$b/libcapi.so"
+  cfile=$(stat -c %s "$b/libcapi.so")
+  ccode=$("$p-size" "$b/libcapi.so" | awk 'NR == 2 { print $1 + $2 }')
   c_rows+=("| $abi | $cfile B ($((cfile / 1024)) KiB) | $ccode B ($((ccode / 1024)) KiB) | $((ccode - code)) B |")
-  breakdown_c+=("$(apk_breakdown "$abi (the same GET through the C API)" "$b/libc.map" "$ccode")")
+  breakdown_c+=("$(apk_breakdown "$abi (the same GET through the C API)" "$b/libcapi.map" "$ccode")")
 done
 echo "| ABI | stripped .so, everything (stepback + nanopb + mbedTLS + c-ares) | same, 16 KiB pages | same, 4 KiB pages | its text + data | without mbedTLS and c-ares | dynamic dependencies |"
 echo "|---|---:|---:|---:|---:|---:|---|"

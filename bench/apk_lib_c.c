@@ -30,8 +30,7 @@ static bool restart(void* context) {
 }
 
 /* Fetches `url` trusting the PEM file `ca_file` into `out`; returns the body size, or -1. */
-__attribute__((visibility("default"))) long stepback_apk_fetch(const char* url,
-                                                               const char* ca_file,
+__attribute__((visibility("default"))) long stepback_apk_fetch(const char* url, const char* ca_file,
                                                                unsigned char* out,
                                                                unsigned long out_size) {
   struct out body;
