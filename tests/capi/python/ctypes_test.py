@@ -18,8 +18,6 @@ import ctypes
 import os
 import random
 import select
-import socket
-import subprocess
 import sys
 import tempfile
 import time
@@ -264,19 +262,16 @@ def main():
         p.add_argument(name, required=True)
     opts = p.parse_args()
     sys.path.insert(0, os.path.join(opts.tests, "tools"))
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(opts.tests)), "examples"))
     import cli_support as support  # noqa: E402 (tests/tools/cli_support.py)
+    import example_support  # noqa: E402 (examples/example_support.py: nginx, a certificate)
 
     lib = sb.load(opts.lib)
     names_and_storage(lib)
     retry_machine(lib)
 
     with tempfile.TemporaryDirectory() as tmp:
-        cert = os.path.join(tmp, "cert.pem")
-        subprocess.run([opts.openssl, "req", "-x509", "-newkey", "ec", "-pkeyopt",
-                        "ec_paramgen_curve:prime256v1", "-nodes", "-keyout",
-                        os.path.join(tmp, "key.pem"), "-out", cert, "-days", "2", "-subj",
-                        "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1"],
-                       check=True, capture_output=True, timeout=30)
+        cert, _ = example_support.self_signed(opts.openssl, tmp)
         os.makedirs(os.path.join(tmp, "www", "slow"))
         file_body = random.Random(1).randbytes(FILE_SIZE)
         sink_body = random.Random(2).randbytes(SINK_SIZE)
@@ -284,16 +279,7 @@ def main():
             f.write(file_body)
         with open(os.path.join(tmp, "www", "slow", "sink.bin"), "wb") as f:
             f.write(sink_body)
-        port = support.free_port()
-
-        def answers():
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                return True
-            except OSError:
-                return False
-        nginx = support.start_nginx(opts.nginx, tmp, support.nginx_conf(
-            tmp, LOG_FORMAT, SERVER.format(port=port, dir=tmp)), answers)
+        nginx, port = example_support.start_nginx(support, opts.nginx, tmp, LOG_FORMAT, SERVER)
         # One stack per process, shared by the downloads, destroyed after them.
         stack = sb.Stack()
         try:
