@@ -56,9 +56,11 @@ struct UploadTraits {
 template <class T>
 using Native = stepback::jni::Transfer<typename T::Object>;
 
-// Calls f(DownloadTraits{}) or f(UploadTraits{}) as `type` says.
+// Calls f(DownloadTraits{}) or f(UploadTraits{}) as `type` says (Kotlin passes only these
+// two).
 template <class F>
 auto on_type(jint type, F&& f) {
+  static_assert(kDownload != kUpload);
   return type == kUpload ? f(UploadTraits{}) : f(DownloadTraits{});
 }
 
