@@ -1,10 +1,8 @@
-// `stepback sim`: argument parsing, the event-driven fleet simulation, and its report.
+// `stepback sim`: argument parsing and the report of the fleet simulation (sim_model.cpp).
 // The model is described in sim.hpp and in the --help text below.
 #include "sim.hpp"
 
-#include <cassert>
 #include <cmath>
-#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <optional>
@@ -13,9 +11,6 @@
 #include <vector>
 
 #include "args.hpp"
-#include "stepback/core/attempt.hpp"
-#include "stepback/core/random.hpp"
-#include "stepback/core/retry_machine.hpp"
 #include "stepback/profiles/desktop.hpp"
 #include "stepback/profiles/mobile.hpp"
 #include "stepback/profiles/profile.hpp"
@@ -27,7 +22,9 @@ constexpr const char kUsage[] =
     "usage: stepback sim [--profile desktop|mobile]\n"
     "                    [--strategy seed|full|equal|decorrelated|none|all]\n"
     "                    [--clients N] [--outage SECONDS] [--capacity PERCENT_PER_SECOND]\n"
-    "                    [--seed N] [--json]\n";
+    "                    [--retry-after off|fixed:S|spread:S] [--network-return]\n"
+    "                    [--attempt-ms N] [--stagger SECONDS] [--defer on|off]\n"
+    "                    [--seed N] [--json] [--svg FILE]\n";
 
 constexpr const char kHelp[] =
     "\n"
@@ -35,35 +32,52 @@ constexpr const char kHelp[] =
     "strategy hits the server when it comes back.\n"
     "\n"
     "Model:\n"
-    "  - N clients each start one request at a moment uniform in the first second.\n"
+    "  - N clients each start one request at a moment uniform in the stagger (1 s).\n"
     "  - The server is down for the outage: every attempt fails with 503.\n"
     "  - After it, the server serves at most CAPACITY attempts in each second counted\n"
     "    from recovery; later attempts in that second fail with 503 (overload).\n"
     "  - Each client is a stepback::RetryMachine with the profile's policy and the\n"
     "    strategy overridden, no retry budget, and its own Xoshiro128 seeded from\n"
-    "    (seed, client index). Attempts take no time; 503s carry no Retry-After.\n"
+    "    (seed, client index).\n"
+    "  - A client whose retries end on a retryable failure is deferred as the profile\n"
+    "    says (a resumable transfer keeps its place and runs again later): it starts a\n"
+    "    new retry loop after the profile's deferral. Lost clients gave up for good.\n"
     "\n"
     "Options:\n"
-    "  --profile P     desktop or mobile (default mobile): initial delay, cap, retries\n"
-    "                  and deadline come from the profile.\n"
-    "  --strategy S    seed (the literal formula min(2^n s + U[0,1 s], cap)), full,\n"
-    "                  equal, decorrelated, none, or all (default: one row each).\n"
-    "  --clients N     fleet size, 1..1000000 (default 100000).\n"
-    "  --outage S      seconds the server is down, 0..86400, decimals allowed\n"
-    "                  (default 60).\n"
-    "  --capacity P    attempts served per second after the outage, as a percentage of\n"
-    "                  the fleet; must come to at least 1 attempt (default 2).\n"
-    "  --seed N        seed of every client's generator (default 1); the same seed gives\n"
-    "                  the same output.\n"
-    "  --json          one JSON object per strategy per line instead of a table.\n"
-    "  -h, --help      this text.\n"
+    "  --profile P       desktop or mobile (default mobile): initial delay, cap, retries,\n"
+    "                    deadline and deferral come from the profile.\n"
+    "  --strategy S      seed (the literal formula min(2^n s + U[0,1 s], cap)), full,\n"
+    "                    equal, decorrelated, none, or all (default: one row each).\n"
+    "  --clients N       fleet size, 1..1000000 (default 100000).\n"
+    "  --outage S        seconds the server is down, 0..86400, decimals allowed\n"
+    "                    (default 60).\n"
+    "  --capacity P      attempts served per second after the outage, as a percentage of\n"
+    "                    the fleet; must come to at least 1 attempt (default 2).\n"
+    "  --retry-after R   what the down or overloaded server's 503 says: off (default),\n"
+    "                    fixed:S (Retry-After: S on every 503) or spread:S (whole seconds\n"
+    "                    uniform in [0, S] per response); S in 1..3600.\n"
+    "  --network-return  the outage is the clients' network, not the server: attempts\n"
+    "                    fail to connect, and the network comes back for every client at\n"
+    "                    the same instant, each machine told by network_available()\n"
+    "                    (default off).\n"
+    "  --attempt-ms N    how long each attempt takes, 0..600000 ms (default 0).\n"
+    "  --stagger S       clients start uniformly within S seconds, 0.001..86400\n"
+    "                    (default 1).\n"
+    "  --defer on|off    off: no deferral, every give-up is final (default on).\n"
+    "  --seed N          seed of every client's generator (default 1); the same seed gives\n"
+    "                    the same output.\n"
+    "  --json            one JSON object per strategy per line instead of a table.\n"
+    "  --svg FILE        also draw the runs into FILE, a standalone SVG.\n"
+    "  -h, --help        this text.\n"
     "\n"
     "Columns:\n"
     "  peak/cap    most attempts in any second after recovery, over the capacity.\n"
     "  s>cap       seconds after recovery in which attempts exceeded the capacity.\n"
     "  succeeded   clients whose request succeeded.\n"
-    "  exhausted   clients that gave up after the last retry (retries_exhausted).\n"
-    "  deadline    clients that gave up at the total deadline (deadline).\n"
+    "  gave up     clients whose retries ended at least once (deferred or lost).\n"
+    "  deferred    clients deferred at least once; they still succeed later.\n"
+    "  lost        clients that gave up for good.\n"
+    "  median/p99  time from a client's start to its success.\n"
     "  last done   when the last client finished, seconds from the start.\n"
     "  attempts    attempts by the whole fleet.\n"
     "A '*' marks the profile's own strategy.\n";
@@ -71,184 +85,8 @@ constexpr const char kHelp[] =
 constexpr Jitter kStrategies[] = {Jitter::kSeed, Jitter::kFull, Jitter::kEqual,
                                   Jitter::kDecorrelated, Jitter::kNone};
 constexpr std::uint32_t kMaxClients = 1000000;
-constexpr double kMaxOutageSeconds = 86400;
+constexpr double kMaxSeconds = 86400;
 constexpr double kMaxCapacityPercent = 1e6;
-
-// The seed of client `index`: output index + 1 of splitmix64 started at `seed`, so the
-// clients' seeds differ in all 64 bits (Xoshiro128 mixes each 32-bit half separately).
-std::uint64_t client_seed(std::uint64_t seed, std::uint32_t index) {
-  return splitmix64_mix(seed + (std::uint64_t{index} + 1) * 0x9E3779B97F4A7C15ULL);
-}
-
-// The server of the model: down until `recovery`, then `capacity` attempts per second.
-class Server {
- public:
-  Server(Millis recovery, std::uint32_t capacity) : recovery_(recovery), capacity_(capacity) {}
-
-  // Serves an attempt at `now`: 503 while down or beyond this second's capacity, else 200.
-  AttemptResult serve(Millis now) {
-    if (now < recovery_) return AttemptResult::http(503);
-    const std::uint64_t second = (now - recovery_).count() / 1000;
-    if (second >= load_.size()) load_.resize(static_cast<std::size_t>(second) + 1, 0);
-    std::uint32_t& load = load_[static_cast<std::size_t>(second)];
-    ++load;
-    return AttemptResult::http(load <= capacity_ ? 200 : 503);
-  }
-
-  // Attempts in each second after recovery.
-  const std::vector<std::uint32_t>& load() const { return load_; }
-
- private:
-  Millis recovery_;
-  std::uint32_t capacity_;
-  std::vector<std::uint32_t> load_;
-};
-
-// A binary min-heap of events packed as (time << kIndexBits) | client, so ties in time
-// go to the lower index and the order (and so who gets the capacity) is deterministic.
-// Written out by hand because std::priority_queue dominated the run time of unoptimized
-// builds.
-class EventQueue {
- public:
-  static constexpr unsigned kIndexBits = 20;  // Clients < 2^20.
-  static constexpr std::uint64_t kIndexMask = (std::uint64_t{1} << kIndexBits) - 1;
-  static constexpr std::uint64_t kMaxTime = (std::uint64_t{1} << (64 - kIndexBits)) - 1;
-
-  explicit EventQueue(std::size_t capacity) { heap_.reserve(capacity); }
-
-  bool empty() const { return heap_.empty(); }
-
-  // The client of the earliest event; needs !empty().
-  std::uint32_t peek_index() const {
-    return static_cast<std::uint32_t>(heap_.front() & kIndexMask);
-  }
-
-  // Adds client `index` at `time` (<= kMaxTime).
-  void push(std::uint64_t time, std::uint32_t index) {
-    heap_.push_back(0);
-    std::uint64_t* h = heap_.data();
-    const std::uint64_t key = (time << kIndexBits) | index;
-    std::size_t i = heap_.size() - 1;
-    while (i > 0 && h[(i - 1) / 2] > key) {
-      h[i] = h[(i - 1) / 2];
-      i = (i - 1) / 2;
-    }
-    h[i] = key;
-  }
-
-  // Removes the earliest event; needs !empty().
-  void pop(std::uint64_t& time, std::uint32_t& index) {
-    std::uint64_t* h = heap_.data();
-    const std::uint64_t top = h[0];
-    const std::uint64_t last = h[heap_.size() - 1];
-    heap_.pop_back();
-    const std::size_t n = heap_.size();
-    std::size_t i = 0;
-    for (;;) {
-      std::size_t child = 2 * i + 1;
-      if (child >= n) break;
-      if (child + 1 < n && h[child + 1] < h[child]) ++child;
-      if (h[child] >= last) break;
-      h[i] = h[child];
-      i = child;
-    }
-    if (n > 0) h[i] = last;
-    time = top >> kIndexBits;
-    index = static_cast<std::uint32_t>(top & kIndexMask);
-  }
-
- private:
-  std::vector<std::uint64_t> heap_;
-};
-
-// One simulated client: its generator, its context and its machine.
-struct Client {
-  Client(const Policy& policy, std::uint64_t seed)
-      : random(seed), context{policy, random, nullptr}, machine(context) {}
-  Client(const Client&) = delete;
-  Client& operator=(const Client&) = delete;
-
-  Xoshiro128 random;
-  RetryContext context;
-  RetryMachine machine;
-};
-
-// Counts a client that finished at `now` with `outcome`.
-void record(FleetReport& report, Outcome outcome, Millis now) {
-  switch (outcome) {
-    case Outcome::kSuccess:
-      ++report.succeeded;
-      break;
-    case Outcome::kRetriesExhausted:
-      ++report.retries_exhausted;
-      break;
-    case Outcome::kDeadline:
-      ++report.deadline;
-      break;
-    default:
-      ++report.other;
-      break;
-  }
-  report.last_done = max(report.last_done, now);
-}
-
-}  // namespace
-
-static_assert(kMaxClients <= EventQueue::kIndexMask, "every client index must fit an event key");
-
-FleetReport simulate_fleet(const FleetScenario& scenario) {
-  assert(valid(scenario.policy) && scenario.clients >= 1 && scenario.clients <= kMaxClients &&
-         scenario.capacity >= 1);
-  const std::uint32_t n = scenario.clients;
-  // Built in place and never moved: each machine points at its context, and the context
-  // at the generator beside it. One client's state shares a cache line or two, which
-  // matters since events visit clients in random order.
-  std::vector<std::optional<Client>> clients(n);
-  EventQueue queue(n);
-  for (std::uint32_t i = 0; i < n; ++i) {
-    Client& c = clients[i].emplace(scenario.policy, client_seed(scenario.seed, i));
-    // The client's first draw places its request in the first second; the same seed
-    // therefore starts every strategy from the same moments.
-    queue.push(uniform(c.random, 999), i);
-  }
-
-  Server server(scenario.outage, scenario.capacity);
-  FleetReport report;
-  std::uint64_t time = 0;
-  std::uint32_t index = 0;
-  while (!queue.empty()) {
-    queue.pop(time, index);
-    const Millis now(time);
-    RetryMachine& machine = clients[index]->machine;
-#if defined(__GNUC__) || defined(__clang__)
-    // The next client is known now; fetching it overlaps the miss with this one's work.
-    if (!queue.empty()) __builtin_prefetch(&clients[queue.peek_index()]);
-#endif
-    Next next = machine.step(now);
-    while (next.kind == Next::Kind::kSend) {
-      ++report.attempts;
-      next = machine.report(now, server.serve(now));
-    }
-    if (next.kind == Next::Kind::kWaitUntil && next.at.count() <= EventQueue::kMaxTime) {
-      queue.push(next.at.count(), index);
-    } else if (next.kind == Next::Kind::kWaitUntil) {
-      // Beyond half a millennium: only an absurd policy gets here; count it as other.
-      machine.cancel();
-      record(report, Outcome::kCancelled, now);
-    } else {
-      record(report, next.outcome, now);
-    }
-  }
-
-  for (const std::uint32_t load : server.load()) {
-    if (load > report.peak_attempts) report.peak_attempts = load;
-    if (load > scenario.capacity) ++report.seconds_over_capacity;
-  }
-  return report;
-}
-
-namespace {
-
 constexpr const char* kPrefix = "stepback sim: ";
 
 // Everything the command line chose.
@@ -258,8 +96,15 @@ struct SimOptions {
   std::uint32_t clients = 100000;
   double outage_seconds = 60;
   double capacity_percent = 2;
+  RetryAfterMode retry_after = RetryAfterMode::kOff;
+  std::uint32_t retry_after_seconds = 0;
+  bool network_return = false;
+  std::uint32_t attempt_ms = 0;
+  double stagger_seconds = 1;
+  bool defer = true;
   std::uint64_t seed = 1;
   bool json = false;
+  std::string_view svg;
   bool help = false;
 };
 
@@ -289,6 +134,38 @@ std::optional<double> parse_decimal(std::string_view text) {
   return value;
 }
 
+// "off", "fixed:S" or "spread:S" into *o.
+bool parse_retry_after(std::string_view value, SimOptions* o) {
+  if (value == "off") {
+    o->retry_after = RetryAfterMode::kOff;
+    return true;
+  }
+  const std::size_t colon = value.find(':');
+  if (colon == std::string_view::npos) return false;
+  const std::string_view mode = value.substr(0, colon);
+  const std::optional<std::uint64_t> s = parse_u64(value.substr(colon + 1));
+  if (!s || *s < 1 || *s > 3600) return false;
+  if (mode == "fixed") {
+    o->retry_after = RetryAfterMode::kFixed;
+  } else if (mode == "spread") {
+    o->retry_after = RetryAfterMode::kSpread;
+  } else {
+    return false;
+  }
+  o->retry_after_seconds = static_cast<std::uint32_t>(*s);
+  return true;
+}
+
+// A flag whose value is decimal seconds in [low, kMaxSeconds], into *out.
+Flag seconds_flag(std::string_view name, std::string expected, double low, double* out) {
+  return value_flag(name, std::move(expected), [low, out](std::string_view value, std::string*) {
+    const std::optional<double> v = parse_decimal(value);
+    if (!v || *v < low || *v > kMaxSeconds) return false;
+    *out = *v;
+    return true;
+  });
+}
+
 // Parses argv[1..argc) (argv[0] == "sim"); on failure returns nullopt and sets *error to a
 // one-line message naming the bad argument and what is allowed.
 std::optional<SimOptions> parse_sim_args(int argc, char** argv, std::string* error) {
@@ -307,13 +184,8 @@ std::optional<SimOptions> parse_sim_args(int argc, char** argv, std::string* err
                    o.clients = static_cast<std::uint32_t>(*v);
                    return true;
                  }),
-      value_flag("--outage", "expected seconds in 0..86400, such as 60 or 2.5",
-                 [&o](std::string_view value, std::string*) {
-                   const std::optional<double> v = parse_decimal(value);
-                   if (!v || *v > kMaxOutageSeconds) return false;
-                   o.outage_seconds = *v;
-                   return true;
-                 }),
+      seconds_flag("--outage", "expected seconds in 0..86400, such as 60 or 2.5", 0,
+                   &o.outage_seconds),
       value_flag("--capacity",
                  "expected a percentage of the fleet per second above 0 and at most 1000000, "
                  "such as 2 or 0.5",
@@ -323,6 +195,24 @@ std::optional<SimOptions> parse_sim_args(int argc, char** argv, std::string* err
                    o.capacity_percent = *v;
                    return true;
                  }),
+      value_flag(
+          "--retry-after", "allowed: off, fixed:S, spread:S with S in 1..3600",
+          [&o](std::string_view value, std::string*) { return parse_retry_after(value, &o); }),
+      switch_flag("--network-return", &o.network_return),
+      value_flag("--attempt-ms", "expected a decimal integer in 0..600000",
+                 [&o](std::string_view value, std::string*) {
+                   const std::optional<std::uint64_t> v = parse_u64(value);
+                   if (!v || *v > 600000) return false;
+                   o.attempt_ms = static_cast<std::uint32_t>(*v);
+                   return true;
+                 }),
+      seconds_flag("--stagger", "expected seconds in 0.001..86400, such as 1 or 30", 0.001,
+                   &o.stagger_seconds),
+      value_flag("--defer", "allowed: on, off",
+                 [&o](std::string_view value, std::string*) {
+                   o.defer = value == "on";
+                   return value == "on" || value == "off";
+                 }),
       value_flag("--seed", "expected a decimal integer in 0..18446744073709551615",
                  [&o](std::string_view value, std::string*) {
                    const std::optional<std::uint64_t> v = parse_u64(value);
@@ -330,24 +220,25 @@ std::optional<SimOptions> parse_sim_args(int argc, char** argv, std::string* err
                    return v.has_value();
                  }),
       switch_flag("--json", &o.json),
+      text_flag("--svg", &o.svg),
   };
   return parsed_options(parse_flags(argc, argv, flags, nullptr, error), o);
 }
 
 double seconds(Millis t) { return static_cast<double>(t.count()) / 1000.0; }
 
-double fraction(std::uint32_t part, std::uint32_t whole) {
-  return static_cast<double>(part) / static_cast<double>(whole);
+Millis millis(double s) { return Millis(static_cast<std::uint64_t>(std::llround(s * 1000))); }
+
+double percent(std::uint32_t part, std::uint32_t whole) {
+  return 100 * static_cast<double>(part) / static_cast<double>(whole);
 }
 
 double peak_multiple(const FleetScenario& s, const FleetReport& r) {
-  return fraction(r.peak_attempts, s.capacity);
+  return static_cast<double>(r.peak_attempts) / static_cast<double>(s.capacity);
 }
 
-void print_usage(std::FILE* out) {
-  std::fputs(kUsage, out);
-  std::fputs(kHelp, out);
-}
+// Clients that gave up at least once: deferred (and later succeeded) or lost.
+std::uint32_t gave_up_clients(const FleetReport& r) { return r.deferred_clients + r.lost; }
 
 void print_header(std::FILE* out, const SimOptions& o, const FleetScenario& s) {
   const Policy& p = o.profile->retry;
@@ -358,42 +249,110 @@ void print_header(std::FILE* out, const SimOptions& o, const FleetScenario& s) {
   } else {
     std::fprintf(out, "%g s", seconds(p.total_deadline));
   }
+  if (s.defer.count() > 0) {
+    std::fprintf(out, ", deferral %g s + U[0, %g s]", seconds(s.defer), seconds(s.defer_spread));
+  }
   std::fprintf(out,
                "\nfleet: %u clients, outage %g s, capacity %u attempts/s (%g%% of the fleet), "
-               "seed %llu\n\n",
+               "seed %llu\n",
                s.clients, o.outage_seconds, s.capacity, o.capacity_percent,
                static_cast<unsigned long long>(s.seed));
-  std::fprintf(out, "%-14s %9s %6s %10s %10s %9s %10s %10s\n", "strategy", "peak/cap", "s>cap",
-               "succeeded", "exhausted", "deadline", "last done", "attempts");
+  static constexpr const char* kRetryAfter[] = {"off", "fixed", "spread"};
+  std::fprintf(out, "scenario: retry-after %s", kRetryAfter[static_cast<int>(s.retry_after)]);
+  if (s.retry_after != RetryAfterMode::kOff) std::fprintf(out, ":%g", seconds(s.retry_after_delay));
+  std::fprintf(out, ", network return %s, attempts take %llu ms, stagger %g s\n\n",
+               s.network_return ? "on" : "off", static_cast<unsigned long long>(s.attempt.count()),
+               o.stagger_seconds);
+  std::fprintf(out, "%-14s %9s %6s %10s %8s %8s %7s %8s %8s %9s %9s\n", "strategy", "peak/cap",
+               "s>cap", "succeeded", "gave up", "deferred", "lost", "median", "p99", "last done",
+               "attempts");
 }
 
 void print_row(std::FILE* out, const SimOptions& o, const FleetScenario& s, const FleetReport& r) {
   const Jitter j = s.policy.jitter;
-  std::fprintf(out, "%-12s %s %8.2fx %6u %9.2f%% %9.2f%% %8.2f%% %8.1f s %10llu\n", to_string(j),
-               j == o.profile->retry.jitter ? "*" : " ", peak_multiple(s, r),
-               r.seconds_over_capacity, 100 * fraction(r.succeeded, s.clients),
-               100 * fraction(r.retries_exhausted, s.clients),
-               100 * fraction(r.deadline, s.clients), seconds(r.last_done),
-               static_cast<unsigned long long>(r.attempts));
+  std::fprintf(
+      out, "%-12s %s %8.2fx %6u %9.2f%% %7.2f%% %7.2f%% %6.2f%% %6.1f s %6.1f s %7.1f s %9llu\n",
+      to_string(j), j == o.profile->retry.jitter ? "*" : " ", peak_multiple(s, r),
+      r.seconds_over_capacity, percent(r.succeeded, s.clients),
+      percent(gave_up_clients(r), s.clients), percent(r.deferred_clients, s.clients),
+      percent(r.lost, s.clients), seconds(r.median_success), seconds(r.p99_success),
+      seconds(r.last_done), static_cast<unsigned long long>(r.attempts));
 }
 
 void print_json(std::FILE* out, const SimOptions& o, const FleetScenario& s, const FleetReport& r) {
   // Every value is a number or a fixed lower-case name, so nothing needs escaping.
   std::fprintf(out,
                "{\"profile\":\"%s\",\"strategy\":\"%s\",\"profile_strategy\":%s,"
-               "\"clients\":%u,\"outage_s\":%g,\"capacity_per_s\":%u,\"seed\":%llu,",
+               "\"clients\":%u,\"outage_s\":%g,\"capacity_per_s\":%u,\"seed\":%llu,"
+               "\"network_return\":%s,",
                o.profile->name, to_string(s.policy.jitter),
                s.policy.jitter == o.profile->retry.jitter ? "true" : "false", s.clients,
-               o.outage_seconds, s.capacity, static_cast<unsigned long long>(s.seed));
+               o.outage_seconds, s.capacity, static_cast<unsigned long long>(s.seed),
+               s.network_return ? "true" : "false");
   std::fprintf(out, "\"peak_load\":%.6g,\"peak_attempts_per_s\":%u,\"seconds_over_capacity\":%u,",
                peak_multiple(s, r), r.peak_attempts, r.seconds_over_capacity);
+  const double n = s.clients;
   std::fprintf(out,
-               "\"succeeded\":%.6g,\"retries_exhausted\":%.6g,\"deadline\":%.6g,"
-               "\"other\":%.6g,",
-               fraction(r.succeeded, s.clients), fraction(r.retries_exhausted, s.clients),
-               fraction(r.deadline, s.clients), fraction(r.other, s.clients));
-  std::fprintf(out, "\"last_done_s\":%.3f,\"attempts\":%llu}\n", seconds(r.last_done),
+               "\"succeeded\":%.6g,\"gave_up\":%.6g,\"deferred\":%.6g,\"lost\":%.6g,"
+               "\"retries_exhausted\":%u,\"deadline\":%u,\"other\":%u,\"deferrals\":%u,",
+               r.succeeded / n, gave_up_clients(r) / n, r.deferred_clients / n, r.lost / n,
+               r.retries_exhausted, r.deadline, r.other, r.deferrals);
+  std::fprintf(out,
+               "\"median_success_s\":%.3f,\"p99_success_s\":%.3f,\"last_done_s\":%.3f,"
+               "\"attempts\":%llu}\n",
+               seconds(r.median_success), seconds(r.p99_success), seconds(r.last_done),
                static_cast<unsigned long long>(r.attempts));
+}
+
+// The scenario the options describe, or nullopt after a message on `err`.
+std::optional<FleetScenario> scenario_of(const SimOptions& o, std::FILE* err) {
+  FleetScenario s;
+  s.policy = o.profile->retry;
+  s.clients = o.clients;
+  s.outage = millis(o.outage_seconds);
+  s.seed = o.seed;
+  s.retry_after = o.retry_after;
+  s.retry_after_delay = Millis::seconds(o.retry_after_seconds);
+  s.network_return = o.network_return;
+  s.attempt = Millis(o.attempt_ms);
+  s.stagger = millis(o.stagger_seconds);
+  if (o.defer) {
+    s.defer = o.profile->defer.delay;
+    s.defer_spread = o.profile->defer.spread;
+  }
+  s.series = !o.svg.empty();
+  const double capacity = std::round(o.clients * o.capacity_percent / 100);
+  if (capacity < 1) {
+    std::fprintf(err,
+                 "%s--capacity %g%% of %u clients is under 1 attempt per second; raise "
+                 "--capacity or --clients\n",
+                 kPrefix, o.capacity_percent, o.clients);
+    return std::nullopt;
+  }
+  // More capacity than clients changes nothing (every attempt within it succeeds, so no
+  // client makes two in one second) and keeps the count in 32 bits.
+  s.capacity = capacity >= o.clients ? o.clients : static_cast<std::uint32_t>(capacity);
+  return s;
+}
+
+// Writes the SVG of `runs` to o.svg; false after a message on `err`.
+bool write_svg(const SimOptions& o, const FleetScenario& s, const std::vector<FleetRun>& runs,
+               std::FILE* err) {
+  const std::string path(o.svg);
+  std::FILE* file = std::fopen(path.c_str(), "w");
+  if (file == nullptr) {
+    std::fprintf(err, "%scannot write --svg %s\n", kPrefix, path.c_str());
+    return false;
+  }
+  char title[160];
+  std::snprintf(title, sizeof title, "%s profile, %u clients, %s %g s, capacity %g%%/s%s",
+                o.profile->name, s.clients, s.network_return ? "network down" : "outage",
+                o.outage_seconds, o.capacity_percent,
+                s.retry_after == RetryAfterMode::kOff ? "" : ", Retry-After");
+  write_fleet_svg(file, title, s, runs);
+  const bool ok = std::fclose(file) == 0;
+  if (!ok) std::fprintf(err, "%scannot write --svg %s\n", kPrefix, path.c_str());
+  return ok;
 }
 
 }  // namespace
@@ -409,40 +368,31 @@ int run_sim(int argc, char** argv, std::FILE* out, std::FILE* err) {
   }
   const SimOptions& o = *options;
   if (o.help) {
-    print_usage(out);
+    std::fputs(kUsage, out);
+    std::fputs(kHelp, out);
     return 0;
   }
-
-  FleetScenario s;
-  s.policy = o.profile->retry;
-  s.clients = o.clients;
-  s.outage = Millis(static_cast<std::uint64_t>(std::llround(o.outage_seconds * 1000)));
-  s.seed = o.seed;
-  const double capacity = std::round(o.clients * o.capacity_percent / 100);
-  if (capacity < 1) {
-    std::fprintf(err,
-                 "%s--capacity %g%% of %u clients is under 1 attempt per second; raise "
-                 "--capacity or --clients\n",
-                 kPrefix, o.capacity_percent, o.clients);
-    return 2;
-  }
-  // More capacity than clients changes nothing (every attempt within it succeeds, so no
-  // client makes two in one second) and keeps the count in 32 bits.
-  s.capacity = capacity >= o.clients ? o.clients : static_cast<std::uint32_t>(capacity);
+  std::optional<FleetScenario> scenario = scenario_of(o, err);
+  if (!scenario) return 2;
+  FleetScenario& s = *scenario;
 
   if (!o.json) print_header(out, o, s);
+  std::vector<FleetRun> runs;
   for (const Jitter j : kStrategies) {
     if (o.strategy && j != *o.strategy) continue;
     s.policy.jitter = j;
-    const FleetReport r = simulate_fleet(s);
+    FleetReport r = simulate_fleet(s);
     if (o.json) {
       print_json(out, o, s, r);
     } else {
       print_row(out, o, s, r);
     }
     std::fflush(out);
+    if (s.series)
+      runs.push_back(FleetRun{to_string(j), j == o.profile->retry.jitter, std::move(r)});
   }
   if (!o.json) std::fputs("\n* the profile's own strategy\n", out);
+  if (s.series && !write_svg(o, s, runs, err)) return 1;
   return 0;
 }
 

@@ -8,6 +8,7 @@
 
 #include "stepback/core/budget.hpp"
 #include "stepback/core/checkpoint.hpp"
+#include "stepback/core/defer.hpp"
 #include "stepback/core/millis.hpp"
 #include "stepback/core/policy.hpp"
 #include "stepback/core/polling.hpp"
@@ -47,12 +48,14 @@ struct DeviceProfile {
   CheckpointPolicy checkpoint;  // How often a download's position is saved (transfer::Download).
   std::uint8_t max_redirects = 5;  // Redirects one request follows (0: none).
   BufferSizes buffers;             // The request's buffers (stepback::app's storage).
+  DeferPolicy defer;               // When a resumable transfer whose retries ran out runs again.
 };
 
 // Whether every part of `p` is usable and its timeouts are positive.
 constexpr bool valid(const DeviceProfile& p) {
   return p.name != nullptr && p.name[0] != '\0' && valid(p.retry) && valid(p.budget) &&
-         valid(p.timeouts) && valid(p.polling) && valid(p.checkpoint) && valid(p.buffers);
+         valid(p.timeouts) && valid(p.polling) && valid(p.checkpoint) && valid(p.buffers) &&
+         valid(p.defer);
 }
 
 }  // namespace stepback::profiles
