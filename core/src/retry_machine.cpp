@@ -9,6 +9,9 @@ namespace {
 // policy allows (valid() bounds both far below 2^62 ms) cannot overflow below.
 constexpr std::uint64_t kLatestInstant = std::uint64_t{1} << 62;
 
+// The longest delay after network_available(): the longest backoff wait valid() allows.
+constexpr std::uint64_t kBoundLimit = kMaxBackoffLimit.count();
+
 constexpr std::uint64_t clamp(Millis now) {
   // A test of the top two bits: no 64-bit compare with a constant on a 32-bit core.
   return (now.count() >> 62) == 0 ? now.count() : kLatestInstant;
@@ -94,7 +97,19 @@ void RetryMachine::schedule(const AttemptResult& result, Millis at) {
   if (retries_ >= p.max_retries) {
     return end(Outcome::kRetriesExhausted);
   }
-  // jittered(p, Millis(carry_), Millis(carry_), random): carry_ <= max_backoff < 2^32.
+  // After a wait the server asked for, the term catches up with the loop's age: it becomes
+  // at least multiplier times the time the loop has run (up to the cap), as it would be had
+  // the loop's own waits filled that time, and grows from there. Server delays stretch a
+  // loop without growing the term, and a fleet told the same delay would otherwise keep
+  // drawing from the same short range, in step.
+  const bool asked_before =
+      wait_reason_ == WaitReason::kRetryAfter || wait_reason_ == WaitReason::kRetryInfo;
+  if (asked_before && (p.jitter == Jitter::kFull || p.jitter == Jitter::kEqual)) {
+    const std::uint64_t ran = (now > start_ ? now - start_ : 0) * p.multiplier;
+    const std::uint64_t cap = p.max_backoff.count();
+    const std::uint64_t stretched = ran < cap ? ran : cap;
+    if (stretched > carry_) carry_ = static_cast<std::uint32_t>(stretched);
+  }
   std::uint32_t wait = jitter_ms(p, carry_, carry_, context_->random);
   if (p.jitter == Jitter::kDecorrelated) {
     carry_ = wait;
@@ -108,12 +123,12 @@ void RetryMachine::schedule(const AttemptResult& result, Millis at) {
     if (result.server_delay > p.max_server_delay) {
       return end(Outcome::kServerDelayTooLong);
     }
-    const auto asked = static_cast<std::uint32_t>(result.server_delay.count());
-    if (asked >= wait) {
-      wait = asked;
-      reason = result.delay_source == DelaySource::kRetryAfter ? WaitReason::kRetryAfter
-                                                               : WaitReason::kRetryInfo;
-    }
+    // The server says when it may be asked again at the earliest; the jittered wait is
+    // spread from then, so a fleet told the same delay does not come back in one second.
+    // Both are at most a day (valid()), so the sum fits 32 bits.
+    wait += static_cast<std::uint32_t>(result.server_delay.count());
+    reason = result.delay_source == DelaySource::kRetryAfter ? WaitReason::kRetryAfter
+                                                             : WaitReason::kRetryInfo;
   }
   // Gives up now rather than sleeping into the deadline.
   if (now + wait > deadline_of(p, start_)) {
@@ -135,8 +150,14 @@ void RetryMachine::network_available(Millis now) {
     return;
   }
   const std::uint64_t t = clamp(now);
-  const std::uint32_t delay =
-      uniform(context_->random, static_cast<std::uint32_t>(context_->policy.jitter_range.count()));
+  // The retry comes within the jitter range, or within the time the loop has run when that
+  // is longer: a request whose network blinked comes back at once, while a fleet whose
+  // network returns together after a long loss spreads over about as long as it was lost.
+  const std::uint64_t ran = (t > start_ ? t - start_ : 0) * context_->policy.multiplier;
+  const std::uint64_t range = context_->policy.jitter_range.count();
+  const std::uint64_t bound = ran > range ? ran : range;
+  const std::uint32_t delay = uniform(
+      context_->random, static_cast<std::uint32_t>(bound < kBoundLimit ? bound : kBoundLimit));
   if (t >= wake_ - wait_ && t + delay < wake_) {
     wait_ = delay;
     wake_ = t + delay;

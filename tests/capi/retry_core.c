@@ -60,11 +60,11 @@ int main(void) {
         STEPBACK_NEXT_DONE);
   CHECK(next.outcome == STEPBACK_OUTCOME_SUCCESS && stepback_retry_retries(&retry) == 2);
 
-  /* A Retry-After of 5 s is honoured; a 404 is terminal. */
+  /* A Retry-After of 5 s is honoured (the jittered backoff comes after it); a 404 is terminal. */
   CHECK(stepback_retry_init(&retry, sizeof retry, &policy, 7, true, NULL) == STEPBACK_OK);
   (void)stepback_retry_step(&retry, now, &next);
   (void)stepback_retry_report(&retry, now, 429, STEPBACK_FAILURE_NONE, 5000, &next);
-  CHECK(next.kind == STEPBACK_NEXT_WAIT_UNTIL && next.at_ms == now + 5000);
+  CHECK(next.kind == STEPBACK_NEXT_WAIT_UNTIL && next.at_ms == now + 5000 + 1000);
   now = next.at_ms;
   (void)stepback_retry_step(&retry, now, &next);
   (void)stepback_retry_report(&retry, now, 404, STEPBACK_FAILURE_NONE, STEPBACK_NEVER, &next);

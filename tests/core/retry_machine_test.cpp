@@ -216,24 +216,62 @@ TEST_F(RetryMachineTest, ClockGoingBackRestartsTheWaitWithoutExtendingIt) {
   EXPECT_EQ(m.step(clock_.now()).kind, Kind::kSend);
 }
 
-TEST_F(RetryMachineTest, ServerDelayLongerThanBackoffIsHonoured) {
+// The server's delay is the earliest moment it may be asked again; the client's own jittered
+// wait is spread from there (a fleet told the same delay would otherwise return in step).
+TEST_F(RetryMachineTest, ServerDelayIsHonouredWithTheBackoffAfterIt) {
   policy_.jitter = Jitter::kNone;
   RetryMachine& m = start();
   (void)m.step(clock_.now());
   const Next next =
       m.report(clock_.now(), AttemptResult::http(429, Millis(7000), DelaySource::kRetryAfter));
-  EXPECT_EQ(next.at, clock_.now() + Millis(7000));
+  EXPECT_EQ(next.at, clock_.now() + Millis(7000 + 1000));
   EXPECT_EQ(m.wait_reason(), WaitReason::kRetryAfter);
 }
 
-TEST_F(RetryMachineTest, ServerDelayShorterThanBackoffKeepsTheBackoff) {
+TEST_F(RetryMachineTest, ShortServerDelayStillComesBeforeTheBackoff) {
   policy_.jitter = Jitter::kNone;
   RetryMachine& m = start();
   (void)m.step(clock_.now());
   const Next next =
       m.report(clock_.now(), AttemptResult::http(503, Millis(10), DelaySource::kRetryInfo));
-  EXPECT_EQ(next.at, clock_.now() + Millis(1000));
+  EXPECT_EQ(next.at, clock_.now() + Millis(10 + 1000));
+  EXPECT_EQ(m.wait_reason(), WaitReason::kRetryInfo);
+}
+
+// A fleet told "Retry-After: 30" on every attempt: the loop's own term catches up with its age
+// (multiplier times the time it has run, up to the cap) instead of staying at its second step,
+// so the next waits spread over tens of seconds, not one.
+TEST_F(RetryMachineTest, AfterAServerDelayTheTermCatchesUpWithTheLoopsAge) {
+  policy_.jitter = Jitter::kEqual;
+  script({1});  // Equal jitter's lowest draw (0 loops in the unbiased draw): half the term.
+  RetryMachine& m = start();
+  const Millis begun = clock_.now();
+  (void)m.step(clock_.now());
+  const Next first =
+      m.report(clock_.now(), AttemptResult::http(503, Millis(30000), DelaySource::kRetryAfter));
+  ASSERT_EQ(first.at, begun + Millis(30000 + 500));
+  clock_.set(first.at);
+  ASSERT_EQ(m.step(clock_.now()).kind, Kind::kSend);
+  // The term would be 2 s; the loop is 30.5 s old, so it is min(2 x 30.5 s, cap 32 s).
+  const Next second = m.report(clock_.now(), AttemptResult::http(503));
+  EXPECT_EQ(second.at, clock_.now() + Millis(16000));
   EXPECT_EQ(m.wait_reason(), WaitReason::kBackoff);
+  // And it grows from there (capped), rather than falling back.
+  clock_.set(second.at);
+  ASSERT_EQ(m.step(clock_.now()).kind, Kind::kSend);
+  EXPECT_EQ(m.report(clock_.now(), AttemptResult::http(503)).at, clock_.now() + Millis(16000));
+}
+
+// The literal formula keeps its documented terms, server delays or not.
+TEST_F(RetryMachineTest, TheLiteralFormulasTermDoesNotCatchUp) {
+  script({1});  // The lowest draw.
+  RetryMachine& m = start();
+  (void)m.step(clock_.now());
+  const Next first =
+      m.report(clock_.now(), AttemptResult::http(503, Millis(30000), DelaySource::kRetryAfter));
+  clock_.set(first.at);
+  ASSERT_EQ(m.step(clock_.now()).kind, Kind::kSend);
+  EXPECT_EQ(m.report(clock_.now(), AttemptResult::http(503)).at, clock_.now() + Millis(2000));
 }
 
 TEST_F(RetryMachineTest, AbsurdServerDelayEndsTheLoopInsteadOfRetryingEarly) {
@@ -357,26 +395,45 @@ TEST_F(RetryMachineTest, ReportWithoutAnOutstandingAttemptChangesNothing) {
   EXPECT_EQ(again.at, wait.at);
 }
 
+// A request whose network blinked: its loop is young, so it comes back within the jitter range.
 TEST_F(RetryMachineTest, NetworkBackShortensABackoffWait) {
   policy_.jitter = Jitter::kNone;
-  policy_.max_retries = 10;
+  policy_.initial_delay = Millis(30000);
   script({0x80000000U});  // U[0, 1000] -> 500 ms.
   RetryMachine& m = start();
   (void)m.step(clock_.now());
-  for (int i = 0; i < 5; ++i) {  // Walk up to a 32 s wait.
-    const Next w = m.report(clock_.now(), AttemptResult::http(503));
-    clock_.set(w.at);
-    ASSERT_EQ(m.step(clock_.now()).kind, Kind::kSend);
-  }
   const Next long_wait = m.report(clock_.now(), AttemptResult::http(503));
-  ASSERT_EQ((long_wait.at - clock_.now()).count(), 32000U);
-  clock_.advance(Millis(3000));
+  ASSERT_EQ((long_wait.at - clock_.now()).count(), 30000U);
+  clock_.advance(Millis(300));
   m.network_available(clock_.now());
   const Next soon = m.step(clock_.now());
   EXPECT_EQ(soon.at, clock_.now() + Millis(500));
   EXPECT_EQ(m.wait_reason(), WaitReason::kNetworkBack);
   clock_.set(soon.at);
   EXPECT_EQ(m.step(clock_.now()).kind, Kind::kSend);
+}
+
+// A loop that has run 34 s when the network returns (as it does for a whole cell at once)
+// comes back within multiplier x 34 s, not within the 1 s jitter range: the fleet spreads over
+// about as long as it was lost instead of arriving in one second.
+TEST_F(RetryMachineTest, NetworkBackSpreadsOverTheLoopsAge) {
+  policy_.jitter = Jitter::kNone;
+  policy_.max_retries = 10;
+  script({0x40000000U});  // A quarter of the range.
+  RetryMachine& m = start();
+  (void)m.step(clock_.now());
+  for (int i = 0; i < 5; ++i) {  // Walk up to a 32 s wait: 31 s of waits.
+    const Next w = m.report(clock_.now(), AttemptResult::http(503));
+    clock_.set(w.at);
+    ASSERT_EQ(m.step(clock_.now()).kind, Kind::kSend);
+  }
+  const Next long_wait = m.report(clock_.now(), AttemptResult::http(503));
+  ASSERT_EQ((long_wait.at - clock_.now()).count(), 32000U);
+  clock_.advance(Millis(3000));  // 34 s into the loop: U[0, 68 s] -> 17 s.
+  m.network_available(clock_.now());
+  const Next later = m.step(clock_.now());
+  EXPECT_EQ(later.at, clock_.now() + Millis(17000));
+  EXPECT_EQ(m.wait_reason(), WaitReason::kNetworkBack);
 }
 
 TEST_F(RetryMachineTest, NetworkBackNeverShortensAServerRequestedWait) {
@@ -454,7 +511,7 @@ TEST_F(RetryMachineTest, RetryInfoLongerThanBackoffIsHonouredAndNamed) {
   (void)m.step(clock_.now());
   const Next next =
       m.report(clock_.now(), AttemptResult::http(503, Millis(7000), DelaySource::kRetryInfo));
-  EXPECT_EQ(next.at, clock_.now() + Millis(7000));
+  EXPECT_EQ(next.at, clock_.now() + Millis(7000 + 1000));
   EXPECT_EQ(m.wait_reason(), WaitReason::kRetryInfo);
   // Like Retry-After, a RetryInfo delay is the server's: connectivity returning does not cut it.
   m.network_available(clock_.now() + Millis(100));

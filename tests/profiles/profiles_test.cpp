@@ -9,11 +9,17 @@ namespace {
 
 // The parameter sets, checked at compile time.
 static_assert(valid(desktop) && valid(mobile));
-static_assert(desktop.retry.max_backoff == Millis::seconds(32) && desktop.retry.max_retries == 6 &&
-              desktop.retry.total_deadline == Millis::seconds(120));
-static_assert(mobile.retry.max_backoff == Millis::seconds(64) && mobile.retry.max_retries == 10 &&
-              mobile.retry.total_deadline == Millis::seconds(600));
-static_assert(desktop.retry.jitter == Jitter::kEqual && mobile.retry.jitter == Jitter::kEqual);
+// The retry sets meet the fleet goal (docs/retry.md, "Safe for a fleet"; tools.sim.fleet_goals).
+static_assert(desktop.retry.max_backoff == Millis::seconds(100) &&
+              desktop.retry.max_retries == 14 &&
+              desktop.retry.total_deadline == Millis::seconds(480));
+static_assert(mobile.retry.max_backoff == Millis::seconds(128) && mobile.retry.max_retries == 16 &&
+              mobile.retry.total_deadline == Millis::seconds(900));
+static_assert(desktop.retry.jitter == Jitter::kFull && mobile.retry.jitter == Jitter::kFull);
+// A resumable transfer whose retries ran out is deferred, later on mobile, with a spread.
+static_assert(desktop.defer.delay > Millis(0) && desktop.defer.spread > Millis(0));
+static_assert(mobile.defer.delay > desktop.defer.delay);
+static_assert(mobile.retry.total_deadline > desktop.retry.total_deadline);
 // Mobile retries more times, with longer intervals and longer transport timeouts.
 static_assert(mobile.retry.max_retries > desktop.retry.max_retries);
 static_assert(mobile.retry.max_backoff > desktop.retry.max_backoff);

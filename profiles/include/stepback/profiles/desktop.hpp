@@ -6,15 +6,16 @@
 
 namespace stepback::profiles {
 
-// Cap 32 s, 6 retries, deadline 120 s, equal jitter (docs/retry.md, "Why equal jitter"); polls
+// Cap 100 s, 14 retries, deadline 480 s, full jitter, deferral 5-10 minutes (docs/retry.md,
+// "Safe for a fleet"); polls
 // from 1 s doubling to 60 s for at most 30 minutes.
 inline constexpr DeviceProfile desktop = [] {
   DeviceProfile p;
   p.name = "desktop";
-  p.retry.jitter = Jitter::kEqual;
-  p.retry.max_backoff = Millis::seconds(32);
-  p.retry.max_retries = 6;
-  p.retry.total_deadline = Millis::seconds(120);
+  p.retry.jitter = Jitter::kFull;
+  p.retry.max_backoff = Millis::seconds(100);
+  p.retry.max_retries = 14;
+  p.retry.total_deadline = Millis::seconds(480);
   p.retry.max_server_delay = Millis::seconds(120);
   p.timeouts.connect = Millis::seconds(10);
   p.timeouts.tls_handshake = Millis::seconds(10);
@@ -46,6 +47,9 @@ inline constexpr DeviceProfile desktop = [] {
   // turn of the loop; a desktop has the memory. The rest keep the defaults: heads of a few
   // KiB, and URLs as long as the state record keeps.
   p.buffers.io = 64 * 1024;
+  // A resumable transfer whose retries ran out runs again 5 to 10 minutes later.
+  p.defer.delay = Millis::seconds(300);
+  p.defer.spread = Millis::seconds(300);
   return p;
 }();
 static_assert(valid(desktop), "the desktop profile must be valid");

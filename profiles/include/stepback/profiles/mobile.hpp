@@ -7,15 +7,16 @@
 
 namespace stepback::profiles {
 
-// Cap 64 s, 10 retries, deadline 600 s, equal jitter (docs/retry.md, "Why equal jitter"); polls
+// Cap 128 s, 16 retries, deadline 900 s, full jitter, deferral 10-20 minutes (docs/retry.md,
+// "Safe for a fleet"); polls
 // from 2 s doubling to 60 s for at most 30 minutes.
 inline constexpr DeviceProfile mobile = [] {
   DeviceProfile p;
   p.name = "mobile";
-  p.retry.jitter = Jitter::kEqual;
-  p.retry.max_backoff = Millis::seconds(64);
-  p.retry.max_retries = 10;
-  p.retry.total_deadline = Millis::seconds(600);
+  p.retry.jitter = Jitter::kFull;
+  p.retry.max_backoff = Millis::seconds(128);
+  p.retry.max_retries = 16;
+  p.retry.total_deadline = Millis::seconds(900);
   p.retry.max_server_delay = Millis::seconds(300);
   p.timeouts.connect = Millis::seconds(20);
   p.timeouts.tls_handshake = Millis::seconds(20);
@@ -49,6 +50,9 @@ inline constexpr DeviceProfile mobile = [] {
   // rarely has more than a record waiting per turn of the loop, and an app's memory is
   // watched; heads of a few KiB and URLs as long as the state record keeps.
   p.buffers.io = 16 * 1024;
+  // A resumable transfer whose retries ran out runs again 10 to 20 minutes later.
+  p.defer.delay = Millis::seconds(600);
+  p.defer.spread = Millis::seconds(600);
   return p;
 }();
 static_assert(valid(mobile), "the mobile profile must be valid");
