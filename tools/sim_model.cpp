@@ -127,8 +127,8 @@ struct Client {
   Xoshiro128 random;
   RetryContext context;
   RetryMachine machine;
-  AttemptResult result;   // The answer of the attempt in flight.
-  std::uint64_t at = 0;   // The time of its pending event; older events are stale.
+  AttemptResult result;  // The answer of the attempt in flight.
+  std::uint64_t at = 0;  // The time of its pending event; older events are stale.
   std::uint64_t start = 0;
   State state = State::kIdle;
   bool deferred = false;  // Deferred at least once.
@@ -143,7 +143,8 @@ bool retryable_give_up(Outcome o) {
 // The run of one scenario: the fleet, the queue, the server and the report being filled.
 class Fleet {
  public:
-  explicit Fleet(const FleetScenario& s) : s_(s), clients_(s.clients), queue_(s.clients), server_(s) {
+  explicit Fleet(const FleetScenario& s)
+      : s_(s), clients_(s.clients), queue_(s.clients), server_(s) {
     const auto stagger = static_cast<std::uint32_t>(s.stagger.count() - 1);
     for (std::uint32_t i = 0; i < s.clients; ++i) {
       Client& c = clients_[i].emplace(s.policy, client_seed(s.seed, i));
