@@ -38,6 +38,7 @@ transfer::DownloadOptions download_options(Buffers& buffers,
   transfer::DownloadOptions options;
   options.client = client_options(buffers, profile);
   options.checkpoint = profile.checkpoint;
+  options.defer = profile.defer;
   return options;
 }
 
@@ -47,6 +48,7 @@ transfer::UploadOptions upload_options(Buffers& buffers, const profiles::DeviceP
   options.buffers = buffers.client();
   options.session_uri = https::MutableBytes{buffers.session_uri, sizeof buffers.session_uri};
   options.wall_now = &platform::wall_now;
+  options.defer = profile.defer;
   return options;
 }
 

@@ -31,6 +31,8 @@ constexpr profiles::DeviceProfile kOdd = [] {
   p.checkpoint.interval = Millis(987);
   p.retry.max_retries = 3;
   p.budget.max_tokens = 7;
+  p.defer.delay = Millis(4567);
+  p.defer.spread = Millis(890);
   return p;
 }();
 static_assert(profiles::valid(kOdd));
@@ -77,7 +79,11 @@ TEST(AppDefaults, OptionsCarryTheGivenProfile) {
   EXPECT_EQ(d.checkpoint.bytes, 4321U);
   EXPECT_EQ(d.checkpoint.interval, Millis(987));
   EXPECT_EQ(d.checkpoints.save, nullptr);  // The app's (or DownloadFiles').
+  EXPECT_EQ(d.defer.delay, Millis(4567));
+  EXPECT_EQ(d.defer.spread, Millis(890));
   const transfer::UploadOptions u = upload_options(g_buffers, kOdd);
+  EXPECT_EQ(u.defer.delay, Millis(4567));
+  EXPECT_EQ(u.defer.spread, Millis(890));
   EXPECT_EQ(u.timeouts.connect, Millis(1234));
   EXPECT_EQ(u.wall_now, &platform::wall_now);
   EXPECT_EQ(u.session_uri.data, g_buffers.session_uri);

@@ -66,6 +66,7 @@ struct Harness {
     options.range_size = range_size;
     options.client.network = network;
     options.client.events = https::EventSink{&Harness::record, this};
+    options.defer = defer;
     download = std::make_unique<Download>(connector, context, options);
     EXPECT_EQ(download->start(spec), https::Status::kOk) << download->message();
     return download->step(now);
@@ -126,6 +127,7 @@ struct Harness {
   std::uint64_t max_rate = 0;
   std::uint64_t range_size = 0;
   https::NetworkPolicy network;
+  DeferPolicy defer;
   std::vector<https::ClientEvent::Kind> events;  // Unless heap_free.
   int steps = 0;
   std::unique_ptr<Download> download;
@@ -783,6 +785,83 @@ TEST(Download, PauseAndResumeMakeNoHeapCalls) {
   EXPECT_EQ(calls, 0) << testing::HeapTrap::describe();
   EXPECT_EQ(h.download->result().outcome, Outcome::kSuccess);
   EXPECT_EQ(h.body.bytes, body);
+}
+
+// The mobile profile's deferral: 10 minutes and up to 10 more.
+constexpr DeferPolicy kDefer{Millis(600'000), Millis(600'000)};
+constexpr char kNotFound[] = "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n";
+
+// Retries that run out after a checkpoint counted bytes lose nothing: the download is
+// deferred, to run again delay + U[0, spread] after it ended, the same time at every ask.
+TEST(Download, RetriesThatRunOutAfterACheckpointDeferIt) {
+  Harness h;
+  h.policy.max_retries = 1;
+  h.defer = kDefer;
+  h.checkpoint.interval = Millis(1'000'000);
+  const std::string body = body_of(1000);
+  h.connector.add().recv_data(ok_head(body.size()) + body.substr(0, 700)).recv_reset();
+  h.connector.add().recv_reset();
+  const DownloadNext done = h.run(h.start());
+  ASSERT_EQ(done.kind, DownloadNext::Kind::kDone);
+  EXPECT_EQ(h.download->result().outcome, Outcome::kRetriesExhausted);
+  ASSERT_FALSE(h.saved.empty());
+  EXPECT_EQ(h.saved.back().delivered, 700U);
+  const Millis end = h.now;
+  const https::RunHint hint = h.download->run_hint(done);
+  EXPECT_EQ(hint.state, https::RunHint::State::kDeferred);
+  EXPECT_GE(hint.run_at, end + kDefer.delay);
+  EXPECT_LE(hint.run_at, end + kDefer.delay + kDefer.spread);
+  EXPECT_EQ(h.download->run_hint(done).run_at, hint.run_at);
+  EXPECT_EQ(h.download->run_hint(h.download->step(h.now + Millis(5))).run_at, hint.run_at);
+  EXPECT_EQ(h.download->deferred_until(), hint.run_at);
+  // A new start is not deferred until it gives up again.
+  ASSERT_EQ(h.download->start(h.spec), https::Status::kOk);
+  EXPECT_FALSE(h.download->deferred_until().has_value());
+}
+
+// Retries that run out before any byte arrived leave nothing to go on from: done.
+TEST(Download, RetriesThatRunOutWithNothingKeptAreDone) {
+  Harness h;
+  h.policy.max_retries = 1;
+  h.defer = kDefer;
+  h.connector.add().recv_reset();
+  h.connector.add().recv_reset();
+  const DownloadNext done = h.run(h.start());
+  ASSERT_EQ(done.kind, DownloadNext::Kind::kDone);
+  EXPECT_EQ(h.download->result().outcome, Outcome::kRetriesExhausted);
+  EXPECT_EQ(h.download->run_hint(done).state, https::RunHint::State::kDone);
+  EXPECT_FALSE(h.download->deferred_until().has_value());
+}
+
+// A 404 is final, however many bytes a checkpoint kept.
+TEST(Download, ATerminalStatusAfterACheckpointIsDone) {
+  Harness h;
+  h.policy.max_retries = 3;
+  h.defer = kDefer;
+  h.checkpoint.interval = Millis(1'000'000);
+  const std::string body = body_of(1000);
+  h.connector.add().recv_data(ok_head(body.size()) + body.substr(0, 700)).recv_reset();
+  h.connector.add().recv_data(kNotFound);
+  const DownloadNext done = h.run(h.start());
+  ASSERT_EQ(done.kind, DownloadNext::Kind::kDone);
+  EXPECT_EQ(h.download->result().outcome, Outcome::kTerminalStatus);
+  ASSERT_FALSE(h.saved.empty());
+  EXPECT_EQ(h.saved.back().delivered, 700U);
+  EXPECT_EQ(h.download->run_hint(done).state, https::RunHint::State::kDone);
+  EXPECT_FALSE(h.download->deferred_until().has_value());
+}
+
+// Options left at their defaults (DeferPolicy delay 0) make a give-up final.
+TEST(Download, WithoutADeferralAGiveUpIsDone) {
+  Harness h;
+  h.policy.max_retries = 0;
+  h.checkpoint.interval = Millis(1'000'000);
+  const std::string body = body_of(1000);
+  h.connector.add().recv_data(ok_head(body.size()) + body.substr(0, 700)).recv_reset();
+  const DownloadNext done = h.run(h.start());
+  ASSERT_EQ(done.kind, DownloadNext::Kind::kDone);
+  EXPECT_EQ(h.download->result().outcome, Outcome::kRetriesExhausted);
+  EXPECT_EQ(h.download->run_hint(done).state, https::RunHint::State::kDone);
 }
 
 }  // namespace

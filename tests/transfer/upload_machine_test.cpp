@@ -150,6 +150,7 @@ struct Harness {
     options.wall_now = [] { return Millis(1'700'000'000'000); };
     options.max_rate = max_rate;
     options.progress = progress;
+    options.defer = defer;
     upload = std::make_unique<Upload>(connector, context, options);
     started = upload->start(spec);
     if (expect_started) {
@@ -211,6 +212,7 @@ struct Harness {
   bool connector_silent_ = true;
   std::uint64_t max_rate = 0;
   ProgressPolicy progress;
+  DeferPolicy defer;
   bool expect_started = true;
   std::optional<https::NetworkInfo> network_info;  // Told to the upload before its first step.
   Status started = Status::kOk;
@@ -1223,6 +1225,66 @@ TEST(Upload, AnInvalidProgressPolicyIsRefused) {
   (void)h.start();
   EXPECT_EQ(h.started, Status::kInvalidArgument);
   EXPECT_EQ(h.connector.opened(), 0U);
+}
+
+// The mobile profile's deferral: 10 minutes and up to 10 more.
+constexpr DeferPolicy kDefer{Millis(600'000), Millis(600'000)};
+
+// Retries that run out with the session open lose nothing: the upload is deferred, to run
+// again (with UploadSpec::session) delay + U[0, spread] after it ended, the same time at
+// every ask, with what the scheduler needs to know of it.
+TEST(Upload, RetriesThatRunOutWithASessionDeferIt) {
+  Harness h(1000);
+  h.policy.max_retries = 1;
+  h.defer = kDefer;
+  h.connector.add().recv_data(session_created());
+  h.connector.add().recv_data(status_only(503));
+  h.connector.add().recv_data(resume_incomplete(0));
+  h.connector.add().recv_data(status_only(503));
+  const UploadNext done = h.run();
+  ASSERT_EQ(done.kind, UploadNext::Kind::kDone);
+  EXPECT_EQ(h.upload->result().outcome, Outcome::kRetriesExhausted);
+  EXPECT_FALSE(h.upload->session_uri().empty());
+  const https::RunHint hint = h.upload->run_hint(done);
+  EXPECT_EQ(hint.state, https::RunHint::State::kDeferred);
+  EXPECT_GE(hint.run_at, h.now + kDefer.delay);
+  EXPECT_LE(hint.run_at, h.now + kDefer.delay + kDefer.spread);
+  EXPECT_EQ(hint.bytes_left, 1000U);
+  EXPECT_EQ(h.upload->run_hint(h.upload->step(h.now + Millis(5))).run_at, hint.run_at);
+  EXPECT_EQ(h.upload->deferred_until(), hint.run_at);
+}
+
+// Retries that run out before a session was opened leave nothing to go on with: done.
+TEST(Upload, RetriesThatRunOutBeforeASessionAreDone) {
+  Harness h(1000);
+  h.policy.max_retries = 1;
+  h.defer = kDefer;  // No connections scripted: every open fails.
+  const UploadNext done = h.run();
+  ASSERT_EQ(done.kind, UploadNext::Kind::kDone);
+  EXPECT_EQ(h.upload->result().outcome, Outcome::kRetriesExhausted);
+  EXPECT_TRUE(h.upload->session_uri().empty());
+  EXPECT_EQ(h.upload->run_hint(done).state, https::RunHint::State::kDone);
+  EXPECT_FALSE(h.upload->deferred_until().has_value());
+}
+
+// An expired session (404) is final, and so is a cancel.
+TEST(Upload, AnExpiredSessionOrACancelIsDone) {
+  Harness h(1000);
+  h.defer = kDefer;
+  h.connector.add().recv_data(session_created());
+  h.connector.add().recv_data(status_only(404));
+  const UploadNext done = h.run();
+  EXPECT_EQ(h.upload->result().outcome, Outcome::kTerminalStatus);
+  EXPECT_EQ(h.upload->run_hint(done).state, https::RunHint::State::kDone);
+
+  Harness c(1000);
+  c.defer = kDefer;
+  c.connector.add().recv_data(session_created());
+  (void)c.step_until(c.start(),
+                     [&](const UploadNext&) { return c.upload->session_uri().size() > 0; });
+  c.upload->cancel();
+  EXPECT_EQ(c.upload->result().outcome, Outcome::kCancelled);
+  EXPECT_EQ(c.upload->run_hint(c.upload->step(c.now)).state, https::RunHint::State::kDone);
 }
 
 }  // namespace

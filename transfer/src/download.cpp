@@ -69,7 +69,10 @@ KeptBytes check_kept_bytes(const TransferState& state, const https::BodySource& 
 
 Download::Download(https::Connector& connector, const RetryContext& context,
                    const DownloadOptions& options)
-    : options_(options), app_events_(options.client.events), client_(connector, context, [&] {
+    : options_(options),
+      random_(context.random),
+      app_events_(options.client.events),
+      client_(connector, context, [&] {
         https::ClientOptions o = options.client;
         o.events = https::EventSink{&Download::on_client_event, this};
         if (options.max_rate > 0) o.receive_limit = &rate_;
@@ -95,6 +98,8 @@ https::Status Download::start(const DownloadSpec& spec) {
   restore_wait_ = Millis{};
   checkpoints_ = stored_ = 0;
   pieces_ = 1;
+  record_delivered_ = 0;
+  deferred_until_.reset();
   continuing_ = false;
   if (spec.resume == nullptr) {
     https::BodyResume first;  // From byte 0, up to the first piece's end (none: the whole).
@@ -129,7 +134,7 @@ https::Status Download::start(const DownloadSpec& spec) {
   }
   // The retry loop starts afresh in this process (the Client's); the wait under way is not
   // cut short by the restart.
-  resumed_from_ = saved_delivered_ = r.delivered;
+  resumed_from_ = saved_delivered_ = record_delivered_ = r.delivered;
   // Served from the first step, on the monotonic clock of this process.
   restore_wait_ = r.wait_remaining;
   return https::Status::kOk;
@@ -192,12 +197,19 @@ Download::Step Download::on_running(Millis now) {
     return yield(DownloadNext::wait_until(now), Phase::kRunning);
   }
   // A download that did not finish leaves where it stood; one that did needs no record.
-  if (client_.result().outcome != Outcome::kSuccess) checkpoint(now);
+  const Outcome outcome = client_.result().outcome;
+  if (outcome != Outcome::kSuccess) checkpoint(now);
+  // Given up on a failure a later run may get past, with bytes a record counts: deferred,
+  // at a time drawn once here so that every run_hint() agrees.
+  if (options_.defer.delay > Millis(0) && deferrable(outcome) && record_delivered_ > 0) {
+    deferred_until_ = defer_until(options_.defer, now, random_);
+  }
   return yield(next, Phase::kDone);
 }
 
 void Download::cancel(Millis now) {
   if (phase_ == Phase::kRestoreWait || phase_ == Phase::kRunning) checkpoint(now);
+  if (phase_ != Phase::kDone) deferred_until_.reset();  // A cancel under way is final.
   phase_ = Phase::kDone;
   client_.cancel();
 }
@@ -263,7 +275,22 @@ void Download::checkpoint(Millis now) {
   ++checkpoints_;
   saved_at_ = now;
   saved_delivered_ = client_.delivered();
-  if (options_.checkpoints.save(options_.checkpoints.context, state)) ++stored_;
+  if (options_.checkpoints.save(options_.checkpoints.context, state)) {
+    ++stored_;
+    record_delivered_ = state.delivered;
+  }
+}
+
+https::RunHint Download::run_hint(const DownloadNext& next) const {
+  https::RunHint hint = client_.run_hint(next);
+  if (phase_ == Phase::kPaused && next.kind != DownloadNext::Kind::kDone) {
+    hint.state = https::RunHint::State::kPaused;
+    hint.run_at = Millis::max();
+  } else if (phase_ == Phase::kDone && deferred_until_) {
+    hint.state = https::RunHint::State::kDeferred;
+    hint.run_at = *deferred_until_;
+  }
+  return hint;
 }
 
 bool Download::save(TransferState* state, Millis now, Millis wall_now) const {

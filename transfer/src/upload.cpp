@@ -58,6 +58,7 @@ Upload::Upload(https::Connector& connector, const RetryContext& context,
 
 Status Upload::start(const UploadSpec& spec) {
   client_.cancel();
+  deferred_until_.reset();
   // A refused spec leaves the upload done, so that stepping it does nothing.
   const auto refuse = [this](Status status) {
     result_ = UploadResult{};
@@ -400,6 +401,11 @@ Upload::Step Upload::finish(Millis now, Outcome outcome, Status error, const cha
   result_.outcome = outcome;
   result_.error = error;
   result_.message = outcome == Outcome::kSuccess ? "" : message;
+  // Given up on a failure a later run may get past, with the session open: deferred, at a
+  // time drawn once here so that every run_hint() agrees.
+  if (options_.defer.delay > Millis(0) && deferrable(outcome) && session_size_ > 0) {
+    deferred_until_ = defer_until(options_.defer, now, context_.random);
+  }
   UploadEvent e = event(UploadEvent::Kind::kDone, now);
   e.status = result_.status;
   e.outcome = outcome;

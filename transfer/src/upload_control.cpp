@@ -10,8 +10,11 @@ using https::Status;
 
 https::RunHint Upload::run_hint(const UploadNext& next) const {
   https::RunHint hint;
-  if (phase_ == Phase::kDone || next.kind == UploadNext::Kind::kDone) return hint;
-  if (phase_ == Phase::kExchange) {
+  if (phase_ == Phase::kDone || next.kind == UploadNext::Kind::kDone) {
+    if (!deferred_until_) return hint;
+    hint.state = https::RunHint::State::kDeferred;
+    hint.run_at = *deferred_until_;
+  } else if (phase_ == Phase::kExchange) {
     hint = client_.run_hint(next);
   } else if (phase_ == Phase::kPaused || phase_ == Phase::kStarved) {
     hint.state = https::RunHint::State::kPaused;
@@ -101,6 +104,7 @@ void Upload::cancel() {
   if (phase_ == Phase::kDone) return;
   client_.cancel();
   machine_.cancel();
+  deferred_until_.reset();
   result_.outcome = Outcome::kCancelled;
   phase_ = Phase::kDone;
 }

@@ -75,13 +75,15 @@ class RetrySetup {
 https::ClientOptions client_options(Buffers& buffers,
                                     const profiles::DeviceProfile& profile = profiles::active);
 
-// A Download's options: client_options() and the profile's checkpoint policy. The body sink
+// A Download's options: client_options(), the profile's checkpoint policy and its deferral
+// (a give-up with a checkpoint answers RunHint kDeferred). The body sink
 // and the checkpoint sink are the app's (app/download_files.hpp gives both for a file).
 transfer::DownloadOptions download_options(
     Buffers& buffers, const profiles::DeviceProfile& profile = profiles::active);
 
 // An Upload's options: the profile's timeouts, the buffers, the session URI buffer and
-// platform::wall_now. (An upload follows no redirects: its 308s are the protocol's.)
+// platform::wall_now, and the profile's deferral (a give-up with a session open answers
+// RunHint kDeferred). (An upload follows no redirects: its 308s are the protocol's.)
 transfer::UploadOptions upload_options(Buffers& buffers,
                                        const profiles::DeviceProfile& profile = profiles::active);
 

@@ -2,7 +2,11 @@
 #ifndef STEPBACK_CORE_DEFER_HPP_
 #define STEPBACK_CORE_DEFER_HPP_
 
+#include <cstdint>
+
+#include "stepback/core/attempt.hpp"
 #include "stepback/core/millis.hpp"
+#include "stepback/core/random.hpp"
 
 namespace stepback {
 
@@ -17,6 +21,24 @@ struct DeferPolicy {
 // Whether `d` is usable: each part within a day.
 constexpr bool valid(const DeferPolicy& d) {
   return d.delay <= Millis::seconds(86400) && d.spread <= Millis::seconds(86400);
+}
+
+// Whether `o` is a give-up that a later run may well turn into a success: the retries, the
+// deadline, the offline limit or the budget ran out, or the server asked for a longer wait than
+// allowed. Success, a terminal status or failure, a request that is not idempotent and a
+// cancel are final.
+constexpr bool deferrable(Outcome o) {
+  return o == Outcome::kRetriesExhausted || o == Outcome::kDeadline || o == Outcome::kOffline ||
+         o == Outcome::kBudgetExhausted || o == Outcome::kServerDelayTooLong;
+}
+
+// When a transfer deferred at `end` (monotonic) runs again: end + delay + U[0, spread], the
+// random part drawn once from `random` (Millis' sum saturates at Millis::max()).
+inline Millis defer_until(const DeferPolicy& d, Millis end, RandomSource& random) {
+  const std::uint64_t spread = min(d.spread, Millis(UINT32_MAX)).count();
+  const Millis wait =
+      d.delay + Millis(spread == 0 ? 0 : uniform(random, static_cast<std::uint32_t>(spread)));
+  return end + wait;
 }
 
 }  // namespace stepback

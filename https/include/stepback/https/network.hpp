@@ -43,6 +43,11 @@ struct RunHint {
                          // run_at the offline limit ends it (Timeouts::offline).
     kPaused,             // Until the app goes on with it (resume(), or an upload's extend()).
     kDone,               // Finished.
+    // Finished for now without losing anything: its retries (deadline, offline limit,
+    // budget) ran out on a failure a later run may well get past, and it kept what it needs
+    // to go on (a download its checkpoint, an upload its session). Run the transfer again at
+    // run_at (a new process may take up its checkpoint or session); see DeferPolicy.
+    kDeferred,
   };
   State state = State::kDone;
   // When the transfer next needs to run (monotonic): the end of the wait, or Millis::max().

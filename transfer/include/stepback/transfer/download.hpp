@@ -18,6 +18,7 @@
 #include <string_view>
 
 #include "stepback/core/checkpoint.hpp"
+#include "stepback/core/defer.hpp"
 #include "stepback/core/millis.hpp"
 #include "stepback/core/rate_limit.hpp"
 #include "stepback/core/retry_machine.hpp"
@@ -99,6 +100,10 @@ struct DownloadOptions {
   // first say only what went wrong (their first attempt, 206 and done are not passed on).
   // A server that ignores ranges sends the whole body in one 200. 0: one request.
   std::uint64_t range_size = 0;
+  // When a download whose retries ran out on a retryable failure runs again, if the record
+  // the app holds (the last checkpoint stored, or the one it started from) counts bytes:
+  // run_hint() then answers kDeferred (delay 0, the default: kDone, the give-up is final).
+  DeferPolicy defer;
 };
 
 // One download. Not copyable; everything it is given must outlive it.
@@ -146,16 +151,12 @@ class Download {
   // Whether the download is paused.
   bool paused() const { return phase_ == Phase::kPaused; }
   // The download's RunHint (https/client.hpp) after step() answered `next`: kPaused while
-  // paused, else the request's (the bytes left of the whole representation, across pieces).
-  https::RunHint run_hint(const DownloadNext& next) const {
-    if (phase_ == Phase::kPaused && next.kind != DownloadNext::Kind::kDone) {
-      https::RunHint hint = client_.run_hint(next);
-      hint.state = https::RunHint::State::kPaused;
-      hint.run_at = Millis::max();
-      return hint;
-    }
-    return client_.run_hint(next);
-  }
+  // paused; kDeferred once done when DownloadOptions::defer deferred it (run_at drawn once,
+  // when it ended); else the request's (the bytes left of the whole representation, across
+  // pieces).
+  https::RunHint run_hint(const DownloadNext& next) const;
+  // When the download runs again (its run_hint()'s run_at) if it ended deferred, else nullopt.
+  std::optional<Millis> deferred_until() const { return deferred_until_; }
 
   // The result; meaningful after step() answered kDone.
   const https::ClientResult& result() const { return client_.result(); }
@@ -206,6 +207,7 @@ class Download {
   static void on_client_event(void* self, const https::ClientEvent& event);
 
   DownloadOptions options_;
+  RandomSource& random_;  // The retry context's: draws the deferral's spread.
   https::EventSink app_events_;
   RateLimiter rate_;  // options_.max_rate; the Client's receive_limit when set.
   https::Client client_;
@@ -232,6 +234,10 @@ class Download {
   std::uint32_t checkpoints_ = 0;
   std::uint32_t stored_ = 0;
   std::uint32_t pieces_ = 0;
+  // Bytes counted by the record the app holds: the last checkpoint stored, or the one it
+  // started from. A give-up is deferred only when it is above 0.
+  std::uint64_t record_delivered_ = 0;
+  std::optional<Millis> deferred_until_;  // The end of the deferral, once done deferred.
 };
 
 }  // namespace stepback::transfer

@@ -21,6 +21,7 @@
 #include <string_view>
 
 #include "stepback/core/attempt.hpp"
+#include "stepback/core/defer.hpp"
 #include "stepback/core/millis.hpp"
 #include "stepback/core/policy.hpp"
 #include "stepback/core/progress.hpp"
@@ -190,6 +191,10 @@ struct UploadOptions {
   ProgressPolicy progress;
   // Which networks the upload may use (all, by default); see network_changed().
   https::NetworkPolicy network;
+  // When an upload whose retries ran out on a retryable failure, with its session open, runs
+  // again (UploadSpec::session): run_hint() then answers kDeferred (delay 0, the default:
+  // kDone, the give-up is final).
+  DeferPolicy defer;
 };
 
 // One resumable upload. Not copyable; everything it is given must outlive it.
@@ -243,9 +248,12 @@ class Upload {
   // refuses, or none, the upload waits for one (Timeouts::offline), spending no retry.
   void network_changed(Millis now, const https::NetworkInfo& network);
   // The upload's RunHint (https/client.hpp) after step() answered `next`: kPaused while
-  // paused or waiting for extend(), the network its NetworkPolicy needs for the body's size,
-  // and the bytes the server does not hold yet (when the size is final).
+  // paused or waiting for extend(), kDeferred once done when UploadOptions::defer deferred it
+  // (run_at drawn once, when it ended), the network its NetworkPolicy needs for the body's
+  // size, and the bytes the server does not hold yet (when the size is final).
   https::RunHint run_hint(const UploadNext& next) const;
+  // When the upload runs again (its run_hint()'s run_at) if it ended deferred, else nullopt.
+  std::optional<Millis> deferred_until() const { return deferred_until_; }
 
   // The result; meaningful after step() answered kDone.
   const UploadResult& result() const { return result_; }
@@ -366,8 +374,9 @@ class Upload {
   bool machine_waiting_ = false;       // The machine is in a backoff wait.
   std::uint16_t response_status_ = 0;  // Of the exchange under way, once its head arrived.
   Phase phase_ = Phase::kIdle;
-  Phase paused_from_ = Phase::kIdle;  // Where resume() goes on (kPaused).
-  Millis paused_wait_end_{};          // The end of the wait a pause cut into (0: none).
+  Phase paused_from_ = Phase::kIdle;      // Where resume() goes on (kPaused).
+  Millis paused_wait_end_{};              // The end of the wait a pause cut into (0: none).
+  std::optional<Millis> deferred_until_;  // The end of the deferral, once done deferred.
   Exchange exchange_ = Exchange::kNone;
   bool need_query_ = false;       // The next exchange asks what the server holds.
   bool switched_ = false;         // network_changed() abandoned the exchange under way.
