@@ -19,6 +19,9 @@ static_assert(footprint<app::HttpsStack>() <= STEPBACK_STACK_SIZE,
               "STEPBACK_STACK_SIZE is too small for app::HttpsStack");
 static_assert(static_cast<int>(https::Status::kProxyAuth) == STEPBACK_E_PROXY_AUTH);
 static_assert(static_cast<int>(https::Status::kWouldBlock) == STEPBACK_E_WOULD_BLOCK);
+// to_c(RunHint) casts the state.
+static_assert(static_cast<int>(https::RunHint::State::kDone) == STEPBACK_RUN_DONE);
+static_assert(static_cast<int>(https::RunHint::State::kDeferred) == STEPBACK_RUN_DEFERRED);
 
 stepback_status to_c(https::Status s) {
   if (s == https::Status::kOk) return STEPBACK_OK;

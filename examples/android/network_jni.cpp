@@ -58,7 +58,10 @@ JNIEXPORT jlong JNICALL Java_com_example_stepback_NativeNetwork_nativeRunIn(JNIE
   const stepback::https::RunHint hint = g_request->run_hint();
   using State = stepback::https::RunHint::State;
   if (hint.state == State::kDone) return -2;
-  if (hint.state != State::kWaiting || hint.run_at == stepback::Millis::max()) return -1;
+  // A deferred transfer (a Download or Upload whose retries ran out, its record kept) is
+  // enqueued as a wait is: it runs again at run_at.
+  const bool timed = hint.state == State::kWaiting || hint.state == State::kDeferred;
+  if (!timed || hint.run_at == stepback::Millis::max()) return -1;
   const auto at = static_cast<jlong>(hint.run_at.count());
   return at > now_ms ? at - now_ms : 0;
 }

@@ -419,7 +419,12 @@ typedef enum stepback_run_state {
   STEPBACK_RUN_WAITING = 1,         /* Nothing to do until run_at_ms. */
   STEPBACK_RUN_WAITING_NETWORK = 2, /* Until a usable network comes (or run_at_ms). */
   STEPBACK_RUN_PAUSED = 3,          /* Until the app resumes it. */
-  STEPBACK_RUN_DONE = 4
+  STEPBACK_RUN_DONE = 4,
+  /* Finished for now without losing anything: its retries ran out on a failure a later run
+   * may get past, and it kept its checkpoint (a download) or session (an upload). Start it
+   * again from that record at run_at_ms (the profile's deferral: a delay and a random
+   * spread). */
+  STEPBACK_RUN_DEFERRED = 5
 } stepback_run_state;
 
 typedef struct stepback_run_hint {

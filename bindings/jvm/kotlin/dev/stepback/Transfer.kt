@@ -16,6 +16,9 @@ data class RunHint(val state: Int, val runAtMs: Long, val unmetered: Boolean, va
         /** Until the app resumes it. */
         const val PAUSED = 3
         const val DONE = 4
+        /** Finished for now without losing anything (its retries ran out, its checkpoint or
+         *  session kept): start it again from that record at [runAtMs]. */
+        const val DEFERRED = 5
     }
 }
 
