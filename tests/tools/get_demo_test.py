@@ -137,13 +137,14 @@ def case_demo_close():
 
 
 def case_demo_retry_after():
-    # A Retry-After longer than any backoff of the second wait sets that wait exactly.
+    # The server's Retry-After comes first, then the second retry's own jittered backoff
+    # (at most 2 s in both profiles: 1 s doubled), so a fleet told 3 s spreads after it.
     args = ["demo", "--trace", "--retry-after", "3"]
     code, out, err, seconds = run(*args)
     check(code == 0 and out == DEMO_BODY, f"{args} exited {code}, stderr: {err}")
     waits = [e for e in trace_events(err, args) if e["event"] == "wait"]
-    check(len(waits) == 2 and waits[1]["reason"] == "retry_after" and waits[1]["ms"] == 3000,
-          f"{args}: waits {waits}")
+    check(len(waits) == 2 and waits[1]["reason"] == "retry_after" and
+          3000 <= waits[1]["ms"] <= 3000 + 2000, f"{args}: waits {waits}")
 
 
 def case_get_refused():

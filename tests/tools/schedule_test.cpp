@@ -43,6 +43,23 @@ Policy with_jitter(Policy p, Jitter j) {
   return p;
 }
 
+// Policies with the seeds' numbers (1 s doubling; cap 32 s, 6 retries, 120 s; and cap 64 s,
+// 10 retries, 600 s), so the formula tests below do not move with the profiles' values.
+Policy seeds_short() {
+  Policy p = profiles::desktop.retry;
+  p.max_backoff = Millis::seconds(32);
+  p.max_retries = 6;
+  p.total_deadline = Millis::seconds(120);
+  return p;
+}
+Policy seeds_long() {
+  Policy p = profiles::mobile.retry;
+  p.max_backoff = Millis::seconds(64);
+  p.max_retries = 10;
+  p.total_deadline = Millis::seconds(600);
+  return p;
+}
+
 // The schedule computed without the machine: backoff_wait() for each retry, stopping at
 // max_retries or when a wait would end past the deadline.
 Schedule expected_schedule(const Policy& p, std::uint64_t seed) {
@@ -80,7 +97,7 @@ void expect_same(const Schedule& actual, const Schedule& expected) {
 }
 
 TEST(tools, ScheduleDesktopSeedStrategyFollowsTheFormula) {
-  const Policy p = with_jitter(profiles::desktop.retry, Jitter::kSeed);
+  const Policy p = with_jitter(seeds_short(), Jitter::kSeed);
   const Schedule s = seeded(p, 42);
 
   // wait(n) = min(2^n s + U[0, 1000] ms, 32 s), drawn from the same generator.
@@ -112,7 +129,7 @@ TEST(tools, ScheduleMatchesBackoffWaitForEveryProfileStrategyAndSeed) {
 }
 
 TEST(tools, ScheduleMobileSeedStrategyWaitsExactlyTheCapOnceReached) {
-  const Schedule s = seeded(with_jitter(profiles::mobile.retry, Jitter::kSeed), 7);
+  const Schedule s = seeded(with_jitter(seeds_long(), Jitter::kSeed), 7);
   ASSERT_EQ(s.rows.size(), 10U);
   // 2^6 s = 64 s reaches the cap: from then on the documented formula adds no spread.
   for (std::size_t n = 6; n < 10; ++n) EXPECT_EQ(s.rows[n].wait, Millis(64000)) << n;
@@ -120,7 +137,7 @@ TEST(tools, ScheduleMobileSeedStrategyWaitsExactlyTheCapOnceReached) {
 }
 
 TEST(tools, ScheduleNoneStrategyIsTheBareExponential) {
-  const Schedule s = seeded(with_jitter(profiles::desktop.retry, Jitter::kNone), 3);
+  const Schedule s = seeded(with_jitter(seeds_short(), Jitter::kNone), 3);
   const std::uint64_t waits[] = {1000, 2000, 4000, 8000, 16000, 32000};
   const std::uint64_t sums[] = {1000, 3000, 7000, 15000, 31000, 63000};
   ASSERT_EQ(s.rows.size(), 6U);
@@ -314,7 +331,7 @@ TEST(tools, ScheduleTextAlignsItsColumns) {
   print_schedule_text(out.get(), o, profiles::mobile.retry, s);
   const std::string text = out.text();
   EXPECT_EQ(text.substr(0, text.find('\n')),
-            "profile mobile, strategy equal, cap 64000 ms, max retries 10, deadline 600000 ms, "
+            "profile mobile, strategy full, cap 128000 ms, max retries 16, deadline 900000 ms, "
             "seed 9");
   EXPECT_NE(text.find("\n n   wait_ms  cumulative_ms\n"), std::string::npos) << text;
   EXPECT_NE(text.find("\n 0         5   100000000000\n"), std::string::npos) << text;

@@ -455,7 +455,8 @@ TEST(Upload, RetryInfoOnAChunkSetsTheWait) {
   h.connector.add().recv_data(finished());
   h.run();
   EXPECT_EQ(h.upload->result().outcome, Outcome::kSuccess);
-  EXPECT_EQ(h.waits, (std::vector<std::uint64_t>{2500}));
+  // retryDelay, then the policy's first backoff (100 ms, no jitter).
+  EXPECT_EQ(h.waits, (std::vector<std::uint64_t>{2500 + 100}));
 }
 
 TEST(Upload, RetryAfterLengthensTheWait) {
@@ -466,7 +467,7 @@ TEST(Upload, RetryAfterLengthensTheWait) {
   h.connector.add().recv_data(finished());
   h.run();
   EXPECT_EQ(h.upload->result().outcome, Outcome::kSuccess);
-  EXPECT_EQ(h.waits, (std::vector<std::uint64_t>{3000}));
+  EXPECT_EQ(h.waits, (std::vector<std::uint64_t>{3000 + 100}));  // Retry-After, then backoff.
 }
 
 TEST(Upload, A308WithoutRangeMeansNothingIsHeldAndTheChunkGoesAgainAfterAWait) {

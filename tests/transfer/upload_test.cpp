@@ -223,7 +223,9 @@ TEST_F(UploadLoopbackTest, A429WithRetryAfterOnAPut) {
   expect_complete(run, kSize, 1);
   const auto waits = run.of(Kind::kWait);
   ASSERT_EQ(waits.size(), 1U);
-  EXPECT_EQ(waits[0].wait_ms, 1000U);
+  // Retry-After's second, then the test policy's first backoff (100 ms + U[0, 50 ms]).
+  EXPECT_GE(waits[0].wait_ms, 1000U + 100U);
+  EXPECT_LE(waits[0].wait_ms, 1000U + 150U);
   EXPECT_EQ(waits[0].wait_reason, WaitReason::kRetryAfter);
 }
 

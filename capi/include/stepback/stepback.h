@@ -228,7 +228,8 @@ typedef struct stepback_policy {
   uint32_t max_backoff_ms;      /* The cap on any backoff wait. Default 32000. */
   uint32_t max_retries;         /* Retries after the first attempt. Default 6. */
   uint64_t total_deadline_ms;   /* From the first step; 0: none. Default 0. */
-  bool honor_server_delay;      /* Retry-After can lengthen a wait. Default true. */
+  bool honor_server_delay;      /* Retry-After (RetryInfo) delays the retry: that long, then
+                                   the jittered wait. Default true. */
   uint32_t max_server_delay_ms; /* A longer server delay ends the loop. Default 300000. */
   bool retry_all;               /* Retry requests that may have been processed even when not
                                    idempotent (the caller opts in). Default false. */

@@ -65,7 +65,8 @@ struct Policy {
   Millis max_backoff{32000};        // The cap on any backoff wait ("maximum_backoff").
   std::uint32_t max_retries = 6;    // Retries after the first attempt.
   Millis total_deadline{0};         // From the first step; 0 means no deadline.
-  bool honor_server_delay = true;   // Whether Retry-After / RetryInfo can lengthen a wait.
+  bool honor_server_delay = true;   // Whether Retry-After / RetryInfo delay a retry (then the
+                                    // jittered wait follows).
   Millis max_server_delay{300000};  // A longer server delay ends the retries.
   StatusSet retryable = StatusSet::defaults();  // HTTP statuses that are retried.
   IdempotencyRule idempotency = IdempotencyRule::kSafeOnly;
