@@ -82,8 +82,8 @@ FleetReport simulate_fleet(const FleetScenario& scenario);
 
 // One row of a run, for the SVG: what ran and what it produced.
 struct FleetRun {
-  const char* label;  // The strategy's name.
-  bool own;           // Whether it is the profile's own strategy.
+  const char* label = "";  // The strategy's name.
+  bool own = false;        // Whether it is the profile's own strategy.
   FleetReport report;
 };
 

@@ -145,14 +145,16 @@ void put_axes(std::FILE* out, const Frame& f) {
   const double bottom = f.top + kPlotHeight;
   char label[32];
   const double y_step = nice_step(f.y_max, 5);
-  for (double m = 0; m <= f.y_max + y_step / 1000; m += y_step) {
+  for (int i = 0; i * y_step <= f.y_max + y_step / 1000; ++i) {
+    const double m = i * y_step;
     std::fprintf(out, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#e4e4e4\"/>\n",
                  kLeft, f.y(m), kLeft + kPlotWidth, f.y(m));
     std::snprintf(label, sizeof label, "%gx", m);
     put_text(out, kLeft - 6, f.y(m) + 4, "text-anchor=\"end\"", label);
   }
   const double t_step = time_step(f.seconds);
-  for (double t = 0; t <= f.seconds + t_step / 1000; t += t_step) {
+  for (int i = 0; i * t_step <= f.seconds + t_step / 1000; ++i) {
+    const double t = i * t_step;
     std::fprintf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#888\"/>\n",
                  f.x(t), bottom, f.x(t), bottom + 4);
     std::snprintf(label, sizeof label, "%g", t);
