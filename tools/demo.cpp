@@ -25,9 +25,9 @@ namespace stepback::tools {
 namespace {
 
 constexpr const char* kPrefix = "stepback demo: ";
-// The 429's Retry-After, in seconds (--retry-after). The retry machine waits the longer
-// of its own backoff and the server's delay, so with 1 s the second wait is at least 1 s and
-// usually the backoff's 1-2 s; --retry-after 3 shows the server's delay winning.
+// The 429's Retry-After, in seconds (--retry-after). The retry machine waits the server's
+// delay, then its own jittered backoff (up to 2 s for the second wait), so with 1 s the second
+// wait is 1-3 s; --retry-after 3 makes it 3-5 s.
 constexpr std::uint32_t kDefaultRetryAfter = 1;
 constexpr std::uint64_t kMaxRetryAfter = 10;
 
@@ -88,8 +88,7 @@ void print_demo_usage(std::FILE* out) {
                "\n"
                "  --profile NAME       desktop or mobile (default: %s, chosen at build time)\n"
                "  --retry-after S      the 429's Retry-After in seconds, 0..%llu (default %u;\n"
-               "                       a delay shorter than the client's own backoff changes\n"
-               "                       nothing)\n"
+               "                       the client waits it, then its own jittered backoff)\n"
                "  --close              the server closes the connection after each response, so\n"
                "                       every retry reconnects (and resumes the TLS session)\n"
                "  --trace              one JSON object per event on stderr, as 'stepback get'\n"
