@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <ostream>
 #include <string>
 
 #include "stepback/profiles/desktop.hpp"
@@ -47,10 +48,18 @@ double peak(const FleetScenario& s, const FleetReport& r) {
   return static_cast<double>(r.peak_attempts) / static_cast<double>(s.capacity);
 }
 
-class FleetGoals : public testing::TestWithParam<const profiles::DeviceProfile*> {};
+// A profile as the test's parameter, printed by its name: ctest lists the parameter's printed
+// value in each test's name, and a pointer's differs between builds (test_cross compares the
+// names of the host's and the targets' passed tests).
+struct Profile {
+  const profiles::DeviceProfile* profile;
+  friend void PrintTo(const Profile& p, std::ostream* os) { *os << p.profile->name; }
+};
+
+class FleetGoals : public testing::TestWithParam<Profile> {};
 
 TEST_P(FleetGoals, SixtySecondOutageAndNetworkReturn) {
-  const profiles::DeviceProfile& p = *GetParam();
+  const profiles::DeviceProfile& p = *GetParam().profile;
   for (const RetryAfter& ra : kRetryAfters) {
     for (const bool network : {false, true}) {
       SCOPED_TRACE(std::string(p.name) + (network ? " network return" : " outage") +
@@ -65,7 +74,7 @@ TEST_P(FleetGoals, SixtySecondOutageAndNetworkReturn) {
 }
 
 TEST_P(FleetGoals, LongOutagesLoseNobody) {
-  const profiles::DeviceProfile& p = *GetParam();
+  const profiles::DeviceProfile& p = *GetParam().profile;
   for (const RetryAfter& ra : kRetryAfters) {
     for (const std::uint64_t outage : {std::uint64_t{300}, std::uint64_t{1800}}) {
       SCOPED_TRACE(std::string(p.name) + " outage " + std::to_string(outage) + " s, retry-after " +
@@ -87,9 +96,9 @@ TEST(FleetGoalsCanFail, WithoutDeferralALongOutageLosesClients) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Profiles, FleetGoals,
-                         testing::Values(&profiles::desktop, &profiles::mobile),
-                         [](const testing::TestParamInfo<const profiles::DeviceProfile*>& param) {
-                           return std::string(param.param->name);
+                         testing::Values(Profile{&profiles::desktop}, Profile{&profiles::mobile}),
+                         [](const testing::TestParamInfo<Profile>& param) {
+                           return std::string(param.param.profile->name);
                          });
 
 }  // namespace
