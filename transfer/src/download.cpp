@@ -201,7 +201,7 @@ Download::Step Download::on_running(Millis now) {
   if (outcome != Outcome::kSuccess) checkpoint(now);
   // Given up on a failure a later run may get past, with bytes a record counts: deferred,
   // at a time drawn once here so that every run_hint() agrees.
-  if (options_.defer.delay > Millis(0) && deferrable(outcome) && record_delivered_ > 0) {
+  if (defers(options_.defer, outcome, /*resumable=*/record_delivered_ > 0)) {
     deferred_until_ = defer_until(options_.defer, now, random_);
   }
   return yield(next, Phase::kDone);

@@ -403,7 +403,7 @@ Upload::Step Upload::finish(Millis now, Outcome outcome, Status error, const cha
   result_.message = outcome == Outcome::kSuccess ? "" : message;
   // Given up on a failure a later run may get past, with the session open: deferred, at a
   // time drawn once here so that every run_hint() agrees.
-  if (options_.defer.delay > Millis(0) && deferrable(outcome) && session_size_ > 0) {
+  if (defers(options_.defer, outcome, /*resumable=*/session_size_ > 0)) {
     deferred_until_ = defer_until(options_.defer, now, context_.random);
   }
   UploadEvent e = event(UploadEvent::Kind::kDone, now);

@@ -32,6 +32,13 @@ constexpr bool deferrable(Outcome o) {
          o == Outcome::kBudgetExhausted || o == Outcome::kServerDelayTooLong;
 }
 
+// Whether a transfer that ended with `o` is deferred under `d`: a policy with a delay, a
+// deferrable outcome, and what a later run needs kept (`resumable`: a record that counts bytes,
+// an open session). The one rule downloads and uploads share.
+constexpr bool defers(const DeferPolicy& d, Outcome o, bool resumable) {
+  return d.delay > Millis(0) && deferrable(o) && resumable;
+}
+
 // When a transfer deferred at `end` (monotonic) runs again: end + delay + U[0, spread], the
 // random part drawn once from `random` (Millis' sum saturates at Millis::max()).
 inline Millis defer_until(const DeferPolicy& d, Millis end, RandomSource& random) {
