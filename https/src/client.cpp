@@ -131,10 +131,11 @@ void Client::cancel() {
 }
 
 Client::Step Client::on_machine(Millis now) {
-  // Time spent without a usable network is not the request's: the deadline moves with it.
-  if (gate_.held()) machine_.exclude(gate_.account(now));
-  const Next next = machine_.step(now);
+  const Next next = machine_step(now);
   if (next.kind != Next::Kind::kDone && !network_usable()) return hold(now);
+  if (next.kind == Next::Kind::kSend && now < spread_send(now)) {
+    return yield(ClientNext::wait_until(gate_.send_at()), Phase::kWaiting);
+  }
   gate_.release();
   switch (next.kind) {
     case Next::Kind::kSend:

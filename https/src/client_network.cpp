@@ -87,4 +87,27 @@ Client::Step Client::hold(Millis now) {
   return yield(ClientNext::wait_until(h.end), Phase::kWaiting);
 }
 
+Next Client::machine_step(Millis now) {
+  // Time spent without a usable network is not the request's: the deadline moves with it.
+  if (gate_.held()) machine_.exclude(gate_.account(now));
+  return machine_.step(now);
+}
+
+// The spread is part of the wait for a network, as the hold is: it spends no deadline.
+Millis Client::spread_send(Millis now) {
+  const bool was_held = gate_.held();
+  const Millis at = gate_.spread(now, context_.policy, context_.random);
+  if (was_held && at > now) {
+    machine_.exclude(at - now);
+    ClientEvent e = event(ClientEvent::Kind::kWait, now);
+    e.wait = at - now;
+    e.wait_reason = WaitReason::kNetworkBack;
+    e.message =
+        "a network the request may use came: it goes after a random part of the time "
+        "it was held, so that devices held together do not all return at once";
+    emit(e);
+  }
+  return at;
+}
+
 }  // namespace stepback::https

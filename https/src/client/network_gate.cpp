@@ -12,6 +12,7 @@ void set_network_needs(RunHint* hint, const NetworkPolicy& policy, std::uint64_t
 void NetworkGate::reset() {
   held_ = switch_pending_ = unreachable_ = hold_armed_ = false;
   time_offline_ = Millis{};
+  send_at_ = Millis{};
 }
 
 void NetworkGate::changed(const NetworkInfo& network, const NetworkPolicy& policy,
@@ -65,6 +66,7 @@ NetworkGate::Hold NetworkGate::hold(Millis now, Millis limit, const char* why, c
   if (!held_) {
     held_ = true;
     held_mark_ = now;
+    held_since_ = now;
     // The limit runs from the first hold until a usable network is announced: a route table
     // that changes without giving a way out does not restart it.
     if (!hold_armed_) {
@@ -83,6 +85,19 @@ NetworkGate::Hold NetworkGate::hold(Millis now, Millis limit, const char* why, c
     h.message = words;
   }
   return h;
+}
+
+Millis NetworkGate::spread(Millis now, const Policy& policy, RandomSource& random) {
+  if (!held_) return send_at_ > now ? send_at_ : now;
+  held_ = false;
+  const std::uint64_t held = now > held_since_ ? (now - held_since_).count() : 0;
+  const std::uint64_t ran =
+      held > UINT64_MAX / policy.multiplier ? UINT64_MAX : held * policy.multiplier;
+  std::uint64_t bound = ran > policy.jitter_range.count() ? ran : policy.jitter_range.count();
+  if (bound > policy.max_backoff.count()) bound = policy.max_backoff.count();
+  if (bound > UINT32_MAX) bound = UINT32_MAX;
+  send_at_ = now + Millis(uniform(random, static_cast<std::uint32_t>(bound)));
+  return send_at_;
 }
 
 RunHint NetworkGate::hint(Millis at, bool running, const NetworkPolicy& policy, std::uint64_t size,

@@ -4,7 +4,9 @@
 // and the RunHint an OS scheduler is given.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "tests/https/client/client_harness.hpp"
 
@@ -148,6 +150,75 @@ TEST(ClientNetwork, WithoutANetworkAnUnreachableDestinationWaitsAndGoesWhenOneCo
       << "the unreachable attempt is not counted; the 503 was retried within the deadline";
 }
 
+// The first send after a hold (no network at all, as a cell or a region going dark) waits
+// U[0, max(jitter_range, multiplier x the hold)], capped at max_backoff: a fleet held together
+// returns spread over about as long as it was held. Before, every held request went in the
+// same step as the network's return.
+TEST(ClientNetwork, RequestsHeldTogetherDoNotAllGoTheMomentTheNetworkReturns) {
+  constexpr std::uint64_t kHeld = 60000;
+  constexpr std::uint64_t kBound = 2 * kHeld;  // The multiplier x the hold, under the cap.
+  std::vector<std::uint64_t> first_waits;
+  for (std::uint32_t seed = 1; seed <= 40; ++seed) {
+    Harness h;
+    h.random = Xoshiro128{seed};
+    h.policy.max_backoff = Millis(300000);
+    h.timeouts.offline = Millis(600000);
+    h.network_info = NetworkInfo{};
+    h.network_info->connected = false;
+    h.connector.open_failures = {Status::kConnectFailed};
+    h.connector.unreachable_failures = true;
+    ClientNext next = h.start();
+    for (int i = 0; i < 20 && next.kind != ClientNext::Kind::kWaitUntil; ++i) {
+      next = h.client->step(h.now);
+    }
+    ASSERT_EQ(next.kind, ClientNext::Kind::kWaitUntil);
+    ASSERT_EQ(h.client->run_hint(next).state, RunHint::State::kWaitingForNetwork);
+    h.now = h.now + Millis(kHeld);
+    h.client->network_changed(h.now, NetworkInfo{});
+    h.connector.add().recv_data(kOk);
+    const std::size_t before = h.events.size();
+    next = h.client->step(h.now);
+    ASSERT_EQ(next.kind, ClientNext::Kind::kWaitUntil) << "the held request went at once";
+    ASSERT_GE(next.at, h.now);
+    first_waits.push_back((next.at - h.now).count());
+    ASSERT_GT(h.events.size(), before);
+    EXPECT_EQ(h.events.back().kind, ClientEvent::Kind::kWait);
+    EXPECT_EQ(h.events.back().wait_reason, WaitReason::kNetworkBack);
+    EXPECT_EQ(h.client->run_hint(next).state, RunHint::State::kWaiting);
+    h.run(next);
+    EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess) << h.client->result().message;
+    EXPECT_EQ(h.client->result().attempts, 1U);
+  }
+  const auto [low, high] = std::minmax_element(first_waits.begin(), first_waits.end());
+  EXPECT_LE(*high, kBound);
+  EXPECT_LT(*low, kBound / 5) << "the sends are not spread from the network's return";
+  EXPECT_GT(*high, kBound * 4 / 5) << "the sends are not spread over the hold's length";
+}
+
+// A request whose network blinked (held a moment) goes within the jitter range.
+TEST(ClientNetwork, ARequestHeldAMomentGoesWithinTheJitterRange) {
+  Harness h;
+  h.policy.max_backoff = Millis(300000);
+  h.network_info = NetworkInfo{};
+  h.network_info->connected = false;
+  h.connector.open_failures = {Status::kConnectFailed};
+  h.connector.unreachable_failures = true;
+  ClientNext next = h.start();
+  for (int i = 0; i < 20 && next.kind != ClientNext::Kind::kWaitUntil; ++i) {
+    next = h.client->step(h.now);
+  }
+  ASSERT_EQ(next.kind, ClientNext::Kind::kWaitUntil);
+  h.now = h.now + Millis(100);
+  h.client->network_changed(h.now, NetworkInfo{});
+  h.connector.add().recv_data(kOk);
+  next = h.client->step(h.now);
+  if (next.kind == ClientNext::Kind::kWaitUntil) {
+    EXPECT_LE((next.at - h.now).count(), h.policy.jitter_range.count());
+  }
+  h.run(next);
+  EXPECT_EQ(h.client->result().outcome, Outcome::kSuccess) << h.client->result().message;
+}
+
 // The platform's "no network" is no verdict on a destination. A server on loopback
 // (or the LAN, or behind a VPN route) is tried and answers; before, the request waited for a
 // network without a single attempt.
@@ -215,7 +286,14 @@ TEST(ClientNetwork, ChangesWithoutANetworkRetryTheDestinationButKeepTheOfflineLi
   still_none.connected = false;
   h.client->network_changed(h.now, still_none);
   next = h.client->step(h.now);
-  for (int i = 0; i < 20 && next.kind != ClientNext::Kind::kWaitUntil; ++i) {
+  // Past the send's spread after the hold (within max_backoff), to the hold that follows.
+  for (int i = 0; i < 20 && !(next.kind == ClientNext::Kind::kWaitUntil &&
+                              h.client->run_hint(next).state == RunHint::State::kWaitingForNetwork);
+       ++i) {
+    if (next.kind == ClientNext::Kind::kWaitUntil) {
+      ASSERT_LE(next.at, h.now + h.policy.max_backoff);
+      h.now = next.at;
+    }
     next = h.client->step(h.now);
   }
   ASSERT_EQ(next.kind, ClientNext::Kind::kWaitUntil);

@@ -358,6 +358,10 @@ class Client {
   Step on_network_switch(Millis now);
   // Waits for a network the request may use, or ends the request when the wait is over.
   Step hold(Millis now);
+  // The machine's step, the time held excluded from its deadline first.
+  Next machine_step(Millis now);
+  // The send after a hold, spread (NetworkGate::spread): when it may go, with the wait's event.
+  Millis spread_send(Millis now);
   // Why the current network may not be used, in words ("" when it may).
   const char* network_refusal() const { return gate_.refusal(options_.network, transfer_size()); }
   // What NetworkPolicy::metered_up_to weighs: the request body's size, else the response's

@@ -10,6 +10,8 @@
 #include <optional>
 
 #include "stepback/core/millis.hpp"
+#include "stepback/core/policy.hpp"
+#include "stepback/core/random.hpp"
 #include "stepback/https/network.hpp"
 
 namespace stepback::https {
@@ -45,6 +47,15 @@ class NetworkGate {
   // the expired hold's words go into `words` (the caller's, so the gate holds no text buffer).
   Hold hold(Millis now, Millis limit, const char* why, char* words, std::size_t words_size);
   void release() { held_ = false; }
+  // The hold ends at `now` on a network the request may use, as the request is about to be
+  // sent: its send waits U[0, bound] from `now`, bound = max(jitter_range, multiplier x the
+  // hold's length), at most max_backoff, as RetryMachine::network_available() shortens a
+  // backoff. A fleet held together (a cell or a region offline) then comes back spread over
+  // about as long as it was held, not in the same second, while a request whose network blinked
+  // goes within the jitter range. Returns send_at(); after the hold, or without one, now.
+  Millis spread(Millis now, const Policy& policy, RandomSource& random);
+  // When the request held last may be sent (spread()); 0 after reset().
+  Millis send_at() const { return send_at_; }
   bool held() const { return held_; }
   Millis time_offline() const { return time_offline_; }
   const NetworkInfo& network() const { return network_; }
@@ -57,6 +68,8 @@ class NetworkGate {
  private:
   NetworkInfo network_;  // The last changed()'s.
   Millis held_mark_{};   // Until when the hold's time has been excluded from the deadline.
+  Millis held_since_{};  // When the hold began.
+  Millis send_at_{};     // spread()'s answer.
   Millis hold_end_{};    // When the hold ends the request.
   Millis time_offline_{};
   bool switch_pending_ = false;  // The network changed while an exchange was under way.
