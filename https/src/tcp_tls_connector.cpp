@@ -1,6 +1,7 @@
 #include "stepback/https/tcp_tls_connector.hpp"
 
 #include <cstdio>
+#include <cstring>
 
 namespace stepback::https {
 
@@ -16,6 +17,9 @@ Status TcpTlsConnector::open(const Url& url, const char* host, Millis now,
   connect_timeout_ = timeouts.connect;
   handshake_timeout_ = timeouts.tls_handshake;
   handshake_deadline_ = Millis::max();
+  if (session_.valid() && (port_ != session_port_ || std::strcmp(host_, session_host_) != 0)) {
+    session_.clear();  // Made with another server: offered to this one, it would be refused.
+  }
   const Status s = use_tls_ ? tcp_.tunnel(host, url.port, now, timeouts.connect)
                             : tcp_.open(url, host, now, timeouts);
   if (s != Status::kOk) return s;
@@ -56,6 +60,8 @@ Status TcpTlsConnector::step(Millis now) {
     if (s != Status::kOk) return fail_tls(s);
     resumed_ = tls_stream_.resumed();
     (void)tls_stream_.save_session(&session_);
+    std::snprintf(session_host_, sizeof session_host_, "%s", host_);
+    session_port_ = port_;
     phase_ = Phase::kReady;
   }
   return phase_ == Phase::kReady ? Status::kOk : Status::kInvalidArgument;
@@ -129,6 +135,22 @@ Status TcpTlsConnector::redo_without_session(Millis now) {
   if (s != Status::kOk) return s;
   phase_ = Phase::kDialing;
   return step(now);
+}
+
+TlsSessionRecordError TcpTlsConnector::export_session(Millis wall_now, MutableBytes out,
+                                                      std::size_t* written) const {
+  return save_tls_session_record(session_, tls_, session_host_, session_port_, wall_now, out,
+                                 written);
+}
+
+TlsSessionRecordError TcpTlsConnector::import_session(ConstBytes record, const char* host,
+                                                      std::uint16_t port, Millis wall_now) {
+  const TlsSessionRecordError error =
+      load_tls_session_record(record, tls_, host, port, wall_now, &session_);
+  if (error != TlsSessionRecordError::kNone) return error;
+  std::snprintf(session_host_, sizeof session_host_, "%s", host);
+  session_port_ = port;
+  return TlsSessionRecordError::kNone;
 }
 
 }  // namespace stepback::https

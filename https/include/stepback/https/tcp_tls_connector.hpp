@@ -12,6 +12,7 @@
 #include "stepback/https/dns/resolver.hpp"
 #include "stepback/https/tcp_connector.hpp"
 #include "stepback/https/tls/tls.hpp"
+#include "stepback/https/tls/tls_session_record.hpp"
 
 namespace stepback::https {
 
@@ -60,6 +61,17 @@ class TcpTlsConnector final : public Connector {
   [[nodiscard]] Status set_binding(const NetworkBinding* binding) {
     return tcp_.set_binding(binding);
   }
+  // Writes the saved session, bound to the host and port it was made with, as a record
+  // (tls_session_record.hpp) at `wall_now` (ms since the Unix epoch), for a later process:
+  // kNoSession before a TLS handshake saved one.
+  TlsSessionRecordError export_session(Millis wall_now, MutableBytes out,
+                                       std::size_t* written) const;
+  // Takes a record export_session() wrote, for `host`:`port` under this connector's TLS
+  // configuration at `wall_now`, in place of the saved session; on a refusal no session is
+  // kept and the caller should delete the record. open() offers a session
+  // only to the host and port it was made with.
+  TlsSessionRecordError import_session(ConstBytes record, const char* host, std::uint16_t port,
+                                       Millis wall_now);
 
  private:
   enum class Phase : std::uint8_t { kIdle, kDialing, kHandshaking, kReady };
@@ -87,7 +99,11 @@ class TcpTlsConnector final : public Connector {
   // This open() redid a handshake whose resumption the server refused (at most once: the
   // session is gone then).
   bool resumption_refused_ = false;
-  char tls_message_[352] = {};  // Room for the TLS transport's 256 after set_tls_message's note.
+  char tls_message_[352] = {};
+  // The host and port session_ was made with (or imported for); open() drops it for others.
+  char session_host_[256] = {};
+  std::uint16_t session_port_ =
+      0;  // Room for the TLS transport's 256 after set_tls_message's note.
 };
 
 }  // namespace stepback::https

@@ -111,6 +111,10 @@ class TlsClientConfig {
   Millis (*wall_clock() const)() { return wall_now_; }
   // Whether at least one trust anchor is loaded.
   bool has_trust_anchors() const { return anchors_ > 0; }
+  // SHA-256 over what verifying a server depends on here: the TLS versions, the public-key
+  // pins, and the trust anchors (the certificates added, or the trust store's sources). A
+  // session saved to disk is bound to it (tls_session_record.hpp), so that a change drops it.
+  void verification_fingerprint(std::uint8_t (&out)[32]) const;
   // The cipher suites offered, in order, 0-terminated, as init() chose them; nullptr for
   // mbedTLS's default list (mbedtls_ssl_list_ciphersuites()).
   const int* ciphersuites() const { return suites_; }
@@ -151,6 +155,10 @@ class TlsClientConfig {
 
 // A session saved after a handshake, offered on the next connection to skip the full
 // handshake (TLS 1.2 tickets or session IDs, TLS 1.3 tickets).
+namespace detail {
+struct TlsSessionAccess;  // tls_session_record.cpp: saves and loads the session's bytes.
+}  // namespace detail
+
 class TlsSession {
  public:
   TlsSession();
@@ -165,6 +173,7 @@ class TlsSession {
 
  private:
   friend class TlsTransport;
+  friend struct detail::TlsSessionAccess;
   mbedtls_ssl_session session_{};
   bool valid_ = false;
 };

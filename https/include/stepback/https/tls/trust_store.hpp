@@ -101,6 +101,10 @@ class TrustStore {
   std::size_t source_count() const { return count_; }
   // The path of source `i` ("" for memory sources and out of range).
   const char* source_path(std::size_t i) const;
+  // The bytes of memory source `i` (empty for the others and out of range).
+  ConstBytes source_memory(std::size_t i) const {
+    return i < count_ && sources_[i].kind == Kind::kMemory ? sources_[i].memory : ConstBytes{};
+  }
   // Forgets every source.
   void clear() {
     count_ = 0;
