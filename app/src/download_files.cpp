@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "stepback/app/files.hpp"
+#include "stepback/platform/clock.hpp"
 
 namespace stepback::app {
 namespace {
@@ -32,6 +33,7 @@ DownloadFiles::Open DownloadFiles::open(const char* path, std::string_view url,
     return refuse(state_.message());
   }
   const Open taken = take_up(url, url_may_change);
+  if (taken != Open::kRefused) load_tls_session(url);
   if (taken == Open::kRefused || taken == Open::kResumed) return taken;
   // No record, or one whose part cannot be used: from byte 0.
   if (!part_.open(part_path_, true)) return refuse(part_.message());
@@ -107,6 +109,7 @@ bool DownloadFiles::save(void* context, const transfer::TransferState& state) {
   if (!files->part_.sync() || !files->state_.store(state)) return false;
   files->stored_delivered_ = state.delivered;
   ++files->stored_;
+  files->store_tls_session();
   return true;
 }
 
@@ -128,6 +131,7 @@ bool DownloadFiles::commit() {
                   std::strerror(errno));
     return false;
   }
+  if (tls_connector_ != nullptr) (void)tls_session_.remove();
   (void)state_.remove();  // Also makes the rename durable: the same folder is fsync'd.
   return true;
 }
@@ -142,6 +146,29 @@ void DownloadFiles::discard() {
   (void)part_.close();
   (void)std::remove(part_path_);
   (void)state_.remove();
+  if (tls_connector_ != nullptr) (void)tls_session_.remove();
+}
+
+void DownloadFiles::keep_tls_session(https::TcpTlsConnector* connector, Millis (*wall_now)()) {
+  tls_connector_ = connector;
+  wall_now_ = wall_now != nullptr ? wall_now : &platform::wall_now;
+}
+
+void DownloadFiles::load_tls_session(std::string_view url) {
+  tls_load_ = TlsSessionFile::Load::kAbsent;
+  char path[kMaxPath];
+  if (tls_connector_ == nullptr || !join(path, path_, ".tls-session") ||
+      !tls_session_.set_path(path)) {
+    return;
+  }
+  tls_load_ = tls_session_.load(*tls_connector_, url, wall_now_());
+}
+
+// A session that cannot be saved (none yet, a plain http:// download) leaves the file as it was.
+void DownloadFiles::store_tls_session() {
+  if (tls_connector_ != nullptr && tls_session_.path()[0] != '\0') {
+    (void)tls_session_.store(*tls_connector_, wall_now_());
+  }
 }
 
 }  // namespace stepback::app

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "stepback/app/tls_session_file.hpp"
 #include "stepback/https/client.hpp"
 #include "stepback/https/types.hpp"
 #include "stepback/transfer/download.hpp"
@@ -166,6 +167,17 @@ class DownloadFiles {
   // Closes and removes FILE.part and its record.
   void discard();
 
+  // Opt-in, off by default: keeps `connector`'s TLS session in FILE.tls-session (mode 0600,
+  // replaced at each checkpoint), so that a later run of this download resumes the session on
+  // its first request; open() loads it (a file it refuses is removed), commit() and discard()
+  // remove it, keep() keeps it. The file holds a resumption secret (docs/https.md, "Sessions
+  // kept on disk"). Call before open(); nullptr turns it off. `wall_now` (ms since the Unix
+  // epoch) dates the record; null for platform::wall_now.
+  void keep_tls_session(https::TcpTlsConnector* connector, Millis (*wall_now)() = nullptr);
+  // What open() did with the kept session (kAbsent when it is not kept), and the file.
+  TlsSessionFile::Load tls_session_load() const { return tls_load_; }
+  TlsSessionFile& tls_session() { return tls_session_; }
+
   const char* path() const { return path_; }
   const char* part_path() const { return part_path_; }
   const char* state_path() const { return state_.path(); }
@@ -181,6 +193,8 @@ class DownloadFiles {
   static bool save(void* context, const transfer::TransferState& state);
   Open take_up(std::string_view url, bool url_may_change);
   Open refuse(const char* message);
+  void load_tls_session(std::string_view url);
+  void store_tls_session();
 
   char path_[kMaxPath] = {};
   char part_path_[kMaxPath] = {};
@@ -192,6 +206,10 @@ class DownloadFiles {
   std::uint64_t stored_delivered_ = 0;
   std::uint32_t stored_ = 0;
   bool resumed_ = false;
+  TlsSessionFile tls_session_;
+  https::TcpTlsConnector* tls_connector_ = nullptr;
+  Millis (*wall_now_)() = nullptr;
+  TlsSessionFile::Load tls_load_ = TlsSessionFile::Load::kAbsent;
 };
 
 }  // namespace stepback::app
