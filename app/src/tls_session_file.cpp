@@ -60,8 +60,7 @@ bool TlsSessionFile::store(const https::TcpTlsConnector& connector, Millis wall_
   const https::TlsSessionRecordError error =
       connector.export_session(wall_now, https::MutableBytes{buffer_, sizeof buffer_ - 1}, &n);
   if (error != https::TlsSessionRecordError::kNone) {
-    std::snprintf(message_, sizeof message_, "'%s' not written: %s", path_,
-                  https::describe(error));
+    std::snprintf(message_, sizeof message_, "'%s' not written: %s", path_, https::describe(error));
     return false;
   }
   return replace(n);

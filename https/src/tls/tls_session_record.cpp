@@ -90,15 +90,20 @@ void TlsClientConfig::verification_fingerprint(std::uint8_t (&out)[32]) const {
 
 const char* describe(TlsSessionRecordError error) {
   switch (error) {
-    case TlsSessionRecordError::kNone: return "ok";
-    case TlsSessionRecordError::kNoSession: return "there is no TLS session to save";
+    case TlsSessionRecordError::kNone:
+      return "ok";
+    case TlsSessionRecordError::kNoSession:
+      return "there is no TLS session to save";
     case TlsSessionRecordError::kBufferTooSmall:
       return "the TLS session does not fit the record buffer";
-    case TlsSessionRecordError::kBadHost: return "the host is empty or longer than 255 bytes";
+    case TlsSessionRecordError::kBadHost:
+      return "the host is empty or longer than 255 bytes";
     case TlsSessionRecordError::kTruncated:
       return "the TLS session record is cut short (fewer bytes than it says it has)";
-    case TlsSessionRecordError::kTooBig: return "the TLS session record is too big to be one";
-    case TlsSessionRecordError::kNotARecord: return "the file is not a TLS session record";
+    case TlsSessionRecordError::kTooBig:
+      return "the TLS session record is too big to be one";
+    case TlsSessionRecordError::kNotARecord:
+      return "the file is not a TLS session record";
     case TlsSessionRecordError::kUnknownVersion:
       return "the TLS session record has a format version this build does not read";
     case TlsSessionRecordError::kCorrupt:
@@ -107,7 +112,8 @@ const char* describe(TlsSessionRecordError error) {
       return "the TLS session record was saved for another host or port";
     case TlsSessionRecordError::kOtherVerification:
       return "the TLS session record was made under other trust anchors, pins or TLS versions";
-    case TlsSessionRecordError::kExpired: return "the TLS session record's lifetime is over";
+    case TlsSessionRecordError::kExpired:
+      return "the TLS session record's lifetime is over";
     case TlsSessionRecordError::kClockBeforeSave:
       return "the wall clock stands before the time the TLS session record was saved";
     case TlsSessionRecordError::kUnusable:
@@ -150,8 +156,7 @@ TlsSessionRecordError encode_tls_session_record(const TlsSessionRecordFields& fi
   return TlsSessionRecordError::kNone;
 }
 
-TlsSessionRecordError decode_tls_session_record(ConstBytes record,
-                                                TlsSessionRecordFields* fields) {
+TlsSessionRecordError decode_tls_session_record(ConstBytes record, TlsSessionRecordFields* fields) {
   if (record.size > kTlsSessionRecordMaxBytes) return TlsSessionRecordError::kTooBig;
   if (record.size < sizeof kMagic || std::memcmp(record.data, kMagic, sizeof kMagic) != 0) {
     return record.size < sizeof kMagic ? TlsSessionRecordError::kTruncated
@@ -212,8 +217,8 @@ TlsSessionRecordError check_tls_session_record(const TlsSessionRecordFields& fie
 
 TlsSessionRecordError save_tls_session_record(const TlsSession& session,
                                               const TlsClientConfig& config, const char* host,
-                                              std::uint16_t port, Millis wall_now,
-                                              MutableBytes out, std::size_t* written) {
+                                              std::uint16_t port, Millis wall_now, MutableBytes out,
+                                              std::size_t* written) {
   *written = 0;
   if (!session.valid()) return TlsSessionRecordError::kNoSession;
   TlsSessionRecordFields fields;
@@ -233,7 +238,8 @@ TlsSessionRecordError save_tls_session_record(const TlsSession& session,
     // A TLS 1.2 session starts at its handshake (mbedTLS's wall-clock time()); a ticket's hint
     // may shorten the kept lifetime, never lengthen it beyond the bound.
     const mbedtls_time_t start = s.MBEDTLS_PRIVATE(start);
-    const Millis started = start > 0 ? Millis::seconds(static_cast<std::uint64_t>(start)) : wall_now;
+    const Millis started =
+        start > 0 ? Millis::seconds(static_cast<std::uint64_t>(start)) : wall_now;
     fields.issued_at = started < wall_now ? started : wall_now;
     const std::uint32_t hint = s.MBEDTLS_PRIVATE(ticket_lifetime);
     fields.lifetime_seconds =
@@ -241,7 +247,8 @@ TlsSessionRecordError save_tls_session_record(const TlsSession& session,
   }
   // mbedTLS writes the session where the frame puts it; the frame is written around it.
   const std::size_t offset = kHeadBytes + fields.host_size + kMiddleBytes;
-  const std::size_t limit = out.size < kTlsSessionRecordMaxBytes ? out.size : kTlsSessionRecordMaxBytes;
+  const std::size_t limit =
+      out.size < kTlsSessionRecordMaxBytes ? out.size : kTlsSessionRecordMaxBytes;
   if (limit < offset + kCrcBytes) return TlsSessionRecordError::kBufferTooSmall;
   std::size_t size = 0;
   const int ret =
@@ -253,8 +260,8 @@ TlsSessionRecordError save_tls_session_record(const TlsSession& session,
 }
 
 TlsSessionRecordError load_tls_session_record(ConstBytes record, const TlsClientConfig& config,
-                                              const char* host, std::uint16_t port,
-                                              Millis wall_now, TlsSession* session) {
+                                              const char* host, std::uint16_t port, Millis wall_now,
+                                              TlsSession* session) {
   session->clear();
   TlsSessionRecordFields fields;
   TlsSessionRecordError error = decode_tls_session_record(record, &fields);

@@ -24,29 +24,29 @@ using E = TlsSessionRecordError;
 
 // Two self-signed certificates, to change the trust anchors with.
 constexpr char kCaA[] =
-"-----BEGIN CERTIFICATE-----\n"
-"MIIBmzCCAUGgAwIBAgIUcW36gGcc7jdXr02y3If0GLH1JXQwCgYIKoZIzj0EAwIw\n"
-"IjEgMB4GA1UEAwwXc3RlcGJhY2sgc2Vzc2lvbiB0ZXN0IEEwIBcNMjYxMTI5MjAy\n"
-"NTQwWhgPMjEyNjExMDUyMDI1NDBaMCIxIDAeBgNVBAMMF3N0ZXBiYWNrIHNlc3Np\n"
-"b24gdGVzdCBBMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEXNpc/Yq6WYAMy4Ko\n"
-"wu3cGSnrysBw8Cc9z0qBd84kjcAKBzLi2DN9jKLieyvH751IgOtfWkmn02rT3En+\n"
-"q9bNVaNTMFEwHQYDVR0OBBYEFCuLl5+FRr5VJeNVIEN5qT/y5y5DMB8GA1UdIwQY\n"
-"MBaAFCuLl5+FRr5VJeNVIEN5qT/y5y5DMA8GA1UdEwEB/wQFMAMBAf8wCgYIKoZI\n"
-"zj0EAwIDSAAwRQIgVG+rdzGxSjaSlgPOpZUWTqeu0q+CmAguWrRNvkW4woECIQDY\n"
-"JvzvSYlh0a20wBPChbVjLoWxmBCucQeLHEHWZJQzgA==\n"
-"-----END CERTIFICATE-----\n";
+    "-----BEGIN CERTIFICATE-----\n"
+    "MIIBmzCCAUGgAwIBAgIUcW36gGcc7jdXr02y3If0GLH1JXQwCgYIKoZIzj0EAwIw\n"
+    "IjEgMB4GA1UEAwwXc3RlcGJhY2sgc2Vzc2lvbiB0ZXN0IEEwIBcNMjYxMTI5MjAy\n"
+    "NTQwWhgPMjEyNjExMDUyMDI1NDBaMCIxIDAeBgNVBAMMF3N0ZXBiYWNrIHNlc3Np\n"
+    "b24gdGVzdCBBMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEXNpc/Yq6WYAMy4Ko\n"
+    "wu3cGSnrysBw8Cc9z0qBd84kjcAKBzLi2DN9jKLieyvH751IgOtfWkmn02rT3En+\n"
+    "q9bNVaNTMFEwHQYDVR0OBBYEFCuLl5+FRr5VJeNVIEN5qT/y5y5DMB8GA1UdIwQY\n"
+    "MBaAFCuLl5+FRr5VJeNVIEN5qT/y5y5DMA8GA1UdEwEB/wQFMAMBAf8wCgYIKoZI\n"
+    "zj0EAwIDSAAwRQIgVG+rdzGxSjaSlgPOpZUWTqeu0q+CmAguWrRNvkW4woECIQDY\n"
+    "JvzvSYlh0a20wBPChbVjLoWxmBCucQeLHEHWZJQzgA==\n"
+    "-----END CERTIFICATE-----\n";
 constexpr char kCaB[] =
-"-----BEGIN CERTIFICATE-----\n"
-"MIIBmzCCAUGgAwIBAgIUDkITA6mUvpmEXLZL2iSSTyFTX2cwCgYIKoZIzj0EAwIw\n"
-"IjEgMB4GA1UEAwwXc3RlcGJhY2sgc2Vzc2lvbiB0ZXN0IEIwIBcNMjYxMTI5MjAy\n"
-"NTQwWhgPMjEyNjExMDUyMDI1NDBaMCIxIDAeBgNVBAMMF3N0ZXBiYWNrIHNlc3Np\n"
-"b24gdGVzdCBCMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEQAm4abHPdVFt/vSK\n"
-"QnH8T61ZBm9unS5oe7Q8WEctIixQyVrXMHcTl25wPBxGCPnHrI3GDZiJ/ATUM2LQ\n"
-"+ADTcKNTMFEwHQYDVR0OBBYEFNegNN9II2TzNlE/6eSHIWUWcsoAMB8GA1UdIwQY\n"
-"MBaAFNegNN9II2TzNlE/6eSHIWUWcsoAMA8GA1UdEwEB/wQFMAMBAf8wCgYIKoZI\n"
-"zj0EAwIDSAAwRQIhAMppR8v6uhFCqupz/pPvHlXkVMbxLifzKMeUOJSwgvWMAiAq\n"
-"nppUjtoPaqYds5EbOnk3wNGoRWAMIau2HvqZiftNrg==\n"
-"-----END CERTIFICATE-----\n";
+    "-----BEGIN CERTIFICATE-----\n"
+    "MIIBmzCCAUGgAwIBAgIUDkITA6mUvpmEXLZL2iSSTyFTX2cwCgYIKoZIzj0EAwIw\n"
+    "IjEgMB4GA1UEAwwXc3RlcGJhY2sgc2Vzc2lvbiB0ZXN0IEIwIBcNMjYxMTI5MjAy\n"
+    "NTQwWhgPMjEyNjExMDUyMDI1NDBaMCIxIDAeBgNVBAMMF3N0ZXBiYWNrIHNlc3Np\n"
+    "b24gdGVzdCBCMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEQAm4abHPdVFt/vSK\n"
+    "QnH8T61ZBm9unS5oe7Q8WEctIixQyVrXMHcTl25wPBxGCPnHrI3GDZiJ/ATUM2LQ\n"
+    "+ADTcKNTMFEwHQYDVR0OBBYEFNegNN9II2TzNlE/6eSHIWUWcsoAMB8GA1UdIwQY\n"
+    "MBaAFNegNN9II2TzNlE/6eSHIWUWcsoAMA8GA1UdEwEB/wQFMAMBAf8wCgYIKoZI\n"
+    "zj0EAwIDSAAwRQIhAMppR8v6uhFCqupz/pPvHlXkVMbxLifzKMeUOJSwgvWMAiAq\n"
+    "nppUjtoPaqYds5EbOnk3wNGoRWAMIau2HvqZiftNrg==\n"
+    "-----END CERTIFICATE-----\n";
 
 constexpr Millis kSavedAt(1'700'000'000'000);
 
@@ -142,8 +142,7 @@ TEST(TlsSessionRecordTest, AnotherHostPortOrVerificationIsRefused) {
   const Millis now = kSavedAt + Millis(1000);
   EXPECT_EQ(check_tls_session_record(sample.fields, "example.org", 443, v, now), E::kOtherServer);
   EXPECT_EQ(check_tls_session_record(sample.fields, "example.co", 443, v, now), E::kOtherServer);
-  EXPECT_EQ(check_tls_session_record(sample.fields, "example.com", 8443, v, now),
-            E::kOtherServer);
+  EXPECT_EQ(check_tls_session_record(sample.fields, "example.com", 8443, v, now), E::kOtherServer);
   std::uint8_t other[32];
   std::memcpy(other, v, 32);
   other[31] ^= 1;
@@ -252,17 +251,17 @@ TEST(TlsSessionRecordTest, SaveNeedsASessionAndLoadRefusesBytesMbedTlsCannotRead
   config.verification_fingerprint(sample.fields.verification);
   const std::vector<std::uint8_t> record = encode(sample.fields);
   TlsSession session;
-  EXPECT_EQ(load_tls_session_record(ConstBytes{record.data(), record.size()}, config,
-                                    "example.com", 443, kSavedAt, &session),
+  EXPECT_EQ(load_tls_session_record(ConstBytes{record.data(), record.size()}, config, "example.com",
+                                    443, kSavedAt, &session),
             E::kUnusable);
   EXPECT_FALSE(session.valid());
-  EXPECT_EQ(load_tls_session_record(ConstBytes{record.data(), record.size()}, config,
-                                    "example.com", 444, kSavedAt, &session),
+  EXPECT_EQ(load_tls_session_record(ConstBytes{record.data(), record.size()}, config, "example.com",
+                                    444, kSavedAt, &session),
             E::kOtherServer);
   TlsClientConfig other;
   ASSERT_EQ(other.add_ca_pem(kCaB, sizeof kCaB), Status::kOk);
-  EXPECT_EQ(load_tls_session_record(ConstBytes{record.data(), record.size()}, other,
-                                    "example.com", 443, kSavedAt, &session),
+  EXPECT_EQ(load_tls_session_record(ConstBytes{record.data(), record.size()}, other, "example.com",
+                                    443, kSavedAt, &session),
             E::kOtherVerification);
 }
 

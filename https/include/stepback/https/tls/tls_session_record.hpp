@@ -9,10 +9,10 @@
 // ticket's lifetime by the wall clock, and only when its integrity check (CRC-32C) passes; any
 // other record is refused with a reason, and the caller should delete it.
 //
-// Layout (big-endian, sizes in bytes in brackets): "SBTS", format version (2), total length (4), port (2), host length (1),
-// host, verification fingerprint (32), saved at (8, ms since the Unix epoch), ticket issued at
-// (8, same), lifetime (4, seconds), session length (4), mbedTLS's session bytes, CRC-32C of all
-// that came before (4). Allocation-free: the caller gives the buffer.
+// Layout (big-endian, sizes in bytes in brackets): "SBTS", format version (2), total length (4),
+// port (2), host length (1), host, verification fingerprint (32), saved at (8, ms since the Unix
+// epoch), ticket issued at (8, same), lifetime (4, seconds), session length (4), mbedTLS's session
+// bytes, CRC-32C of all that came before (4). Allocation-free: the caller gives the buffer.
 #ifndef STEPBACK_HTTPS_TLS_TLS_SESSION_RECORD_HPP_
 #define STEPBACK_HTTPS_TLS_TLS_SESSION_RECORD_HPP_
 
@@ -67,10 +67,10 @@ struct TlsSessionRecordFields {
   std::size_t host_size = 0;
   std::uint16_t port = 0;
   std::uint8_t verification[32] = {};
-  Millis saved_at{};       // Wall clock, ms since the Unix epoch.
-  Millis issued_at{};      // When the ticket or session came, by the same clock.
+  Millis saved_at{};   // Wall clock, ms since the Unix epoch.
+  Millis issued_at{};  // When the ticket or session came, by the same clock.
   std::uint32_t lifetime_seconds = 0;
-  ConstBytes session;      // mbedtls_ssl_session_save's bytes.
+  ConstBytes session;  // mbedtls_ssl_session_save's bytes.
 };
 
 // Frames `fields` into `out`; *written is the record's size. kBufferTooSmall or kBadHost.
@@ -89,14 +89,14 @@ TlsSessionRecordError check_tls_session_record(const TlsSessionRecordFields& fie
 // the Unix epoch). The session stays as it was.
 TlsSessionRecordError save_tls_session_record(const TlsSession& session,
                                               const TlsClientConfig& config, const char* host,
-                                              std::uint16_t port, Millis wall_now,
-                                              MutableBytes out, std::size_t* written);
+                                              std::uint16_t port, Millis wall_now, MutableBytes out,
+                                              std::size_t* written);
 // Loads a record into *session for `host`:`port` under `config` at `wall_now`; on any error
 // *session is cleared. The TLS 1.3 ticket's age is carried over by the wall clock, so a
 // record saved before a reboot keeps its true age.
 TlsSessionRecordError load_tls_session_record(ConstBytes record, const TlsClientConfig& config,
-                                              const char* host, std::uint16_t port,
-                                              Millis wall_now, TlsSession* session);
+                                              const char* host, std::uint16_t port, Millis wall_now,
+                                              TlsSession* session);
 
 }  // namespace stepback::https
 
