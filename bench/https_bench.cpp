@@ -38,6 +38,8 @@
 #include "stepback/https/tcp/address.hpp"
 #include "stepback/https/tcp/tcp_transport.hpp"
 #include "stepback/https/tls/tls.hpp"
+#include "stepback/https/tls/tls_session_record.hpp"
+#include "psa/crypto.h"
 #include "stepback/https/tls/tls_arena.hpp"
 #include "stepback/https/types.hpp"
 #include "stepback/platform/clock.hpp"
@@ -340,14 +342,123 @@ bool run_round(const Target& target, TlsClientConfig& config) {
   return true;
 }
 
+// A restarted download's first request, without and with the session kept on disk: a new
+// TLS configuration (DRBG seeded, CA file read, as a new process does) and a full-handshake GET,
+// whose session is saved as a record; then another new configuration, the record loaded, and a
+// GET that resumes it. Each is timed from before the configuration to the response's end.
+bool run_restart_round(const Target& target, const char* ca_file) {
+  static std::uint8_t record[stepback::https::kTlsSessionRecordMaxBytes];
+  std::size_t size = 0;
+  const Millis wall(static_cast<std::uint64_t>(now_ns(CLOCK_REALTIME) / 1000000));
+  Sample full;
+  {
+    TlsClientConfig config;
+    if (config.init() != Status::kOk || config.add_ca_file(ca_file) != Status::kOk) return false;
+    Connection c;
+    Sample handshake;
+    if (!sb_get_full(c, target, config, &handshake, &full)) return false;
+    TlsSession session;
+    if (c.tls.save_session(&session) != Status::kOk ||
+        stepback::https::save_tls_session_record(session, config, target.host, target.port, wall,
+                                                 {record, sizeof record}, &size) !=
+            stepback::https::TlsSessionRecordError::kNone) {
+      return fail("save the session record", Status::kError, "no ticket received?");
+    }
+    c.tls.close();
+  }
+  Sample resumed;
+  {
+    TlsClientConfig config;
+    if (config.init() != Status::kOk || config.add_ca_file(ca_file) != Status::kOk) return false;
+    TlsSession session;
+    if (stepback::https::load_tls_session_record({record, size}, config, target.host, target.port,
+                                                 wall, &session) !=
+        stepback::https::TlsSessionRecordError::kNone) {
+      return fail("load the session record", Status::kError, "refused");
+    }
+    Connection c;
+    Sample handshake;
+    if (!sb_get_resumed(c, target, config, session, &handshake, &resumed)) return false;
+    c.tls.close();
+  }
+  print_sample("restart_full_get", full);
+  print_sample("restart_resumed_get", resumed);
+  return true;
+}
+
 int usage() {
-  std::fprintf(stderr, "usage: https_bench ADDRESS PORT CAFILE PATH ROUNDS [SERVER_PID]\n");
+  std::fprintf(stderr,
+               "usage: https_bench ADDRESS PORT CAFILE PATH ROUNDS [SERVER_PID]\n"
+               "       https_bench ecdhe ROUNDS\n"
+               "       https_bench restart ADDRESS PORT CAFILE PATH ROUNDS\n");
   return 2;
+}
+
+// The floor of a psk_dhe_ke resumption: the ECDHE a resumed TLS 1.3 handshake still does, alone,
+// with the group the client offers first (P-256, https/src/tls/tls.cpp): a key share generated
+// and exported, and the shared secret computed with the server's share. Through PSA, as mbedTLS's
+// TLS 1.3 does. Prints CPU ns per exchange; callgrind's count per exchange is the difference of
+// two ROUNDS.
+extern "C" __attribute__((noinline, noclone)) bool sb_ecdhe(const std::uint8_t* peer,
+                                                            std::size_t peer_size) {
+  psa_key_attributes_t attributes = PSA_KEY_ATTRIBUTES_INIT;
+  psa_set_key_type(&attributes, PSA_KEY_TYPE_ECC_KEY_PAIR(PSA_ECC_FAMILY_SECP_R1));
+  psa_set_key_bits(&attributes, 256);
+  psa_set_key_usage_flags(&attributes, PSA_KEY_USAGE_DERIVE);
+  psa_set_key_algorithm(&attributes, PSA_ALG_ECDH);
+  psa_key_id_t key = 0;
+  if (psa_generate_key(&attributes, &key) != PSA_SUCCESS) return false;
+  std::uint8_t share[65];
+  std::uint8_t secret[32];
+  std::size_t size = 0;
+  const bool ok = psa_export_public_key(key, share, sizeof share, &size) == PSA_SUCCESS &&
+                  psa_raw_key_agreement(PSA_ALG_ECDH, key, peer, peer_size, secret, sizeof secret,
+                                        &size) == PSA_SUCCESS;
+  psa_destroy_key(key);
+  return ok;
+}
+
+int run_ecdhe(long rounds) {
+  if (psa_crypto_init() != PSA_SUCCESS) return 1;
+  // The server's share, made once.
+  psa_key_attributes_t attributes = PSA_KEY_ATTRIBUTES_INIT;
+  psa_set_key_type(&attributes, PSA_KEY_TYPE_ECC_KEY_PAIR(PSA_ECC_FAMILY_SECP_R1));
+  psa_set_key_bits(&attributes, 256);
+  psa_set_key_usage_flags(&attributes, PSA_KEY_USAGE_DERIVE);
+  psa_set_key_algorithm(&attributes, PSA_ALG_ECDH);
+  psa_key_id_t server = 0;
+  std::uint8_t peer[65];
+  std::size_t peer_size = 0;
+  if (psa_generate_key(&attributes, &server) != PSA_SUCCESS ||
+      psa_export_public_key(server, peer, sizeof peer, &peer_size) != PSA_SUCCESS) {
+    return 1;
+  }
+  const std::int64_t begin = now_ns(CLOCK_PROCESS_CPUTIME_ID);
+  for (long i = 0; i < rounds; ++i) {
+    if (!sb_ecdhe(peer, peer_size)) return 1;
+  }
+  const std::int64_t cpu = now_ns(CLOCK_PROCESS_CPUTIME_ID) - begin;
+  std::printf("ecdhe P-256 rounds=%ld cpu_ns_per_exchange=%lld\n", rounds,
+              static_cast<long long>(cpu / rounds));
+  psa_destroy_key(server);
+  return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 3 && std::strcmp(argv[1], "ecdhe") == 0) {
+    const long rounds = std::strtol(argv[2], nullptr, 10);
+    if (rounds <= 0 || rounds > 1000000) return usage();
+    if (stepback::https::tls_arena_init(g_arena, sizeof g_arena) != Status::kOk) return 1;
+    return run_ecdhe(rounds);
+  }
+  // restart: the same arguments after the word; the rounds are run_restart_round()'s.
+  const bool restart = argc == 7 && std::strcmp(argv[1], "restart") == 0;
+  if (restart) {
+    ++argv;
+    --argc;
+  }
   if (argc != 6 && argc != 7) return usage();
   Target target;
   target.host = argv[1];
@@ -389,7 +500,7 @@ int main(int argc, char** argv) {
       return 1;
     }
     for (long i = 0; i < rounds && result == 0; ++i) {
-      if (!run_round(target, config)) result = 1;
+      if (!(restart ? run_restart_round(target, argv[3]) : run_round(target, config))) result = 1;
     }
   }
   std::fflush(stdout);

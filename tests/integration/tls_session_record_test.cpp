@@ -131,9 +131,10 @@ TEST_F(TlsSessionRecordTest, ARecordForAnotherServerIsRefusedAndTheHandshakeIsFu
   const https::ConstBytes bytes{record.data(), record.size()};
   EXPECT_EQ(connector.import_session(bytes, "127.0.0.2", server_.port(), platform::wall_now()),
             TlsSessionRecordError::kOtherServer);
-  EXPECT_EQ(connector.import_session(bytes, "127.0.0.1", static_cast<std::uint16_t>(server_.port() + 1),
-                                     platform::wall_now()),
-            TlsSessionRecordError::kOtherServer);
+  EXPECT_EQ(
+      connector.import_session(bytes, "127.0.0.1", static_cast<std::uint16_t>(server_.port() + 1),
+                               platform::wall_now()),
+      TlsSessionRecordError::kOtherServer);
   ASSERT_EQ(get(connector, url_, {&drop, &drop_restart, nullptr}).outcome, Outcome::kSuccess);
   EXPECT_FALSE(connector.resumed());
   EXPECT_EQ(reused(2), (std::vector<std::string>{".", "."})) << server_.access_log();
