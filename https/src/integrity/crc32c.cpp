@@ -34,28 +34,31 @@ namespace {
 
 constexpr std::uint32_t kPoly = 0x82F63B78u;  // Reflected Castagnoli polynomial.
 
-// kSlices.t[k][b]: the CRC register after byte b followed by k zero bytes, from register 0.
-struct SliceTables {
-  std::uint32_t t[8][256];
-};
+// slices[k][b]: the CRC register after byte b followed by k zero bytes, from register 0.
+using SliceTables = std::uint32_t[8][256];
 
-constexpr SliceTables make_slice_tables() {
-  SliceTables s{};
+void fill_slice_tables(SliceTables& t) {
   for (std::uint32_t b = 0; b < 256; ++b) {
     std::uint32_t r = b;
     for (int i = 0; i < 8; ++i) r = (r & 1u) != 0 ? (r >> 1) ^ kPoly : r >> 1;
-    s.t[0][b] = r;
+    t[0][b] = r;
   }
   for (int k = 1; k < 8; ++k) {
     for (std::uint32_t b = 0; b < 256; ++b) {
-      const std::uint32_t prev = s.t[k - 1][b];
-      s.t[k][b] = (prev >> 8) ^ s.t[0][prev & 0xFFu];
+      const std::uint32_t prev = t[k - 1][b];
+      t[k][b] = (prev >> 8) ^ t[0][prev & 0xFFu];
     }
   }
-  return s;
 }
 
-constexpr SliceTables kSlices = make_slice_tables();
+// Bit at a time, with no table: for a call that finds another thread still filling them.
+std::uint32_t bitwise_update(std::uint32_t r, const std::uint8_t* p, std::size_t n) {
+  while (n-- != 0) {
+    r ^= *p++;
+    for (int i = 0; i < 8; ++i) r = (r & 1u) != 0 ? (r >> 1) ^ kPoly : r >> 1;
+  }
+  return r;
+}
 
 // A little-endian 64-bit load from any alignment.
 inline std::uint64_t load_le64(const std::uint8_t* p) {
@@ -67,9 +70,29 @@ inline std::uint64_t load_le64(const std::uint8_t* p) {
   return v;
 }
 
+#if defined(STEPBACK_CRC32C_HW) && defined(__aarch64__)
+// shift_n as four table lookups (it is linear in the register):
+// t[i][b] = (b << 8i) * x^(8n) mod P. 4 KiB per length.
+struct ShiftTable {
+  std::uint32_t t[4][256];
+};
+#endif
+
+// The tables are computed on first use into static storage (.bss) instead of being constants
+// in the binary, so they are not in the file an app ships (16 KiB on aarch64, 8 KiB elsewhere).
+// The price is the same amount of private memory once filled, where constant tables would be
+// pages shared with the file, and one fill (a few thousand table entries) on the first call.
+struct Tables {
+  SliceTables slices;
+#if defined(STEPBACK_CRC32C_HW) && defined(__aarch64__)
+  ShiftTable long_shift;
+  ShiftTable short_shift;
+#endif
+};
+
 // Advances the (pre-inverted) register over n bytes.
-std::uint32_t table_update(std::uint32_t r, const std::uint8_t* p, std::size_t n) {
-  const auto& t = kSlices.t;
+std::uint32_t table_update(const SliceTables& t, std::uint32_t r, const std::uint8_t* p,
+                           std::size_t n) {
   while (n >= 8) {
     const std::uint64_t w = load_le64(p) ^ r;
     r = t[7][w & 0xFFu] ^ t[6][(w >> 8) & 0xFFu] ^ t[5][(w >> 16) & 0xFFu] ^
@@ -221,19 +244,11 @@ STEPBACK_CRC32C_HW_TARGET inline std::uint32_t hw_u8(std::uint32_t r, std::uint8
 }
 #endif
 
-// shift_n as four table lookups (it is linear in the register):
-// t[i][b] = (b << 8i) * x^(8n) mod P. 4 KiB per length.
-struct ShiftTable {
-  std::uint32_t t[4][256];
-};
-
-constexpr ShiftTable make_shift_table(std::size_t bytes) {
-  ShiftTable s{};
+void fill_shift_table(ShiftTable& s, std::size_t bytes) {
   const std::uint32_t k = x_pow_mod_p(8 * std::uint64_t{bytes});
   for (int i = 0; i < 4; ++i) {
     for (std::uint32_t b = 0; b < 256; ++b) s.t[i][b] = mul_mod_p(b << (8 * i), k);
   }
-  return s;
 }
 
 inline std::uint32_t shift(const ShiftTable& s, std::uint32_t r) {
@@ -244,8 +259,6 @@ inline std::uint32_t shift(const ShiftTable& s, std::uint32_t r) {
 // on three streams.
 constexpr std::size_t kLongStride = 2720;  // Blocks of 8160 bytes.
 constexpr std::size_t kShortStride = 336;  // Blocks of 1008 bytes.
-constexpr ShiftTable kLongShift = make_shift_table(kLongStride);
-constexpr ShiftTable kShortShift = make_shift_table(kShortStride);
 
 // Advances register r over whole blocks of 3 * Stride bytes while they last.
 template <std::size_t Stride>
@@ -268,10 +281,13 @@ STEPBACK_CRC32C_HW_TARGET inline std::uint32_t hw_blocks(std::uint32_t r, const 
   return r;
 }
 
+// Without the tables (another thread still filling them) one stream does it all, slower.
 STEPBACK_CRC32C_HW_TARGET std::uint32_t hw_update(std::uint32_t r, const std::uint8_t* p,
-                                                  std::size_t n) {
-  r = hw_blocks<kLongStride>(r, p, n, kLongShift);
-  r = hw_blocks<kShortStride>(r, p, n, kShortShift);
+                                                  std::size_t n, const Tables* t) {
+  if (t != nullptr) {
+    r = hw_blocks<kLongStride>(r, p, n, t->long_shift);
+    r = hw_blocks<kShortStride>(r, p, n, t->short_shift);
+  }
   while (n >= 8) {
     r = hw_u64(r, load_le64(p));
     p += 8;
@@ -318,17 +334,48 @@ bool hardware_available() {
 
 #endif  // STEPBACK_CRC32C_HW
 
+void fill_tables(Tables& t) {
+  fill_slice_tables(t.slices);
+#if defined(STEPBACK_CRC32C_HW) && defined(__aarch64__)
+  fill_shift_table(t.long_shift, kLongStride);
+  fill_shift_table(t.short_shift, kShortStride);
+#endif
+}
+
+Tables g_tables;
+// 0 not filled, 1 being filled by one thread, 2 filled (and published by the release store).
+std::atomic<std::uint8_t> g_tables_state{0};
+
+// The tables, filled by the first call; null while another thread is filling them (those calls
+// compute without them rather than wait, so no call ever blocks).
+const Tables* tables() {
+  std::uint8_t state = g_tables_state.load(std::memory_order_acquire);
+  if (state == 2) return &g_tables;
+  if (state == 0 && g_tables_state.compare_exchange_strong(state, 1, std::memory_order_acquire)) {
+    fill_tables(g_tables);
+    g_tables_state.store(2, std::memory_order_release);
+    return &g_tables;
+  }
+  return nullptr;
+}
+
 std::uint32_t update_with(Crc32cPath path, std::uint32_t crc, ConstBytes bytes) {
   if (bytes.size == 0) return crc;
   const std::uint32_t r = ~crc;
+  const Tables* t = tables();
 #if defined(STEPBACK_CRC32C_HW)
   if (path == STEPBACK_CRC32C_HW_PATH && hardware_available()) {
+#if defined(__aarch64__)
+    return ~hw_update(r, bytes.data, bytes.size, t);
+#else
     return ~hw_update(r, bytes.data, bytes.size);
+#endif
   }
 #else
   (void)path;
 #endif
-  return ~table_update(r, bytes.data, bytes.size);
+  return t != nullptr ? ~table_update(t->slices, r, bytes.data, bytes.size)
+                      : ~bitwise_update(r, bytes.data, bytes.size);
 }
 
 }  // namespace

@@ -21,7 +21,7 @@ namespace stepback::https {
 
 // The ways of computing CRC-32C; all give the same values.
 enum class Crc32cPath : std::uint8_t {
-  kTable,   // Portable slicing-by-8 (8 KiB of constant tables); every target.
+  kTable,   // Portable slicing-by-8 (8 KiB of tables, computed on first use); every target.
   kSse42,   // x86-64 SSE4.2 crc32q on eight interleaved streams joined with PCLMULQDQ
             // (needs both; GCC and clang).
   kArmCrc,  // AArch64 CRC32 extension crc32cx on three interleaved streams joined with
