@@ -69,6 +69,13 @@ set(CARES_THREADS OFF CACHE BOOL "c-ares: thread safety and the event thread" FO
 set(CARES_SYMBOL_HIDING OFF CACHE BOOL "c-ares: symbol hiding (shared only)" FORCE)
 add_subdirectory("${stepback_cares_dir}" "${PROJECT_BINARY_DIR}/third_party/c-ares"
                  EXCLUDE_FROM_ALL SYSTEM)
+# c-ares spends its time waiting on the network, so it is compiled for size in every build type
+# (an app's release build is often -O2), and with a section per function and object so that an
+# app's --gc-sections keeps only what CaresResolver reaches, whatever flags the app passes.
+# (A generator expression, evaluated for c-ares's C sources: C is a language c-ares's own
+# project() enables, not ours.)
+target_compile_options(c-ares PRIVATE
+  "$<$<COMPILE_LANG_AND_ID:C,GNU,Clang,AppleClang>:-Os;-ffunction-sections;-fdata-sections>")
 set(STEPBACK_HAVE_CARES ON)
 set(STEPBACK_HAVE_CARES ON CACHE INTERNAL "CaresResolver is built")
 
