@@ -21,7 +21,9 @@
 # (Thumb-2, toolchains/arm-linux-gnueabihf.cmake), run under qemu-arm against the same
 # nginx: a device's pointer and block-header sizes. With --records2k, a build with 2 KiB record
 # buffers (STEPBACK_TLS_IN_CONTENT_LEN and _OUT_ 2048, max_fragment_length 2048) adds a row
-# (for armhf too with --armhf).
+# (for armhf too with --armhf). With --records1k, a build with 1 KiB record buffers adds a
+# row: TLS 1.3 in 512 B pieces with the least buffers such a request needs (512 B each of
+# request head, response head and io), the smallest whole TLS 1.3 download measured here.
 # The load average is printed before and after: the CPU figures are only as quiet as the
 # machine.
 #
@@ -30,6 +32,7 @@
 #
 # Usage: bench/download_ram.sh [--default-build DIR] [--small-build DIR] [--no-build]
 #                              [--mib N] [--pairs N] [--no-callgrind] [--armhf] [--records2k]
+#                              [--records1k]
 #   --mib N         the large object, in MiB (default 32)
 #   --pairs N       rounds of (b) (default 7)
 # Environment: KEEP_TMP=1 keeps the temp dir (nginx is still stopped).
@@ -47,6 +50,7 @@ small_build="$repo/build/bench-ram-small"
 armhf_build="$repo/build/bench-ram-small-armhf"
 armhf=0
 records2k=0
+records1k=0
 no_build=0
 mib=32
 pairs=7
@@ -56,6 +60,8 @@ readonly SMALL_BYTES=1024
 # --range-size pieces that keep each response (a 206 head of about 300 bytes and the piece)
 # within one record of the small builds' 4 KiB and 2 KiB input buffers.
 readonly PIECE=3584 PIECE2K=1536
+# Within one record of 1 KiB with its 206 head.
+readonly PIECE1K=512
 while (($#)); do
   case "$1" in
     --default-build) default_build="${2:?}"; shift ;;
@@ -66,6 +72,7 @@ while (($#)); do
     --no-callgrind) callgrind=0 ;;
     --armhf) armhf=1 ;;
     --records2k) records2k=1 ;;
+    --records1k) records1k=1 ;;
     -h|--help) sb_usage "$0"; exit 0 ;;
     *) echo "download_ram.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
@@ -115,18 +122,23 @@ configure() {  # DIR EXTRA-CACHE-ARGS...
 # The builds, by name: their directory and cache settings. "small" is the small-ram preset's.
 small_settings=(-DSTEPBACK_TLS_IN_CONTENT_LEN=4096 -DSTEPBACK_TLS_OUT_CONTENT_LEN=4096 -DSTEPBACK_SMALL_RAM=ON)
 small2k_settings=(-DSTEPBACK_TLS_IN_CONTENT_LEN=2048 -DSTEPBACK_TLS_OUT_CONTENT_LEN=2048 -DSTEPBACK_SMALL_RAM=ON)
+small1k_settings=(-DSTEPBACK_TLS_IN_CONTENT_LEN=1024 -DSTEPBACK_TLS_OUT_CONTENT_LEN=1024 -DSTEPBACK_SMALL_RAM=ON)
 armhf_settings=(-DCMAKE_TOOLCHAIN_FILE="$repo/toolchains/arm-linux-gnueabihf.cmake" -DSTEPBACK_PROFILE=mobile)
 declare -A build_dir=([default]="$default_build" [small]="$small_build")
 builds=(default small)
 if ((records2k)); then build_dir[small2k]="$repo/build/bench-ram-small-2k"; builds+=(small2k); fi
 if ((armhf)); then build_dir[armhf]="$armhf_build"; builds+=(armhf); fi
 if ((armhf && records2k)); then build_dir[armhf2k]="$repo/build/bench-ram-small-2k-armhf"; builds+=(armhf2k); fi
+if ((records1k)); then build_dir[small1k]="$repo/build/bench-ram-small-1k"; builds+=(small1k); fi
+if ((armhf && records1k)); then build_dir[armhf1k]="$repo/build/bench-ram-small-1k-armhf"; builds+=(armhf1k); fi
 if ((!no_build)); then
   configure "${build_dir[default]}"
   configure "${build_dir[small]}" "${small_settings[@]}"
   ((!records2k)) || configure "${build_dir[small2k]}" "${small2k_settings[@]}"
   ((!armhf)) || configure "${build_dir[armhf]}" "${armhf_settings[@]}" "${small_settings[@]}"
   ((!armhf || !records2k)) || configure "${build_dir[armhf2k]}" "${armhf_settings[@]}" "${small2k_settings[@]}"
+  ((!records1k)) || configure "${build_dir[small1k]}" "${small1k_settings[@]}"
+  ((!armhf || !records1k)) || configure "${build_dir[armhf1k]}" "${armhf_settings[@]}" "${small1k_settings[@]}"
   for b in "${builds[@]}"; do
     echo "download_ram.sh: building download_ram in ${build_dir[$b]}" >&2
     run_logged "$tmp/build.log" cmake --build "${build_dir[$b]}" --target download_ram
@@ -178,18 +190,21 @@ echo "download_ram.sh: load average before: $(cut -d' ' -f1-3 /proc/loadavg)" >&
 # The configurations: name -> build and the arguments after URL and CA. "lean" buffers are
 # the least these requests need: request and response heads of 1 KiB, io 1 KiB, no error body.
 lean="--request-head 1024 --response-head 1024 --io 1024 --error-body 0"
+# "least": what a ranged GET of 512 B pieces needs (nginx's 206 head is under 512 B).
+least="--request-head 512 --response-head 512 --io 512 --error-body 0"
 declare -A config_build=([default]=default [default_tls12]=default [small_tls13]=small
   [small_mfl]=small [small_mfl_lean]=small [small2k_mfl_lean]=small2k [armhf_tls13]=armhf
   [armhf_mfl]=armhf [armhf_mfl_lean]=armhf [armhf2k_mfl_lean]=armhf2k
   [small_pieces_lean]=small [armhf_pieces_lean]=armhf [small2k_pieces_lean]=small2k
-  [armhf2k_pieces_lean]=armhf2k)
+  [armhf2k_pieces_lean]=armhf2k [small1k_pieces_least]=small1k [armhf1k_pieces_least]=armhf1k)
 declare -A args=([default]="--io 16384" [default_tls12]="--io 16384 --tls12" [small_tls13]=""
   [small_mfl]="--max-fragment 4096" [small_mfl_lean]="--max-fragment 4096 $lean"
   [small2k_mfl_lean]="--max-fragment 2048 $lean" [armhf_tls13]="" [armhf_mfl]="--max-fragment 4096"
   [armhf_mfl_lean]="--max-fragment 4096 $lean" [armhf2k_mfl_lean]="--max-fragment 2048 $lean"
   [small_pieces_lean]="--range-size $PIECE $lean" [armhf_pieces_lean]="--range-size $PIECE $lean"
   [small2k_pieces_lean]="--range-size $PIECE2K $lean"
-  [armhf2k_pieces_lean]="--range-size $PIECE2K $lean")
+  [armhf2k_pieces_lean]="--range-size $PIECE2K $lean"
+  [small1k_pieces_least]="--range-size $PIECE1K $least" [armhf1k_pieces_least]="--range-size $PIECE1K $least")
 # The armhf builds run under qemu-user, with the cross toolchain's C library.
 declare -A emulator=([armhf]="qemu-arm -L /usr/arm-linux-gnueabihf"
                      [armhf2k]="qemu-arm -L /usr/arm-linux-gnueabihf")
@@ -267,6 +282,10 @@ ram_table() {
     ram_row "2 KiB records (IN/OUT_CONTENT_LEN 2048), max_fragment_length 2048, lean buffers, $mib MiB object" "${t2k}_mfl_lean" large
     ram_row "2 KiB records, TLS 1.3 (no max_fragment_length) in $PIECE2K B pieces, lean buffers, $mib MiB object" "${t2k}_pieces_lean" large
   fi
+  if ((records1k)); then
+    local t1k="${t}1k"
+    ram_row "1 KiB records (IN/OUT_CONTENT_LEN 1024), TLS 1.3 in $PIECE1K B pieces, least buffers, $mib MiB object" "${t1k}_pieces_least" large
+  fi
 }
 
 echo "download_ram.sh: measuring RAM" >&2
@@ -298,7 +317,10 @@ echo "download_ram.sh: $pairs rounds of CPU timing" >&2
 names=(default default_tls12 small_mfl)
 declare -A label=([default]="default build, TLS 1.3, 16 KiB records, io 16 KiB"
                   [default_tls12]="default build, TLS 1.2, 16 KiB records, io 16 KiB"
-                  [small_mfl]="small-RAM build, max_fragment_length 4096 (TLS 1.2), io 4 KiB")
+                  [small_mfl]="small-RAM build, max_fragment_length 4096 (TLS 1.2), io 4 KiB"
+                  [small1k_pieces_least]="1 KiB records, TLS 1.3 in $PIECE1K B pieces, io 512 B")
+# The 1 KiB build's pieces cost a request and a 206 head each: their CPU is part of the trade.
+((!records1k)) || names+=(small1k_pieces_least)
 : >"$tmp/cpu.txt"
 for round in $(seq "$pairs"); do
   for i in "${!names[@]}"; do
