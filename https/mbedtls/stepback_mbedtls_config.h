@@ -176,6 +176,12 @@ time_t stepback_mbedtls_time(time_t* timer);
 #if defined(STEPBACK_SMALL_RAM) && STEPBACK_SMALL_RAM
 #define MBEDTLS_ECP_WINDOW_SIZE 2
 #define MBEDTLS_PSA_KEY_SLOT_COUNT 8
+/* The only entropy source either context (TlsClientConfig's, PSA's) is given is the
+ * platform's, so one slot instead of 20; and the accumulator a SHA-256 instead of a SHA-512
+ * context (the DRBG is then seeded with 32 bytes, AES-256's key size). Both shrink the
+ * TlsClientConfig object and PSA's static data. */
+#define MBEDTLS_ENTROPY_MAX_SOURCES 1
+#define MBEDTLS_ENTROPY_FORCE_SHA256
 #endif
 
 /* Trust anchors looked up when a handshake needs them (stepback/https/tls/trust_store.hpp):
