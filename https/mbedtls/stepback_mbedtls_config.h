@@ -137,6 +137,11 @@ time_t stepback_mbedtls_time(time_t* timer);
 #define MBEDTLS_SSL_MAX_FRAGMENT_LENGTH
 #define MBEDTLS_SSL_ALL_ALERT_MESSAGES
 
+/* TLS 1.3 early data (0-RTT): a request that may be replayed rides in the first flight of a
+ * resumed session whose ticket allows it, saving a round trip per reconnection (needs the
+ * session tickets and PSK + ephemeral resumption above; TlsClientConfig::set_early_data). */
+#define MBEDTLS_SSL_EARLY_DATA
+
 /* The server side, which the library never runs: the TLS server and its session-ticket keys,
  * and writing keys and self-signed certificates, for the tests' and `stepback demo`'s
  * in-process servers. CMake option STEPBACK_TLS_SERVER (build-wide definition,

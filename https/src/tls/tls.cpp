@@ -119,6 +119,7 @@ Status TlsClientConfig::init() {
       &conf_, MBEDTLS_SSL_TLS1_3_SIGNAL_NEW_SESSION_TICKETS_ENABLED);
   mbedtls_ssl_conf_sig_algs(&conf_, kSignatureSchemes);
   apply_versions();
+  apply_early_data();
   mbedtls_ssl_conf_groups(&conf_, kGroups);
 #if defined(MBEDTLS_GCM_ALT)
   if (stepback::gcm::engine() != stepback::gcm::Engine::kSoftware) {
@@ -265,6 +266,26 @@ void TlsSession::clear() {
   valid_ = false;
 }
 
+void TlsClientConfig::set_early_data(bool on) {
+  early_data_ = on;
+  if (ready_) apply_early_data();
+}
+
+bool TlsClientConfig::early_data() const {
+#if defined(MBEDTLS_SSL_EARLY_DATA)
+  return early_data_;
+#else
+  return false;
+#endif
+}
+
+void TlsClientConfig::apply_early_data() {
+#if defined(MBEDTLS_SSL_EARLY_DATA)
+  mbedtls_ssl_conf_early_data(
+      &conf_, early_data_ ? MBEDTLS_SSL_EARLY_DATA_ENABLED : MBEDTLS_SSL_EARLY_DATA_DISABLED);
+#endif
+}
+
 TlsTransport::TlsTransport() { mbedtls_ssl_init(&ssl_); }
 TlsTransport::~TlsTransport() { mbedtls_ssl_free(&ssl_); }
 
@@ -288,6 +309,10 @@ Status TlsTransport::start(Transport& lower, TlsClientConfig& config, const char
   pin_matched_ = false;
   pin_mismatch_ = false;
   offered_session_ = false;
+  early_ = ConstBytes{};
+  early_written_ = 0;
+  early_result_ = EarlyDataResult{};
+  early_closed_ = false;
   message_[0] = '\0';
   if (mbedtls_ssl_setup(&ssl_, config.config()) != 0) {
     std::snprintf(message_, sizeof message_, "TLS set-up failed: the TLS arena is too small");
@@ -309,11 +334,13 @@ Status TlsTransport::handshake() {
   // Certificate validity is checked inside this step, against the configuration's clock.
   const detail::CertificateClockScope clock(config_->wall_clock());
 #endif
-  const int ret = mbedtls_ssl_handshake(&ssl_);
+  int ret = write_early();
+  if (ret == 0) ret = mbedtls_ssl_handshake(&ssl_);
   if (ret == 0) {
     handshake_done_ = true;
     wants_ = IoInterest::kNone;
     resumed_ = offered_session_ && !cert_seen_;
+    early_result_ = early_outcome();
     return Status::kOk;
   }
   if (ret == MBEDTLS_ERR_X509_CERT_VERIFY_FAILED) {
@@ -335,6 +362,45 @@ Status TlsTransport::handshake() {
     return Status::kTlsVerify;
   }
   return from_mbedtls(ret);
+}
+
+// mbedTLS writes early data only on a handshake that offers a TLS 1.3 session whose ticket
+// allows it, and no more than the ticket's max_early_data_size; it answers "cannot write"
+// otherwise, and from then on for this handshake, which then goes on as usual.
+int TlsTransport::write_early() {
+#if defined(MBEDTLS_SSL_EARLY_DATA)
+  while (!early_closed_ && early_written_ < early_.size && offered_session_) {
+    const int ret = mbedtls_ssl_write_early_data(&ssl_, early_.data + early_written_,
+                                                 early_.size - early_written_);
+    if (ret > 0) {
+      early_written_ += static_cast<std::size_t>(ret);
+      continue;
+    }
+    if (ret == 0 || ret == MBEDTLS_ERR_SSL_CANNOT_WRITE_EARLY_DATA) {
+      early_closed_ = true;
+      break;
+    }
+    return ret;
+  }
+#endif
+  return 0;
+}
+
+EarlyDataResult TlsTransport::early_outcome() {
+  EarlyDataResult r;
+#if defined(MBEDTLS_SSL_EARLY_DATA)
+  if (early_written_ == 0) return r;
+  const int status = mbedtls_ssl_get_early_data_status(&ssl_);
+  if (status == MBEDTLS_SSL_EARLY_DATA_STATUS_ACCEPTED) {
+    r.state = EarlyData::kAccepted;
+    r.sent = early_written_;
+  } else {
+    // Rejected (the server did not take the ticket, or takes no early data): it read none
+    // of the bytes, which go again after the handshake.
+    r.state = EarlyData::kRejected;
+  }
+#endif
+  return r;
 }
 
 Status TlsTransport::save_session(TlsSession* out) {
@@ -362,12 +428,17 @@ Status TlsTransport::send(ConstBytes data, std::size_t* sent) {
   if (send_failure_ != Status::kOk) {
     return send_failure_ == Status::kClosed ? Status::kReset : send_failure_;
   }
-  const int ret = mbedtls_ssl_write(&ssl_, data.data, data.size);
-  if (ret >= 0) {
-    *sent = static_cast<std::size_t>(ret);
-    return Status::kOk;
+  for (;;) {
+    const int ret = mbedtls_ssl_write(&ssl_, data.data, data.size);
+    if (ret >= 0) {
+      *sent = static_cast<std::size_t>(ret);
+      return Status::kOk;
+    }
+    // A ticket the last read left half-handled (a server that sends it after its first
+    // response, as after early data) is finished by the write, which says so: write on.
+    if (ret == MBEDTLS_ERR_SSL_RECEIVED_NEW_SESSION_TICKET) continue;
+    return from_mbedtls(ret);
   }
-  return from_mbedtls(ret);
 }
 
 Status TlsTransport::recv(MutableBytes out, std::size_t* received) {

@@ -55,6 +55,18 @@ struct MutableBytes {
 // What a waiting transport needs from poll(): readable, writable or either.
 enum class IoInterest : std::uint8_t { kNone = 0, kRead = 1, kWrite = 2, kReadWrite = 3 };
 
+// How a request's first bytes fared as TLS 1.3 early data (0-RTT): none went (no resumed
+// session whose ticket allows it, nothing offered, or early data turned off), the server
+// accepted them, or it refused them (then they go again after the handshake, as usual).
+enum class EarlyData : std::uint8_t { kNone, kAccepted, kRejected };
+
+// What the handshake did with the bytes offered as early data: `state`, and of those bytes
+// how many the server took in early (`sent`, 0 unless accepted; the rest go after).
+struct EarlyDataResult {
+  EarlyData state = EarlyData::kNone;
+  std::size_t sent = 0;
+};
+
 }  // namespace stepback::https
 
 #endif  // STEPBACK_HTTPS_TYPES_HPP_

@@ -109,6 +109,13 @@ class TlsClientConfig {
   // default) for the C library's time(). Ignored when mbedTLS comes from an installed package.
   void set_wall_clock(Millis (*wall_now)()) { wall_now_ = wall_now; }
   Millis (*wall_clock() const)() { return wall_now_; }
+  // Offers TLS 1.3 early data (0-RTT) on a resumed session whose ticket allows it, for the
+  // bytes a connection is handed (TlsTransport::offer_early_data; the Client hands only
+  // requests that may be replayed). On by default; off, the client never indicates early
+  // data. Before or after init(), for the handshakes that start after it. Always off when
+  // mbedTLS is built without MBEDTLS_SSL_EARLY_DATA.
+  void set_early_data(bool on);
+  bool early_data() const;
   // Whether at least one trust anchor is loaded.
   bool has_trust_anchors() const { return anchors_ > 0; }
   // SHA-256 over what verifying a server depends on here: the TLS versions, the public-key
@@ -127,6 +134,8 @@ class TlsClientConfig {
 
   // Hands mbedTLS the versions asked for, capped at TLS 1.2 while max_fragment_length is on.
   void apply_versions();
+  // Hands mbedTLS the early data setting.
+  void apply_early_data();
   // mbedTLS's CA callback over store_: TrustStore::ca_callback's candidates, except that a
   // self-issued certificate that is one of the anchors byte for byte gets none and is noted in
   // store_anchor_, for TlsTransport::verify_certificate to trust as the anchor it is.
@@ -151,6 +160,7 @@ class TlsClientConfig {
   TlsVersion min_version_ = TlsVersion::kTls12;
   TlsVersion max_version_ = TlsVersion::kTls13;  // As asked; TLS 1.2 while max_fragment_ > 0.
   bool ready_ = false;
+  bool early_data_ = true;
 };
 
 // A session saved after a handshake, offered on the next connection to skip the full
@@ -194,6 +204,13 @@ class TlsTransport final : public Transport {
   // kTlsVerify (failure_message() says which check failed, or that no public-key pin
   // matched), kTlsHandshake, or kReset.
   [[nodiscard]] Status handshake();
+  // Offers `bytes` as TLS 1.3 early data for the handshake start() prepared: handshake()
+  // writes in the first flight as many of them as the offered session's ticket allows, when
+  // the configuration has early data on. They must stay unchanged until handshake() answers
+  // kOk. After start(), before the first handshake().
+  void offer_early_data(ConstBytes bytes) { early_ = bytes; }
+  // After the handshake: what became of the bytes offered (kNone when none were written).
+  EarlyDataResult early_data() const { return early_result_; }
   // Saves the current session into *out for the next connection.
   [[nodiscard]] Status save_session(TlsSession* out);
   // Whether the handshake resumed a saved session.
@@ -227,6 +244,11 @@ class TlsTransport final : public Transport {
   // Whether the record mbedTLS is reading is longer than its input buffer takes; then
   // message_ says so, naming the buffer and max_fragment_length.
   bool record_beyond_buffer();
+  // Writes what is left of the offered early data: 0 once there is nothing (more) to write
+  // early, else mbedTLS's answer (want read or write, or a failure), as a handshake step's.
+  int write_early();
+  // After the handshake: what the server did with the bytes written early.
+  EarlyDataResult early_outcome();
 
   mbedtls_ssl_context ssl_{};
   Transport* lower_ = nullptr;
@@ -246,6 +268,10 @@ class TlsTransport final : public Transport {
   // The length of the latest record whose header came whole: the one mbedTLS is reading,
   // since it asks the lower transport for no byte beyond the record it needs.
   std::uint16_t last_record_length_ = 0;
+  ConstBytes early_;                // Offered as early data (offer_early_data).
+  std::size_t early_written_ = 0;   // Of those, written early.
+  EarlyDataResult early_result_;    // Set when the handshake completes.
+  bool early_closed_ = false;       // mbedTLS can write no (more) early data on this handshake.
   bool cut_inside_record_ = false;  // The stream ended inside a record.
   bool started_ = false;
   bool resumed_ = false;
