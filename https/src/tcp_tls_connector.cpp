@@ -11,6 +11,8 @@ Status TcpTlsConnector::open(const Url& url, const char* host, Millis now,
   resumed_ = false;
   tls_failed_ = false;
   resumption_refused_ = false;
+  early_ = ConstBytes{};
+  early_result_ = EarlyDataResult{};
   use_tls_ = url.tls;
   host_ = host == nullptr ? "" : host;
   port_ = url.port;
@@ -40,6 +42,7 @@ Status TcpTlsConnector::step(Millis now) {
     }
     const Status started = tls_stream_.start(tcp_.transport(), tls_, host_, &session_);
     if (started != Status::kOk) return fail_tls(started);
+    if (tls_.early_data()) tls_stream_.offer_early_data(early_);
     phase_ = Phase::kHandshaking;
     handshake_deadline_ = now + handshake_timeout_;
   }
@@ -59,6 +62,7 @@ Status TcpTlsConnector::step(Millis now) {
     }
     if (s != Status::kOk) return fail_tls(s);
     resumed_ = tls_stream_.resumed();
+    early_result_ = tls_stream_.early_data();
     (void)tls_stream_.save_session(&session_);
     std::snprintf(session_host_, sizeof session_host_, "%s", host_);
     session_port_ = port_;

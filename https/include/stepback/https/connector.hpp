@@ -39,6 +39,14 @@ class Connector {
   virtual Millis deadline() const = 0;
   // Whether the last connection resumed a saved TLS session.
   virtual bool resumed() const = 0;
+  // TLS 1.3 early data (0-RTT): after open(), the request's first bytes (a request that may
+  // be replayed: the Client decides) for the handshake's first flight, when the connection
+  // resumes a session whose ticket allows them. They stay unchanged until step() answers kOk
+  // or fails. A connector without early data ignores them (the default).
+  virtual void offer_early_data(ConstBytes bytes) { (void)bytes; }
+  // Once step() answered kOk: what became of the bytes offered; the Client sends the rest
+  // (all of them unless the server accepted some) after the handshake. kNone by default.
+  virtual EarlyDataResult early_data() const { return EarlyDataResult{}; }
   // What the last failure was, in words ("" if none).
   virtual const char* failure_message() const = 0;
   // Whether the last failure was for lack of a network, not at the far end: no address could

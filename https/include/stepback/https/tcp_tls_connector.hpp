@@ -44,6 +44,8 @@ class TcpTlsConnector final : public Connector {
   Transport& stream() override;
   Millis deadline() const override;
   bool resumed() const override { return resumed_; }
+  void offer_early_data(ConstBytes bytes) override { early_ = bytes; }
+  EarlyDataResult early_data() const override { return early_result_; }
   const char* failure_message() const override;
   bool unreachable() const override { return !tls_failed_ && tcp_.unreachable(); }
   void exchange_done() override;
@@ -92,6 +94,8 @@ class TcpTlsConnector final : public Connector {
   Millis connect_timeout_{};
   Millis handshake_timeout_{};
   Millis handshake_deadline_ = Millis::max();
+  ConstBytes early_;  // Offered for this open()'s handshake (TLS only).
+  EarlyDataResult early_result_;
   Phase phase_ = Phase::kIdle;
   bool use_tls_ = false;
   bool resumed_ = false;
