@@ -53,6 +53,11 @@ class Exchange {
   void begin(Millis now, ConstBytes head, const BodySource& body);
   // The connection is up at `now` (the handshake's time is not the exchange's).
   void connected(Millis now);
+  // The first `bytes` of the head went as TLS 1.3 early data and the server accepted them:
+  // they count as sent. After connected().
+  void sent_early(std::size_t bytes) {
+    if (bytes <= head_.size) sent_ = bytes;
+  }
   // Sends what is left of the request, up to the transport's will, by `time_limit` at most.
   Result send(Millis now, Transport& stream, RateLimiter* limit, Millis time_limit,
               SendProgress progress);
