@@ -15,6 +15,7 @@ void print_synopsis(std::FILE* out) {
       "usage: stepback get URL|--url-file FILE [--cacert FILE | --capath DIR]\n"
       "                        [--pin sha256/BASE64]...\n"
       "                        [--tls-max-fragment BYTES] [--profile desktop|mobile]\n"
+      "                        [--no-early-data]\n"
       "                        [--max-retries N | --retry N] [--max-backoff SECONDS]\n"
       "                        [--deadline SECONDS] [--max-time SECONDS | -m SECONDS]\n"
       "                        [--connect-timeout SECONDS] [--idempotency auto|strict|yes|no]\n"

@@ -55,6 +55,11 @@ void Reporter::human(const https::ClientEvent& event) {
       break;
     case Kind::kResponse:
       append_status(&meter_.line(), event.status, event.reason);
+      if (event.early_data != https::EarlyData::kNone) {
+        meter_.line().append(event.early_data == https::EarlyData::kAccepted
+                                 ? " (sent in TLS early data, accepted)"
+                                 : " (TLS early data rejected: sent after the handshake)");
+      }
       line_has_status_ = true;
       break;
     case Kind::kError:
@@ -167,6 +172,10 @@ void Reporter::trace(const https::ClientEvent& event) {
     case Kind::kResponse:
       j.appendf(",\"status\":%u,\"reason\":", static_cast<unsigned>(event.status));
       append_json_string(&j, event.reason);
+      if (event.early_data != https::EarlyData::kNone) {
+        j.appendf(",\"early_data\":\"%s\"",
+                  event.early_data == https::EarlyData::kAccepted ? "accepted" : "rejected");
+      }
       break;
     case Kind::kError:
       j.appendf(",\"kind\":\"%s\",\"message\":", to_string(event.failure));

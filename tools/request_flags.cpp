@@ -128,6 +128,7 @@ void add_trust_flags(std::vector<Flag>* flags, TrustFlags* out) {
                    out->max_fragment = static_cast<std::size_t>(*n);
                    return true;
                  }));
+  flags->push_back(switch_flag("--no-early-data", &out->no_early_data));
 }
 
 bool check_trust_flags(const TrustFlags& flags, std::string* error) {
@@ -212,7 +213,10 @@ const char kTrustFlagsHelp[] =
     "                       TLS 1.2 is then the highest version offered (mbedTLS negotiates\n"
     "                       it there only). A record larger than the TLS input buffer fails\n"
     "                       at once (exit 6). Default: 0; in a build whose TLS input buffer\n"
-    "                       is below 16 KiB (the small-ram preset), the largest it takes\n";
+    "                       is below 16 KiB (the small-ram preset), the largest it takes\n"
+    "  --no-early-data      never send a request in TLS 1.3 early data (0-RTT); by default a\n"
+    "                       GET or HEAD (or a request declared idempotent) without a body\n"
+    "                       rides in the first flight of a resumed session that allows it\n";
 
 void add_retry_flags(std::vector<Flag>* flags, RetryFlags* out) {
   const auto seconds = [](std::optional<Millis>* into, bool zero_allowed) {

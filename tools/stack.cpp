@@ -81,6 +81,7 @@ bool load_trust(const TrustFlags& trust, const https::PublicKeyPin* pins, std::s
     return false;
   }
   if (pin_count > 0) tls->set_public_key_pins(pins, pin_count);
+  tls->set_early_data(!trust.no_early_data);
   if (tls->set_max_fragment_length(trust.max_fragment) != https::Status::kOk) {
     *error = "--tls-max-fragment " + std::to_string(trust.max_fragment) +
              " is more than this build's TLS record buffers take (at most " +

@@ -93,7 +93,10 @@ TEST(RequestFlags, TrustFlagsAreCacertThenCapathAndExcludeEachOther) {
   std::vector<Flag> flags;
   add_trust_flags(&flags, &trust);
   Parser p(&flags);
-  EXPECT_EQ(flag_names(flags), "--cacert, --capath, --tls-max-fragment, --help");
+  EXPECT_EQ(flag_names(flags), "--cacert, --capath, --tls-max-fragment, --no-early-data, --help");
+  EXPECT_FALSE(trust.no_early_data);
+  EXPECT_EQ(p.parse({"--no-early-data"}), "");
+  EXPECT_TRUE(trust.no_early_data);
   EXPECT_EQ(p.parse({"--cacert", "ca.pem"}), "");
   EXPECT_STREQ(trust.cacert, "ca.pem");
   EXPECT_EQ(trust.capath, nullptr);
