@@ -52,8 +52,9 @@ class EarlyNginx {
         process_.running()) {
       return ::testing::AssertionSuccess();
     }
-    return ::testing::AssertionFailure() << "nginx did not start: " << read_file(dir_.file("output.txt"))
-                                         << read_file(dir_.file("error.log"));
+    return ::testing::AssertionFailure()
+           << "nginx did not start: " << read_file(dir_.file("output.txt"))
+           << read_file(dir_.file("error.log"));
   }
   // Stops nginx and starts it again on the same port: its ticket keys are new.
   ::testing::AssertionResult restart(bool early) {
@@ -102,7 +103,8 @@ struct Exchanged {
 };
 
 bool keep_body(void* context, std::uint64_t, https::ConstBytes data) {
-  static_cast<Exchanged*>(context)->body.append(reinterpret_cast<const char*>(data.data), data.size);
+  static_cast<Exchanged*>(context)->body.append(reinterpret_cast<const char*>(data.data),
+                                                data.size);
   return true;
 }
 
@@ -113,15 +115,16 @@ bool restart_body(void* context) {
 
 void record(void* context, const https::ClientEvent& e) {
   auto* run = static_cast<Exchanged*>(context);
-  if (e.kind == https::ClientEvent::Kind::kResponse) run->responses.push_back({e.status, e.early_data});
+  if (e.kind == https::ClientEvent::Kind::kResponse)
+    run->responses.push_back({e.status, e.early_data});
   if (e.kind == https::ClientEvent::Kind::kError) {
     run->errors += std::string(to_string(e.failure)) + ": " + e.message + "; ";
   }
 }
 
 // One request on a new Client over `connector` (a new connection), stepped to its end.
-Exchanged request(https::Connector& connector, const std::string& url_text, const std::string& method,
-            Idempotency idempotency = Idempotency::kByMethod) {
+Exchanged request(https::Connector& connector, const std::string& url_text,
+                  const std::string& method, Idempotency idempotency = Idempotency::kByMethod) {
   Exchanged run;
   https::Url url;
   if (https::parse_url(url_text, &url) != https::Status::kOk) {
@@ -154,8 +157,7 @@ Exchanged request(https::Connector& connector, const std::string& url_text, cons
   const Millis limit = platform::monotonic_now() + Millis(kRunWallLimitMs);
   bool held = false;
   for (https::ClientNext next = client.step(platform::monotonic_now());
-       next.kind != https::ClientNext::Kind::kDone;
-       next = client.step(platform::monotonic_now())) {
+       next.kind != https::ClientNext::Kind::kDone; next = client.step(platform::monotonic_now())) {
     const Millis now = platform::monotonic_now();
     if (now >= limit) {
       client.cancel();
