@@ -156,10 +156,8 @@ Client::Step Client::on_machine(Millis now) {
 }
 
 Client::Step Client::begin_attempt(Millis now) {
-  if (!uncounted_) {
-    ++result_.attempts;
-    early_refused_ = false;
-  }
+  if (!uncounted_) ++result_.attempts;
+  if (!uncounted_) early_.new_attempt();
   uncounted_ = false;
   BodyState::Range range = body_.next_range(request_.resumable(), request_.names_generation());
   // The range fields do not fit the request buffer: fetch it whole (the sink restarts).
@@ -189,8 +187,8 @@ void Client::reset_exchange(Millis now) {
   meter_receiving_ = false;
   body_.begin_response();
   parser_.reset(request_.head().method == "HEAD");
-  early_ = EarlyDataResult{};
-  exchange_.begin(now, ConstBytes{options_.buffers.request.data, head_size_}, request_.spec().body);
+  early_.reset();
+  exchange_.begin(now, head(), request_.spec().body);
 }
 
 Client::Step Client::open_connection() {
@@ -204,9 +202,7 @@ Client::Step Client::on_connect(Millis now) {
     const Status s = conn_.open(request_.url(), request_.host(), now, options_.timeouts);
     if (s != Status::kOk) return fail_attempt(now, s, conn_.connector().failure_message());
     // The head is written and stays as it is until the attempt ends.
-    if (may_ride_early()) {
-      conn_.connector().offer_early_data(ConstBytes{options_.buffers.request.data, head_size_});
-    }
+    if (early_.may_ride(request_)) conn_.connector().offer_early_data(head());
     return go(Phase::kConnecting);
   }
   const Status s = conn_.step(now);
@@ -224,9 +220,8 @@ Client::Step Client::on_connect(Millis now) {
   }
   if (s != Status::kOk) return fail_attempt(now, s, connector.failure_message());
   exchange_.connected(now);
-  early_ = connector.early_data();
-  // What the server took in early is sent; anything else goes now, on this connection.
-  if (early_.state == EarlyData::kAccepted) exchange_.sent_early(early_.sent);
+  early_.connected(connector.early_data());
+  exchange_.sent_early(early_.result().sent);  // What the server took early; the rest goes now.
   return go(Phase::kSending);
 }
 
@@ -279,20 +274,7 @@ Client::Step Client::end_response(Millis now, bool reusable) {
     follow_.want_fresh_token();
     return go(Phase::kWaiting);
   }
-  if (too_early()) {
-    // The server would not act on early data (RFC 8470): the request goes again at once
-    // after a full handshake, on this connection if it stays open, else on a new one
-    // without early data. The machine still waits for this attempt's report, so it answers
-    // kSend again: no backoff, no retry counted. A 425 to a request that did not ride early
-    // is an ordinary 4xx.
-    early_refused_ = true;
-    uncounted_ = true;
-    emit_error(
-        now, Status::kOk,
-        "the server would not act on the request as early data (425 Too Early): it goes again "
-        "after the handshake (not a retry)");
-    return go(Phase::kWaiting);
-  }
+  if (early_.too_early(parser_.status())) return resend_too_early(now);
   if (body_.sink_failed()) return refuse_splice(now);
   const std::uint16_t status = parser_.status();
   // A forward proxy's 407 is the proxy's, not the origin's: as a tunnel's (kProxyAuth).
@@ -498,31 +480,6 @@ Status Client::write_head(const BodyState::Range& range, Authorize authorize) {
   const Status s = write_request_head(head, options_.buffers.request, &head_size_);
   body_.asked(s == Status::kOk ? range : BodyState::Range{});
   return s;
-}
-
-void Client::decide_body(Millis now) {
-  if (body_.use() != BodyState::Use::kUndecided) return;
-  const std::uint16_t status = parser_.status();
-  ClientEvent e = event(ClientEvent::Kind::kResponse, now);
-  e.status = status;
-  e.reason = parser_.reason();
-  e.early_data = early_.state;
-  emit(e);
-  BodyState::Known known;
-  // An expired token's 401 is answered with a fresh one, and a redirect goes on elsewhere:
-  // their bodies are nobody's.
-  known.nobodys = token_rejected() || is_followed_redirect() || too_early();
-  known.retryable = classify(context_.policy, AttemptResult::http(status)) == Verdict::kRetryable;
-  known.may_be_expired =
-      FollowUp::may_be_expired(options_.url_refresh, request_.resumable(), status);
-  body_.decide(parser_, known);
-}
-
-bool Client::may_ride_early() const {
-  if (early_refused_ || request_.spec().body.size > 0 || !request_.idempotent()) return false;
-  const std::string_view method = request_.head().method;
-  return method == "GET" || method == "HEAD" ||
-         request_.spec().idempotency == RequestSpec::Idempotency::kYes;
 }
 
 BodyResume Client::body_resume() const {

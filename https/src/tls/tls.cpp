@@ -266,26 +266,6 @@ void TlsSession::clear() {
   valid_ = false;
 }
 
-void TlsClientConfig::set_early_data(bool on) {
-  early_data_ = on;
-  if (ready_) apply_early_data();
-}
-
-bool TlsClientConfig::early_data() const {
-#if defined(MBEDTLS_SSL_EARLY_DATA)
-  return early_data_;
-#else
-  return false;
-#endif
-}
-
-void TlsClientConfig::apply_early_data() {
-#if defined(MBEDTLS_SSL_EARLY_DATA)
-  mbedtls_ssl_conf_early_data(
-      &conf_, early_data_ ? MBEDTLS_SSL_EARLY_DATA_ENABLED : MBEDTLS_SSL_EARLY_DATA_DISABLED);
-#endif
-}
-
 TlsTransport::TlsTransport() { mbedtls_ssl_init(&ssl_); }
 TlsTransport::~TlsTransport() { mbedtls_ssl_free(&ssl_); }
 
@@ -362,45 +342,6 @@ Status TlsTransport::handshake() {
     return Status::kTlsVerify;
   }
   return from_mbedtls(ret);
-}
-
-// mbedTLS writes early data only on a handshake that offers a TLS 1.3 session whose ticket
-// allows it, and no more than the ticket's max_early_data_size; it answers "cannot write"
-// otherwise, and from then on for this handshake, which then goes on as usual.
-int TlsTransport::write_early() {
-#if defined(MBEDTLS_SSL_EARLY_DATA)
-  while (!early_closed_ && early_written_ < early_.size && offered_session_) {
-    const int ret = mbedtls_ssl_write_early_data(&ssl_, early_.data + early_written_,
-                                                 early_.size - early_written_);
-    if (ret > 0) {
-      early_written_ += static_cast<std::size_t>(ret);
-      continue;
-    }
-    if (ret == 0 || ret == MBEDTLS_ERR_SSL_CANNOT_WRITE_EARLY_DATA) {
-      early_closed_ = true;
-      break;
-    }
-    return ret;
-  }
-#endif
-  return 0;
-}
-
-EarlyDataResult TlsTransport::early_outcome() {
-  EarlyDataResult r;
-#if defined(MBEDTLS_SSL_EARLY_DATA)
-  if (early_written_ == 0) return r;
-  const int status = mbedtls_ssl_get_early_data_status(&ssl_);
-  if (status == MBEDTLS_SSL_EARLY_DATA_STATUS_ACCEPTED) {
-    r.state = EarlyData::kAccepted;
-    r.sent = early_written_;
-  } else {
-    // Rejected (the server did not take the ticket, or takes no early data): it read none
-    // of the bytes, which go again after the handshake.
-    r.state = EarlyData::kRejected;
-  }
-#endif
-  return r;
 }
 
 Status TlsTransport::save_session(TlsSession* out) {

@@ -16,6 +16,7 @@
 #include "stepback/core/timeouts.hpp"
 #include "stepback/https/client/body_state.hpp"
 #include "stepback/https/client/connection.hpp"
+#include "stepback/https/client/early_data.hpp"
 #include "stepback/https/client/follow_up.hpp"
 #include "stepback/https/client/network_gate.hpp"
 #include "stepback/https/connector.hpp"
@@ -315,7 +316,7 @@ class Client {
   // Whether the last handshake resumed a saved TLS session.
   bool resumed() const { return conn_.resumed(); }
   // Whether the last attempt's request rode in TLS 1.3 early data, and how the server took it.
-  EarlyData early_data() const { return early_.state; }
+  EarlyData early_data() const { return early_.result().state; }
   // Connections opened so far (reused keep-alive connections are not counted again).
   std::uint32_t connections() const { return conn_.opened(); }
   // Bytes of the response representation delivered to the sink (across resumed attempts).
@@ -405,15 +406,11 @@ class Client {
   Status write_head(const BodyState::Range& range) { return write_head(range, Authorize{}); }
   // Emits a kError event of `status`'s failure kind with `message`.
   void emit_error(Millis now, Status status, const char* message) const;
-  // Whether this attempt may offer its request as TLS 1.3 early data: a request that may be
-  // replayed (GET, HEAD, or one the caller declared idempotent) without a body, unless a
-  // 425 already sent it again after the handshake.
-  bool may_ride_early() const;
-  // The response is a 425 Too Early to a request the server took as early data: it goes
-  // again after the handshake, once per attempt, not as a retry.
-  bool too_early() const {
-    return early_.state == EarlyData::kAccepted && !early_refused_ && parser_.status() == 425;
-  }
+  // A 425 Too Early to a request the server took as early data: it goes again after the
+  // handshake, once per attempt, not as a retry.
+  Step resend_too_early(Millis now);
+  // The request head as written in buffers.request.
+  ConstBytes head() const { return ConstBytes{options_.buffers.request.data, head_size_}; }
   bool token_rejected() const {
     return follow_.token_rejected(parser_, options_.credentials.authorization != nullptr);
   }
@@ -447,8 +444,7 @@ class Client {
   // limit's (NetworkGate::hold).
   char limit_message_[256] = {};
   bool meter_receiving_ = false;  // meter_ follows the response body (from its first byte).
-  EarlyDataResult early_;         // How this attempt's request went as early data.
-  bool early_refused_ = false;    // A 425 answered it in this attempt: no early data again.
+  EarlyDataStage early_;          // Whether the request rides in TLS 1.3 early data.
   bool uncounted_ = false;        // The next attempt follows a redirect, a fresh URL or a network
                                   // switch: not counted.
   BodyState body_;                // What the sink holds and what each response's body is for.
