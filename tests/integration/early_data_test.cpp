@@ -23,6 +23,8 @@ using Idempotency = https::RequestSpec::Idempotency;
 
 // The round trip the tests' requests wait before reading the server's first flight.
 constexpr int kRoundTripMs = 200;
+// How many resumed requests a test makes at most until nginx logs one as early.
+constexpr int kTries = 6;
 
 // nginx with early data on or off, on a port that stays the same across restart().
 class EarlyNginx {
@@ -225,17 +227,25 @@ class EarlyDataTest : public ::testing::Test {
 TEST_F(EarlyDataTest, GetOnAResumedSessionRidesEarly) {
   ASSERT_TRUE(server_.start(true));
   first_get();
-  const Exchanged run = request(connector(), server_.url("/hello"), "GET");
-  EXPECT_EQ(run.result.outcome, Outcome::kSuccess) << summary(run);
-  EXPECT_EQ(run.result.attempts, 1U);
-  EXPECT_EQ(run.body, "hello\n");
-  EXPECT_TRUE(run.resumed);
-  ASSERT_EQ(run.responses.size(), 1U) << summary(run);
-  EXPECT_EQ(run.responses[0].early, EarlyData::kAccepted);
-  const std::vector<std::string> log = server_.log_lines(2);
-  ASSERT_EQ(log.size(), 2U);
-  EXPECT_EQ(log[0], "GET /hello early=- reused=. status=200");
-  EXPECT_EQ(log[1], "GET /hello early=1 reused=r status=200");
+  // nginx calls a request early only if it acts on it before the handshake ends, which the
+  // client's Finished may still beat now and then: a few tries, each accepted early.
+  std::size_t requests = 1;
+  bool logged_early = false;
+  for (int i = 0; i < kTries && !logged_early; ++i) {
+    const Exchanged run = request(connector(), server_.url("/hello"), "GET");
+    ++requests;
+    EXPECT_EQ(run.result.outcome, Outcome::kSuccess) << summary(run);
+    EXPECT_EQ(run.result.attempts, 1U);
+    EXPECT_EQ(run.body, "hello\n");
+    EXPECT_TRUE(run.resumed);
+    ASSERT_EQ(run.responses.size(), 1U) << summary(run);
+    EXPECT_EQ(run.responses[0].early, EarlyData::kAccepted);
+    const std::vector<std::string> log = server_.log_lines(requests);
+    ASSERT_EQ(log.size(), requests) << server_.log_text();  // Each request once.
+    EXPECT_EQ(log[0], "GET /hello early=- reused=. status=200");
+    logged_early = log.back() == "GET /hello early=1 reused=r status=200";
+  }
+  EXPECT_TRUE(logged_early) << server_.log_text();
 }
 
 // (b) A POST not declared idempotent never rides early, even on a resumed session; one
@@ -249,14 +259,23 @@ TEST_F(EarlyDataTest, OnlyRequestsThatMayBeReplayedRideEarly) {
   EXPECT_TRUE(post.resumed);
   ASSERT_EQ(post.responses.size(), 1U) << summary(post);
   EXPECT_EQ(post.responses[0].early, EarlyData::kNone);
-  const Exchanged declared = request(connector(), server_.url("/post"), "POST", Idempotency::kYes);
-  EXPECT_EQ(declared.result.outcome, Outcome::kSuccess) << summary(declared);
-  ASSERT_EQ(declared.responses.size(), 1U) << summary(declared);
-  EXPECT_EQ(declared.responses[0].early, EarlyData::kAccepted);
-  const std::vector<std::string> log = server_.log_lines(3);
-  ASSERT_EQ(log.size(), 3U);
+  std::vector<std::string> log = server_.log_lines(2);
+  ASSERT_EQ(log.size(), 2U);
   EXPECT_EQ(log[1], "POST /post early=- reused=r status=200");
-  EXPECT_EQ(log[2], "POST /post early=1 reused=r status=200");
+  std::size_t requests = 2;
+  bool logged_early = false;
+  for (int i = 0; i < kTries && !logged_early; ++i) {
+    const Exchanged declared =
+        request(connector(), server_.url("/post"), "POST", Idempotency::kYes);
+    ++requests;
+    EXPECT_EQ(declared.result.outcome, Outcome::kSuccess) << summary(declared);
+    ASSERT_EQ(declared.responses.size(), 1U) << summary(declared);
+    EXPECT_EQ(declared.responses[0].early, EarlyData::kAccepted);
+    log = server_.log_lines(requests);
+    ASSERT_EQ(log.size(), requests) << server_.log_text();
+    logged_early = log.back() == "POST /post early=1 reused=r status=200";
+  }
+  EXPECT_TRUE(logged_early) << server_.log_text();
 }
 
 // (c) A server that takes no early data: the GET is sent after the handshake, in one attempt.
@@ -290,7 +309,13 @@ TEST_F(EarlyDataTest, WithoutTheServersConsentTheRequestGoesAfterTheHandshake) {
 TEST_F(EarlyDataTest, TooEarlySendsTheRequestAgainAfterTheHandshake) {
   ASSERT_TRUE(server_.start(true));
   first_get();
-  const Exchanged run = request(connector(), server_.url("/too-early"), "GET");
+  // As above, nginx sees the request as early only when it acts before the handshake ends.
+  Exchanged run;
+  std::size_t requests = 1;
+  for (int i = 0; i < kTries && run.responses.size() != 2; ++i) {
+    run = request(connector(), server_.url("/too-early"), "GET");
+    requests += run.responses.size();
+  }
   EXPECT_EQ(run.result.outcome, Outcome::kSuccess) << summary(run);
   EXPECT_EQ(run.result.attempts, 1U);
   EXPECT_EQ(run.result.status, 200);
@@ -301,10 +326,10 @@ TEST_F(EarlyDataTest, TooEarlySendsTheRequestAgainAfterTheHandshake) {
   EXPECT_EQ(run.responses[0].early, EarlyData::kAccepted);
   EXPECT_EQ(run.responses[1].status, 200);
   EXPECT_EQ(run.responses[1].early, EarlyData::kNone);
-  const std::vector<std::string> log = server_.log_lines(3);
-  ASSERT_EQ(log.size(), 3U);
-  EXPECT_EQ(log[1], "GET /too-early early=1 reused=r status=425");
-  EXPECT_EQ(log[2], "GET /too-early early=- reused=r status=200");
+  const std::vector<std::string> log = server_.log_lines(requests);
+  ASSERT_EQ(log.size(), requests) << server_.log_text();
+  EXPECT_EQ(log[requests - 2], "GET /too-early early=1 reused=r status=425");
+  EXPECT_EQ(log[requests - 1], "GET /too-early early=- reused=r status=200");
 }
 
 // (e) Early data turned off in the TLS configuration: nothing rides early.
