@@ -42,7 +42,7 @@ Status TcpTlsConnector::step(Millis now) {
     }
     const Status started = tls_stream_.start(tcp_.transport(), tls_, host_, &session_);
     if (started != Status::kOk) return fail_tls(started);
-    if (tls_.early_data()) tls_stream_.offer_early_data(early_);
+    if (tls_.early_data() && !early_failed_) tls_stream_.offer_early_data(early_);
     phase_ = Phase::kHandshaking;
     handshake_deadline_ = now + handshake_timeout_;
   }
@@ -54,6 +54,20 @@ Status TcpTlsConnector::step(Millis now) {
       tls_failed_ = true;
       close();
       return Status::kTimeout;
+    }
+    // The request went as early data and the server may have acted on it: no silent redo,
+    // which would send it once more. The attempt fails as a transport failure (only a request
+    // that may be replayed rides early), and later connections offer no early data.
+    if (s != Status::kOk && tls_stream_.wrote_early_data()) {
+      early_failed_ = true;
+      std::snprintf(
+          tls_message_, sizeof tls_message_,
+          "%.200s, after the request went in TLS early data (the server may have acted on "
+          "it; this connection sends no more early data)",
+          tls_stream_.failure_message());
+      tls_failed_ = true;
+      close();
+      return s;
     }
     // A certificate that does not verify came with a full handshake (the server did not take
     // the session): it would come again. Any other failure may be the resumption's own.

@@ -96,6 +96,9 @@ class TcpTlsConnector final : public Connector {
   Millis handshake_deadline_ = Millis::max();
   ConstBytes early_;  // Offered for this open()'s handshake (TLS only).
   EarlyDataResult early_result_;
+  // A handshake that wrote early data failed (a server that answers the early request and
+  // closes can reset the connection before the handshake ends): this connector offers no more.
+  bool early_failed_ = false;
   Phase phase_ = Phase::kIdle;
   bool use_tls_ = false;
   bool resumed_ = false;

@@ -211,6 +211,9 @@ class TlsTransport final : public Transport {
   void offer_early_data(ConstBytes bytes) { early_ = bytes; }
   // After the handshake: what became of the bytes offered (kNone when none were written).
   EarlyDataResult early_data() const { return early_result_; }
+  // Whether this handshake wrote any early data: the server may have acted on the request
+  // even if the handshake then failed.
+  bool wrote_early_data() const { return early_written_ > 0; }
   // Saves the current session into *out for the next connection.
   [[nodiscard]] Status save_session(TlsSession* out);
   // Whether the handshake resumed a saved session.
