@@ -17,12 +17,25 @@
 # client's own time for the request, without process start-up. Bodies go to a file in the
 # temp dir, never /dev/null: `stepback get -o FILE` writes FILE.part and renames it over FILE.
 #
+# --scenario retry measures instead a retry on a new connection, where TLS 1.3 early data
+# saves a round trip: nginx (TLS 1.3 only, tickets, ssl_early_data on) answers /retry (1 KiB)
+# with 503 on a full handshake and 200 on a resumed session, closing after each answer, so
+# every client's first attempt fails and its retry goes on a new, resumed connection. Clients:
+# curl (--retry 1; it keeps the TLS session within its process), `stepback get` per profile
+# with the backoff cut to 1 ms, and the same with --no-early-data. Reported per client: the
+# retry alone, from the start of its connection to the response (curl's -w timings of the
+# last transfer; stepback's --trace, the retry's "attempt" to its "response"), against the
+# ideal, TCP + request (2 RTT) with early data, + the TLS 1.3 handshake (3 RTT) without; and
+# from nginx's log, per client, how the retries came (early, resumed).
+#
 # Usage (as root): bench/latency_bench.sh [--stepback PATH] [--runs N] [--rtts 50,150,300]
 #                  [--losses 0,2] [--profiles desktop,mobile] [--bodies small,5m]
-#                  [--timeout S] [--ipv6]
+#                  [--timeout S] [--ipv6] [--scenario get|retry]
 #   --stepback PATH  the CLI to measure (default: $STEPBACK, else build/desktop/tools/stepback)
 #   --runs N         runs per client, body and bench setting (default 5, 1..100)
 #   --timeout S      limit of one run, in seconds (default 120)
+#   --scenario S     get (default): the GET above; retry: the retry on a resumed connection
+#                    (--bodies does not apply, the body is 1 KiB)
 # Environment: STEPBACK (as --stepback), KEEP_TMP=1 keeps the temp dir (logs, nginx's
 # access log with what each connection negotiated), NETBENCH_ID (default "lat": the bench's
 # namespaces are sbnb-cli-lat and sbnb-srv-lat, apart from a test's bench running meanwhile).
@@ -43,7 +56,9 @@ readonly SMALL_BYTES=1024 BIG_BYTES=$((5 * 1024 * 1024))
 die() { echo "latency_bench: $*" >&2; exit 1; }
 
 # body_bytes NAME: the size of a served body.
-body_bytes() { case $1 in small) echo "$SMALL_BYTES" ;; 5m) echo "$BIG_BYTES" ;; *) return 1 ;; esac; }
+body_bytes() {
+  case $1 in small | retry) echo "$SMALL_BYTES" ;; 5m) echo "$BIG_BYTES" ;; *) return 1 ;; esac
+}
 
 # ------------------------------------------------------------------- inside the client namespace
 # __measure: run by the script itself in the client namespace (no `ip netns exec` cost in the
@@ -88,14 +103,66 @@ measure() {
   done
 }
 
+# __measure_retry: the retry scenario, as measure, one line per run:
+#   CLIENT retry RUN WALL_MS EXIT_CODE BYTES_WRITTEN RETRY_MS EARLY
+# RETRY_MS is the retry alone, from the start of its connection to the response: curl's
+# %{time_total}, which covers the last transfer only (curl starts its timers again on each
+# try); for stepback, the retry's "attempt" to its "response" in --trace. EARLY is what
+# stepback's trace says of the retry's early data (accepted, rejected), "-" for none or curl.
+# The client's name goes in the query, so that nginx's log tells the clients apart.
+measure_retry() {
+  local run client ms rc t0 t1 out="$LB_TMP/out.bin" bytes inner early
+  local so="$LB_TMP/client.stdout" se="$LB_TMP/client.stderr"
+  local clients=(curl) p cmd
+  for p in ${LB_PROFILES//,/ }; do clients+=("stepback-$p" "stepback-$p-noearly"); done
+  for ((run = 1; run <= LB_RUNS; run++)); do
+    for client in "${clients[@]}"; do
+      rm -f "$out"
+      if [ "$client" = curl ]; then
+        # curl 7.88 retries a 503 with --retry; --retry-delay 0 means its default first
+        # wait (1 s), which is outside the retry's own time measured here.
+        cmd=(curl --cacert "$LB_CA" -sS -o "$out" --retry 1 --retry-delay 0
+             -w '%{time_total} %{time_connect} %{time_appconnect} %{http_code}\n'
+             "$LB_URL/retry?c=$client")
+      else
+        p=${client#stepback-}
+        cmd=("$LB_STEPBACK" get "$LB_URL/retry?c=$client" --cacert "$LB_CA"
+             --profile "${p%-noearly}" --max-retries 1 --max-backoff 0.001 --jitter none
+             -o "$out" --trace)
+        [ "$p" = "${p%-noearly}" ] || cmd+=(--no-early-data)
+      fi
+      t0=$EPOCHREALTIME
+      rc=0
+      timeout "$LB_TIMEOUT" "${cmd[@]}" </dev/null >"$so" 2>"$se" || rc=$?
+      t1=$EPOCHREALTIME
+      ms=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", (b - a) * 1000 }')
+      bytes=$(stat -c %s "$out" 2>/dev/null || echo 0)
+      early=-
+      if [ "$client" = curl ]; then
+        inner=$(awk '$1 ~ /^[0-9.]+$/ { t = $1 } END { if (t != "") printf "%.1f", t * 1000 }' "$so")
+      else
+        inner=$(awk -F'[:,}]' '
+          /"event":"attempt"/ && /"n":2/ { for (i = 1; i < NF; i++) if ($i == "\"t_ms\"") a = $(i + 1) }
+          /"event":"response"/ && /"n":2/ { for (i = 1; i < NF; i++) if ($i == "\"t_ms\"") r = $(i + 1) }
+          END { if (a != "" && r != "") print r - a }' "$se")
+        early=$(sed -n 's/.*"event":"response".*"n":2,.*"early_data":"\([a-z]*\)".*/\1/p' "$se")
+      fi
+      { echo "== $client retry run $run: ${cmd[*]} -> exit $rc, $ms ms"; cat "$so" "$se"; } \
+        >>"$LB_TMP/clients.log"
+      echo "$client retry $run $ms $rc $bytes ${inner:--} ${early:--}"
+      sleep 0.2
+    done
+  done
+}
+
 if [ "${1:-}" = __measure ]; then
-  measure
+  if [ "${LB_SCENARIO:-get}" = retry ]; then measure_retry; else measure; fi
   exit 0
 fi
 
 # ------------------------------------------------------------------- options
 stepback="${STEPBACK:-$repo/build/desktop/tools/stepback}"
-runs=5 rtts=50,150,300 losses=0,2 profiles=desktop,mobile bodies=small,5m timeout_s=120 ipv6=0
+runs=5 rtts=50,150,300 losses=0,2 profiles=desktop,mobile bodies=small,5m timeout_s=120 ipv6=0 scenario=get
 while [ $# -gt 0 ]; do
   case $1 in
     --stepback) stepback=${2:?}; shift ;;
@@ -106,6 +173,7 @@ while [ $# -gt 0 ]; do
     --bodies) bodies=${2:?}; shift ;;
     --timeout) timeout_s=${2:?}; shift ;;
     --ipv6) ipv6=1 ;;
+    --scenario) scenario=${2:?}; shift ;;
     -h|--help) sb_usage "$0"; exit 0 ;;
     *) die "unknown argument '$1' (--help)" ;;
   esac
@@ -118,7 +186,12 @@ fi
 [[ $rtts =~ ^[0-9]+(,[0-9]+)*$ ]] || die "--rtts: comma-separated integers (ms)"
 [[ $losses =~ ^[0-9.]+(,[0-9.]+)*$ ]] || die "--losses: comma-separated percentages"
 [[ $profiles =~ ^(desktop|mobile)(,(desktop|mobile))*$ ]] || die "--profiles: desktop and/or mobile"
-for b in ${bodies//,/ }; do body_bytes "$b" >/dev/null || die "--bodies: small and/or 5m"; done
+[[ $bodies =~ ^(small|5m)(,(small|5m))*$ ]] || die "--bodies: small and/or 5m"
+case $scenario in
+  get) ;;
+  retry) bodies=retry ;;
+  *) die "--scenario: get or retry" ;;
+esac
 case $stepback in /*) ;; *) stepback="$PWD/$stepback" ;; esac
 
 if [ "$(id -u)" -ne 0 ]; then
@@ -177,11 +250,28 @@ chmod 644 "$tmp"/*.pem
 
 mkdir -p "$tmp/www" "$tmp/tmp"
 head -c "$SMALL_BYTES" /dev/zero | tr '\0' 's' >"$tmp/www/small"
+cp "$tmp/www/small" "$tmp/www/retry"
 head -c "$BIG_BYTES" /dev/zero >"$tmp/www/5m"
 chmod -R a+rX "$tmp/www"
 
 if [ "$ipv6" = 1 ]; then listen="[fd77::2]:$PORT"; url="https://[fd77::2]:$PORT"
 else listen="10.77.0.2:$PORT"; url="https://10.77.0.2:$PORT"; fi
+# The retry scenario: TLS 1.3 only, tickets that allow early data, and /retry, which fails a
+# request on a full handshake (503) and serves it on a resumed session ($ssl_session_reused
+# "r"), closing after each answer so that the retry needs a new connection. Its own log says
+# per request whether it came early ($ssl_early_data "1") and on a resumed session.
+protocols="TLSv1.2 TLSv1.3" retry_conf=""
+if [ "$scenario" = retry ]; then
+  protocols="TLSv1.3"
+  retry_conf="
+    ssl_session_tickets on;
+    ssl_early_data on;
+    location = /retry {
+      access_log $tmp/retry.log retry;
+      keepalive_timeout 0;
+      if (\$ssl_session_reused = \".\") { return 503; }
+    }"
+fi
 cat >"$tmp/nginx.conf" <<EOF
 daemon off;
 worker_processes 1;
@@ -192,6 +282,8 @@ http {
   log_format bench '\$ssl_protocol \$ssl_cipher \$ssl_curve \$ssl_session_reused '
                    '\$status \$body_bytes_sent \$request_time "\$http_user_agent"';
   access_log $tmp/access.log bench;
+  log_format retry '\$arg_c early=\$ssl_early_data reused=\$ssl_session_reused '
+                   '\$ssl_protocol status=\$status';
   client_body_temp_path $tmp/tmp/body;
   proxy_temp_path $tmp/tmp/proxy;
   fastcgi_temp_path $tmp/tmp/fastcgi;
@@ -204,10 +296,10 @@ http {
     listen $listen ssl;
     ssl_certificate $tmp/cert.pem;
     ssl_certificate_key $tmp/key.pem;
-    ssl_protocols TLSv1.2 TLSv1.3;
+    ssl_protocols $protocols;
     # One TLS 1.3 suite for every client (curl prefers AES-256-GCM, mbedTLS ChaCha20).
     ssl_conf_command Ciphersuites TLS_AES_256_GCM_SHA384;
-    root $tmp/www;
+    root $tmp/www;$retry_conf
   }
 }
 EOF
@@ -239,6 +331,7 @@ echo "latency_bench: stepback = $stepback" >&2
 
 # The delay programs outlive one setting's worst case (every run timing out), then stop.
 n_clients=$((1 + $(tr ',' '\n' <<<"$profiles" | wc -l)))
+[ "$scenario" = get ] || n_clients=$((2 * n_clients - 1))
 n_bodies=$(tr ',' '\n' <<<"$bodies" | wc -l)
 lifetime=$((runs * n_clients * n_bodies * (timeout_s + 1) + 120))
 ((lifetime <= 86400)) || lifetime=86400
@@ -251,7 +344,7 @@ for rtt in ${rtts//,/ }; do
     # clean-up's `netbench.sh down` then ends what runs in the namespaces.
     "$netbench" exec cli env LB_TMP="$tmp" LB_CA="$tmp/ca.pem" LB_URL="$url" \
       LB_STEPBACK="$stepback" LB_PROFILES="$profiles" LB_BODIES="$bodies" LB_RUNS="$runs" \
-      LB_TIMEOUT="$timeout_s" bash "$self" __measure >"$tmp/setting.txt" &
+      LB_TIMEOUT="$timeout_s" LB_SCENARIO="$scenario" bash "$self" __measure >"$tmp/setting.txt" &
     wait $! || die "the measurements at RTT $rtt ms, loss $loss % stopped early"
     sed "s/^/$rtt $loss /" "$tmp/setting.txt" >>"$results"
     sb_stop_nginx
@@ -265,7 +358,7 @@ done
 median() {
   awk -v r="$1" -v l="$2" -v c="$3" -v b="$4" -v fld="$5" -v small="$SMALL_BYTES" -v big="$BIG_BYTES" '
     $1 == r && $2 == l && $3 == c && $4 == b {
-      want = ($4 == "small") ? small : big
+      want = ($4 == "5m") ? big : small
       if ($7 != 0 || $8 != want) f++; else if ($fld != "-") x[n++] = $fld + 0
     }
     END {
@@ -314,6 +407,58 @@ table() {
   done
 }
 
+# retry_report: the retry scenario's table, one row per client and bench setting, and how
+# nginx logged each client's requests.
+retry_report() {
+  local rtt loss c cm cf wm wf ideal n_rtt name accepted
+  local clients=(curl) p
+  for p in ${profiles//,/ }; do clients+=("stepback-$p" "stepback-$p-noearly"); done
+  echo
+  echo "A retry on a new, resumed connection (nginx at $url answers 503 on a full handshake, 200"
+  echo "on a resumed session, and closes after each answer); median of $runs runs, each a fresh process."
+  echo "stepback: \`$(basename "$stepback") get URL --cacert CA --profile P --max-retries 1 --max-backoff 0.001"
+  echo "--jitter none -o FILE --trace [--no-early-data]\`; curl: \`curl --cacert CA -sS -o FILE --retry 1"
+  echo "--retry-delay 0 -w '%{time_total}' URL\` ($(curl --version | awk 'NR == 1 { print $1, $2 }'); its first wait is 1 s)."
+  echo "Retry alone: from the start of the retry's connection to the response (curl: time_total of"
+  echo "its last transfer; stepback: the retry's \"attempt\" to its \"response\" trace events). Ideal:"
+  echo "TCP + request (2 RTT) with early data, + the TLS 1.3 handshake (3 RTT) without."
+  echo
+  echo "| RTT | loss | client | retry alone | ideal | vs ideal | whole run (wall) | early data (trace) |"
+  echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
+  for rtt in ${rtts//,/ }; do
+    for loss in ${losses//,/ }; do
+      for c in "${clients[@]}"; do
+        read -r cm cf <<<"$(median "$rtt" "$loss" "$c" retry 9)"
+        read -r wm wf <<<"$(median "$rtt" "$loss" "$c" retry 6)"
+        n_rtt=3
+        case $c in curl | *-noearly) ;; *) n_rtt=2 ;; esac
+        ideal=$((n_rtt * rtt))
+        case $c in
+          curl) name=curl ;;
+          *-noearly) name="stepback ${c#stepback-}"; name="${name%-noearly} --no-early-data" ;;
+          *) name="stepback ${c#stepback-}" ;;
+        esac
+        accepted=$(awk -v r="$rtt" -v l="$loss" -v c="$c" \
+          '$1 == r && $2 == l && $3 == c { n++; if ($10 == "accepted") a++ }
+           END { printf "%d/%d accepted", a, n }' "$results")
+        [ "$c" != curl ] || accepted="-"
+        echo "| $rtt ms | $loss % | $name | $(cell "$cm" "$cf" 0) | $ideal ms |" \
+          "$(ratio "$cm" "$ideal") | $(cell "$wm" "$wf" 0) | $accepted |"
+      done
+    done
+  done
+  echo
+  echo "nginx's log of /retry (client, \$ssl_early_data, \$ssl_session_reused, protocol, status; count):"
+  [ ! -s "$tmp/retry.log" ] || sort "$tmp/retry.log" | uniq -c | sed 's/^ */  /'
+}
+
+if [ "$scenario" = retry ]; then
+  retry_report
+  failed_runs=$(awk '$7 != 0 || $8 != '"$SMALL_BYTES" "$results" | wc -l)
+  [ "$failed_runs" -eq 0 ] || echo "$failed_runs run(s) failed; KEEP_TMP=1 keeps $tmp/clients.log."
+  exit 0
+fi
+
 addr_shown=10.77.0.2
 [ "$ipv6" = 1 ] && addr_shown="[fd77::2]"
 echo
@@ -338,7 +483,7 @@ if [ -s "$tmp/access.log" ]; then
          print "  " u[1] ": " $1, $2, $3, $4 }' "$tmp/access.log" | sort | uniq -c
 fi
 failed_runs=$(awk -v small="$SMALL_BYTES" -v big="$BIG_BYTES" \
-  '$7 != 0 || $8 != (($4 == "small") ? small : big)' "$results" | wc -l)
+  '$7 != 0 || $8 != (($4 == "5m") ? big : small)' "$results" | wc -l)
 if [ "$failed_runs" -gt 0 ]; then
   echo
   echo "$failed_runs run(s) failed or timed out (limit ${timeout_s} s); KEEP_TMP=1 keeps $tmp/clients.log."
