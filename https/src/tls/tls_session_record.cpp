@@ -199,7 +199,8 @@ TlsSessionRecordError check_tls_session_record(const TlsSessionRecordFields& fie
                                                const std::uint8_t (&verification)[32],
                                                Millis wall_now) {
   const std::size_t host_size = host == nullptr ? 0 : std::strlen(host);
-  if (host_size != fields.host_size || fields.port != port ||
+  // A record is always bound to a host: no host matches none.
+  if (host_size == 0 || host_size != fields.host_size || fields.port != port ||
       std::memcmp(host, fields.host, host_size) != 0) {
     return TlsSessionRecordError::kOtherServer;
   }
