@@ -303,6 +303,7 @@ Status TlsTransport::start(Transport& lower, TlsClientConfig& config, const char
   mbedtls_ssl_set_verify(&ssl_, &TlsTransport::verify_certificate, this);
   if (session != nullptr && session->valid_) {
     offered_session_ = mbedtls_ssl_set_session(&ssl_, &session->session_) == 0;
+    early_closed_ = !may_carry_early_data(session->session_);
   }
   started_ = true;
   return Status::kOk;

@@ -47,6 +47,22 @@ int TlsTransport::write_early() {
   return 0;
 }
 
+// mbedtls_ssl_write_early_data() steps the handshake until the early-data exchange has begun
+// (a TLS 1.3 ClientHello offering early data) or is known not to (one that does not). A
+// ClientHello resuming a TLS 1.2 session is neither, and mbedTLS steps on: when the server's
+// whole flight is already there to read (a fast server, a slow client), through the end of
+// the handshake and past it, where it answers "bad input data" and the handshake fails. So a
+// TLS 1.2 session gets no early data offered (the session's version is a private field;
+// tls_session_record.cpp reads it the same way).
+bool TlsTransport::may_carry_early_data(const mbedtls_ssl_session& session) {
+#if defined(MBEDTLS_SSL_EARLY_DATA)
+  return session.MBEDTLS_PRIVATE(tls_version) == MBEDTLS_SSL_VERSION_TLS1_3;
+#else
+  (void)session;
+  return false;
+#endif
+}
+
 EarlyDataResult TlsTransport::early_outcome() {
   EarlyDataResult r;
 #if defined(MBEDTLS_SSL_EARLY_DATA)

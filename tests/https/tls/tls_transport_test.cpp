@@ -18,7 +18,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <string>
+#include <utility>
 
 #include "mbedtls/ctr_drbg.h"
 #include "mbedtls/ecp.h"
@@ -836,6 +838,71 @@ TEST_P(TlsTransportVersionTest, ASecondSaveFailsAndKeepsTheSavedSession) {
   ASSERT_EQ(client.start(pipe.client(), config_, "localhost", &session), Status::kOk);
   ASSERT_EQ(run_handshake(client, server, pipe).client, Status::kOk);
   EXPECT_TRUE(client.resumed());
+}
+
+// A transport below the client that runs `after_send` after each send: a server that
+// answers at once, before the client reads again.
+class AnsweringAtOnce final : public Transport {
+ public:
+  AnsweringAtOnce(Transport& below, std::function<void()> after_send)
+      : below_(below), after_send_(std::move(after_send)) {}
+  Status send(ConstBytes data, std::size_t* sent) override {
+    const Status s = below_.send(data, sent);
+    if (*sent > 0) after_send_();
+    return s;
+  }
+  Status recv(MutableBytes out, std::size_t* received) override {
+    return below_.recv(out, received);
+  }
+  int fd() const override { return below_.fd(); }
+  IoInterest wants() const override { return below_.wants(); }
+  void close() override { below_.close(); }
+
+ private:
+  Transport& below_;
+  std::function<void()> after_send_;
+};
+
+// Early data rides only on a TLS 1.3 session's ticket. Offered with a TLS 1.2 session, it
+// once had mbedTLS step the handshake inside its early-data writer, which stops only when the
+// early-data exchange has begun: when the server's whole abbreviated flight was there to read
+// before the client's first read (a fast server, a slow client), it stepped past the
+// handshake's end and failed it ("bad input data"), and the connector redid it in full. Seen
+// on qemu under load as a flaky integration.ScriptedServerTest.ReconnectResumesTheTls12Session.
+TEST_F(TlsTransportTest, EarlyDataOfferedWithATls12SessionLeavesTheResumptionWhole) {
+  trust(pki().ca);
+  config_.set_early_data(true);
+  ServerConfig server_config(pki().localhost, TlsVersion::kTls12, TlsVersion::kTls12);
+  TlsSession session;
+  TlsTransport client;
+  {
+    MemoryPipe pipe;
+    Server server(server_config, pipe.server());
+    ASSERT_EQ(client.start(pipe.client(), config_, "localhost", &session), Status::kOk);
+    ASSERT_EQ(run_handshake(client, server, pipe).client, Status::kOk);
+    ASSERT_EQ(client.save_session(&session), Status::kOk);
+    client.close();
+  }
+  MemoryPipe pipe;
+  Server server(server_config, pipe.server());
+  int server_result = MBEDTLS_ERR_SSL_WANT_READ;
+  // The server reads the ClientHello the moment it is sent, and writes its whole flight
+  // (ServerHello, ChangeCipherSpec, Finished); then the client's Finished completes it.
+  AnsweringAtOnce below(pipe.client(), [&] {
+    if (would_block(server_result)) server_result = server.handshake();
+  });
+  const std::string request = "GET / HTTP/1.1\r\nHost: localhost\r\n\r\n";
+  ASSERT_EQ(client.start(below, config_, "localhost", &session), Status::kOk);
+  client.offer_early_data(
+      ConstBytes{reinterpret_cast<const std::uint8_t*>(request.data()), request.size()});
+  Status s = Status::kWouldBlock;
+  for (int i = 0; i < kMaxRounds && s == Status::kWouldBlock; ++i) s = client.handshake();
+  ASSERT_EQ(s, Status::kOk) << client.failure_message();
+  EXPECT_TRUE(client.resumed());
+  EXPECT_FALSE(client.wrote_early_data());
+  EXPECT_EQ(client.early_data().state, EarlyData::kNone);
+  EXPECT_EQ(server_result, 0);
+  EXPECT_EQ(server_config.tickets_accepted(), 1);
 }
 
 TEST_F(TlsTransportTest, AClearedSessionIsNotOffered) {

@@ -252,6 +252,8 @@ class TlsTransport final : public Transport {
   int write_early();
   // After the handshake: what the server did with the bytes written early.
   EarlyDataResult early_outcome();
+  // Whether early data may ride on `session`: only a TLS 1.3 session's ticket carries it.
+  static bool may_carry_early_data(const mbedtls_ssl_session& session);
 
   mbedtls_ssl_context ssl_{};
   Transport* lower_ = nullptr;
