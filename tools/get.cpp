@@ -321,6 +321,7 @@ int run_get(int argc, char** argv) {
   if (const int code = stack.build(stack_spec(o, url, proxy), &error); code != kExitOk) {
     return fail(code, error);
   }
+  stack.load_session(o.trust, o.url, kPrefix);
   // -v, -i, -I: the heads, seen on the connection.
   static std::optional<HeadTap> tap;
   https::Connector* connector = &stack.connector();
@@ -345,6 +346,7 @@ int run_get(int argc, char** argv) {
   const https::RequestSpec spec = request_spec(o, url, method, &body, headers);
   const Prepared prepared{o, *connector, context, options, spec, reporter, gate, start};
   const int code = download ? run_download(prepared) : run_request(prepared, target, &output);
+  stack.store_session(kPrefix);
   if (code == kExitHttpFail && !o.trace) {
     // curl says its (22) too: the body it did not write explains nothing on its own.
     std::fprintf(stderr, "%sthe server answered %u: %s, exit 22\n", kPrefix,

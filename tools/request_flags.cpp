@@ -129,6 +129,7 @@ void add_trust_flags(std::vector<Flag>* flags, TrustFlags* out) {
                    return true;
                  }));
   flags->push_back(switch_flag("--no-early-data", &out->no_early_data));
+  flags->push_back(text_flag("--tls-session", &out->tls_session));
 }
 
 bool check_trust_flags(const TrustFlags& flags, std::string* error) {
@@ -216,7 +217,11 @@ const char kTrustFlagsHelp[] =
     "                       is below 16 KiB (the small-ram preset), the largest it takes\n"
     "  --no-early-data      never send a request in TLS 1.3 early data (0-RTT); by default a\n"
     "                       GET or HEAD (or a request declared idempotent) without a body\n"
-    "                       rides in the first flight of a resumed session that allows it\n";
+    "                       rides in the first flight of a resumed session that allows it\n"
+    "  --tls-session FILE   keep the TLS session in FILE (mode 0600) between runs: a later\n"
+    "                       run to the same server resumes it (and may send its GET early)\n"
+    "                       instead of a full handshake. FILE holds a resumption secret; a\n"
+    "                       file for another server or trust, expired or damaged is removed\n";
 
 void add_retry_flags(std::vector<Flag>* flags, RetryFlags* out) {
   const auto seconds = [](std::optional<Millis>* into, bool zero_allowed) {

@@ -103,9 +103,12 @@ struct TrustFlags {
       https::kTlsInputBufferBytes < 16384 ? https::kTlsLargestMaxFragment : 0;
   // --no-early-data: never send a request as TLS 1.3 early data (0-RTT).
   bool no_early_data = false;
+  // --tls-session FILE: the TLS session kept in FILE between runs (app::TlsSessionFile);
+  // null: kept in this process only.
+  const char* tls_session = nullptr;
 };
-// Appends --cacert, --capath, --tls-max-fragment and --no-early-data to a subcommand's flag table,
-// each writing into *out.
+// Appends --cacert, --capath, --tls-max-fragment, --no-early-data and --tls-session to a
+// subcommand's flag table, each writing into *out.
 void add_trust_flags(std::vector<Flag>* flags, TrustFlags* out);
 // False with *error when --cacert and --capath are both given.
 bool check_trust_flags(const TrustFlags& flags, std::string* error);

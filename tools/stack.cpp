@@ -2,8 +2,11 @@
 
 #include <net/if.h>
 
+#include <cstdio>
+
 #include "client_loop.hpp"
 #include "stepback/https/tls/trust_store.hpp"
+#include "stepback/platform/clock.hpp"
 
 namespace stepback::tools {
 namespace {
@@ -89,6 +92,29 @@ bool load_trust(const TrustFlags& trust, const https::PublicKeyPin* pins, std::s
     return false;
   }
   return true;
+}
+
+void Stack::load_session(const TrustFlags& trust, std::string_view url, const char* prefix) {
+  keep_session_ = false;
+  if (trust.tls_session == nullptr || !connector_) return;
+  if (!session_file_.set_path(trust.tls_session)) {
+    std::fprintf(stderr, "%s--tls-session: the path is too long; the session is not kept\n",
+                 prefix);
+    return;
+  }
+  keep_session_ = true;
+  if (session_file_.load(*connector_, url, platform::wall_now()) ==
+      app::TlsSessionFile::Load::kRefused) {
+    std::fprintf(stderr, "%s--tls-session: %s; this run shakes hands in full\n", prefix,
+                 session_file_.message());
+  }
+}
+
+void Stack::store_session(const char* prefix) {
+  if (!keep_session_ || !connector_->has_session()) return;
+  if (!session_file_.store(*connector_, platform::wall_now())) {
+    std::fprintf(stderr, "%s--tls-session: %s\n", prefix, session_file_.message());
+  }
 }
 
 bool bind_network(const RetryFlags& flags, https::TcpTlsConnector* connector, std::string* error) {

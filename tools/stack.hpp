@@ -11,6 +11,7 @@
 #include "request_flags.hpp"
 #include "stepback/https/dns/cares_resolver.hpp"
 #include "stepback/https/dns/resolver.hpp"
+#include "stepback/app/tls_session_file.hpp"
 #include "stepback/https/tcp_tls_connector.hpp"
 #include "stepback/https/tls/tls.hpp"
 
@@ -48,11 +49,20 @@ class Stack {
   // The connector the requests go through (after build() succeeded).
   https::TcpTlsConnector& connector() { return *connector_; }
 
+  // --tls-session FILE (after build()): hands the session kept in FILE to the connector for
+  // `url`; a file it refuses is removed, said on stderr after `prefix`. Nothing without it.
+  void load_session(const TrustFlags& trust, std::string_view url, const char* prefix);
+  // Replaces the --tls-session file with the connector's session, when it has one; a file
+  // that cannot be written is said on stderr (the run's outcome stays what it was).
+  void store_session(const char* prefix);
+
  private:
   https::TlsClientConfig tls_;
   https::CaresResolver cares_;
   https::FixedResolver no_names_;
   std::optional<https::TcpTlsConnector> connector_;
+  app::TlsSessionFile session_file_;
+  bool keep_session_ = false;
 };
 
 // Sets up the trust anchors (a hashed --capath directory, a --cacert bundle, or the system's

@@ -332,6 +332,7 @@ int run_upload(int argc, char** argv) {
   if (const int code = stack.build(stack_spec(o, tls, proxy), &error); code != kExitOk) {
     return fail(code, error);
   }
+  stack.load_session(o.trust, o.url, kPrefix);
 
   platform::Status random_status = platform::Status::kOk;
   Xoshiro128 random = platform::make_os_random(&random_status);
@@ -358,6 +359,7 @@ int run_upload(int argc, char** argv) {
   run_transfer(TransferLoop{Stepper{&step_upload, &stepping}, network_changed_of(&upload),
                             o.retry.network_type, o.retry.interface},
                reporter);
+  stack.store_session(kPrefix);
   return finish_upload(o, upload, reporter, stepping, &output, file, start);
 }
 

@@ -14,6 +14,7 @@ namespace stepback::app {
 
 bool TlsSessionFile::set_path(const char* path) {
   message_[0] = '\0';
+  holds_ = false;
   const int n = std::snprintf(path_, sizeof path_, "%s", path == nullptr ? "" : path);
   const int t = std::snprintf(tmp_, sizeof tmp_, "%s.tmp", path_);
   if (n <= 0 || static_cast<std::size_t>(n) >= sizeof path_ || t < 0 ||
@@ -28,6 +29,7 @@ bool TlsSessionFile::set_path(const char* path) {
 TlsSessionFile::Load TlsSessionFile::load(https::TcpTlsConnector& connector, std::string_view url,
                                           Millis wall_now) {
   message_[0] = '\0';
+  holds_ = false;
   https::Url parsed;
   if (path_[0] == '\0' || https::parse_url(url, &parsed) != https::Status::kOk || !parsed.tls) {
     return Load::kAbsent;
@@ -48,7 +50,11 @@ TlsSessionFile::Load TlsSessionFile::load(https::TcpTlsConnector& connector, std
   (void)::close(fd);
   const https::TlsSessionRecordError error =
       connector.import_session(https::ConstBytes{buffer_, n}, host, parsed.port, wall_now);
-  if (error == https::TlsSessionRecordError::kNone) return Load::kLoaded;
+  if (error == https::TlsSessionRecordError::kNone) {
+    generation_ = connector.session_generation();
+    holds_ = true;
+    return Load::kLoaded;
+  }
   std::snprintf(message_, sizeof message_, "'%s' not used, removed: %s", path_,
                 https::describe(error));
   (void)::unlink(path_);
@@ -56,6 +62,7 @@ TlsSessionFile::Load TlsSessionFile::load(https::TcpTlsConnector& connector, std
 }
 
 bool TlsSessionFile::store(const https::TcpTlsConnector& connector, Millis wall_now) {
+  if (holds_ && generation_ == connector.session_generation()) return true;
   std::size_t n = 0;
   const https::TlsSessionRecordError error =
       connector.export_session(wall_now, https::MutableBytes{buffer_, sizeof buffer_ - 1}, &n);
@@ -63,10 +70,16 @@ bool TlsSessionFile::store(const https::TcpTlsConnector& connector, Millis wall_
     std::snprintf(message_, sizeof message_, "'%s' not written: %s", path_, https::describe(error));
     return false;
   }
-  return replace(n);
+  if (!replace(n)) return false;
+  generation_ = connector.session_generation();
+  holds_ = true;
+  return true;
 }
 
-bool TlsSessionFile::remove() { return ::unlink(path_) == 0 || errno == ENOENT; }
+bool TlsSessionFile::remove() {
+  holds_ = false;
+  return ::unlink(path_) == 0 || errno == ENOENT;
+}
 
 // Written to PATH.tmp (created 0600: only this user may read the secret) and renamed over PATH,
 // so PATH is the old record or the new one. Not fsync'd: a record lost or cut by a crash is

@@ -77,7 +77,7 @@ Status TcpTlsConnector::step(Millis now) {
     if (s != Status::kOk) return fail_tls(s);
     resumed_ = tls_stream_.resumed();
     early_result_ = tls_stream_.early_data();
-    (void)tls_stream_.save_session(&session_);
+    if (tls_stream_.save_session(&session_) == Status::kOk) ++session_generation_;
     std::snprintf(session_host_, sizeof session_host_, "%s", host_);
     session_port_ = port_;
     phase_ = Phase::kReady;
@@ -105,7 +105,9 @@ const char* TcpTlsConnector::failure_message() const {
 }
 
 void TcpTlsConnector::exchange_done() {
-  if (use_tls_ && phase_ == Phase::kReady) (void)tls_stream_.save_session(&session_);
+  if (use_tls_ && phase_ == Phase::kReady && tls_stream_.save_session(&session_) == Status::kOk) {
+    ++session_generation_;  // A TLS 1.3 ticket that came after the handshake.
+  }
 }
 
 void TcpTlsConnector::close() {
@@ -168,6 +170,7 @@ TlsSessionRecordError TcpTlsConnector::import_session(ConstBytes record, const c
   if (error != TlsSessionRecordError::kNone) return error;
   std::snprintf(session_host_, sizeof session_host_, "%s", host);
   session_port_ = port;
+  ++session_generation_;
   return TlsSessionRecordError::kNone;
 }
 

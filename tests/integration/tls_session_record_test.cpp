@@ -194,5 +194,40 @@ TEST_F(TlsSessionRecordTest, DownloadFilesKeepsTheSessionWhenAskedAndRemovesItAt
   EXPECT_NE(::stat(session_path.c_str(), &st), 0);
 }
 
+// A download stores at every checkpoint; the session file is written again only when the
+// connector's session changed (a new handshake or ticket), not once per checkpoint.
+TEST_F(TlsSessionRecordTest, ACheckpointRewritesTheSessionFileOnlyWhenTheSessionChanged) {
+  TempDir dir;
+  const std::string out = dir.file("file.bin");
+  const std::string session_path = out + ".tls-session";
+  auto tls = make_tls(pki()->ca);
+  ASSERT_NE(tls, nullptr);
+  https::TcpTlsConnector connector(*tls, no_names_);
+  auto files = std::make_unique<app::DownloadFiles>();
+  files->keep_tls_session(&connector);
+  ASSERT_EQ(files->open(out.c_str(), url_), app::DownloadFiles::Open::kFresh) << files->message();
+  ASSERT_EQ(get(connector, url_, files->sink()).outcome, Outcome::kSuccess);
+  transfer::TransferState state;
+  state.kind = transfer::TransferKind::kDownload;
+  ASSERT_TRUE(state.set_url(url_));
+  const auto checkpoint_inode = [&] {
+    EXPECT_TRUE(files->checkpoints().save(files->checkpoints().context, state));
+    struct stat st {};
+    EXPECT_EQ(::stat(session_path.c_str(), &st), 0) << files->tls_session().message();
+    return st.st_ino;  // Each write is a new file renamed over the old one.
+  };
+  const ino_t first = checkpoint_inode();
+  const std::uint32_t generation = connector.session_generation();
+  EXPECT_EQ(checkpoint_inode(), first);  // The same session: not written again.
+  EXPECT_EQ(checkpoint_inode(), first);
+  // A new connection resumes and gets a new ticket: the next checkpoint writes it.
+  connector.close();
+  ASSERT_EQ(get(connector, url_, files->sink()).outcome, Outcome::kSuccess);
+  EXPECT_TRUE(connector.resumed());
+  EXPECT_NE(connector.session_generation(), generation);
+  EXPECT_NE(checkpoint_inode(), first);
+  ASSERT_TRUE(files->finish(true)) << files->message();
+}
+
 }  // namespace
 }  // namespace stepback::integration

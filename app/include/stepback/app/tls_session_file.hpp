@@ -41,7 +41,9 @@ class TlsSessionFile {
   // (cut, damaged, too big, another server, another verification, expired) is removed.
   Load load(https::TcpTlsConnector& connector, std::string_view url, Millis wall_now);
   // Replaces the file with the connector's current session, saved at `wall_now`; false (with
-  // words in message()) when there is none or the file cannot be written.
+  // words in message()) when there is none or the file cannot be written. A session this
+  // object already wrote or loaded is not written again (true): a download stores at every
+  // checkpoint, and the session changes only with a new handshake or ticket.
   bool store(const https::TcpTlsConnector& connector, Millis wall_now);
   // Removes the file; true when it is gone.
   bool remove();
@@ -56,6 +58,9 @@ class TlsSessionFile {
   char tmp_[PATH_MAX] = {};
   std::uint8_t buffer_[https::kTlsSessionRecordMaxBytes + 1] = {};  // +1: a longer file is refused.
   char message_[PATH_MAX + 160] = {};
+  // The connector's session_generation() the file holds, when `holds_` (set by load and store).
+  std::uint32_t generation_ = 0;
+  bool holds_ = false;
 };
 
 }  // namespace stepback::app

@@ -63,6 +63,11 @@ class TcpTlsConnector final : public Connector {
   [[nodiscard]] Status set_binding(const NetworkBinding* binding) {
     return tcp_.set_binding(binding);
   }
+  // Whether a TLS handshake saved a session (or import_session() took one) to offer next.
+  bool has_session() const { return session_.valid(); }
+  // Counts the sessions saved (a handshake, a ticket after it) or imported: when it has not
+  // changed, the session to offer is the same one.
+  std::uint32_t session_generation() const { return session_generation_; }
   // Writes the saved session, bound to the host and port it was made with, as a record
   // (tls_session_record.hpp) at `wall_now` (ms since the Unix epoch), for a later process:
   // kNoSession before a TLS handshake saved one.
@@ -111,6 +116,7 @@ class TcpTlsConnector final : public Connector {
   char session_host_[256] = {};
   std::uint16_t session_port_ =
       0;  // Room for the TLS transport's 256 after set_tls_message's note.
+  std::uint32_t session_generation_ = 0;
 };
 
 }  // namespace stepback::https
