@@ -28,14 +28,24 @@
 # ideal, TCP + request (2 RTT) with early data, + the TLS 1.3 handshake (3 RTT) without; and
 # from nginx's log, per client, how the retries came (early, resumed).
 #
+# --scenario restart measures a new process's first request to a server an earlier process
+# talked to, as a download restarted after a kill or a reboot makes: nginx as for retry serves
+# /restart (1 KiB). Clients: curl (a full handshake: it keeps no session between processes),
+# `stepback get --tls-session FILE` per profile (the session an untimed first run saved; each
+# run saves the next), the same with --no-early-data, and without --tls-session (a full
+# handshake, as before sessions were kept on disk). Reported per client: the process's wall
+# time and the request alone (curl's time_total; the t_ms of stepback's "done"), against the
+# ideal: TCP + request (2 RTT) with early data, 3 RTT without.
+#
 # Usage (as root): bench/latency_bench.sh [--stepback PATH] [--runs N] [--rtts 50,150,300]
 #                  [--losses 0,2] [--profiles desktop,mobile] [--bodies small,5m]
-#                  [--timeout S] [--ipv6] [--scenario get|retry]
+#                  [--timeout S] [--ipv6] [--scenario get|retry|restart]
 #   --stepback PATH  the CLI to measure (default: $STEPBACK, else build/desktop/tools/stepback)
 #   --runs N         runs per client, body and bench setting (default 5, 1..100)
 #   --timeout S      limit of one run, in seconds (default 120)
 #   --scenario S     get (default): the GET above; retry: the retry on a resumed connection
-#                    (--bodies does not apply, the body is 1 KiB)
+#                    (--bodies does not apply, the body is 1 KiB); restart: a new
+#                    process's first request with the session an earlier one kept
 # Environment: STEPBACK (as --stepback), KEEP_TMP=1 keeps the temp dir (logs, nginx's
 # access log with what each connection negotiated), NETBENCH_ID (default "lat": the bench's
 # namespaces are sbnb-cli-lat and sbnb-srv-lat, apart from a test's bench running meanwhile).
@@ -57,7 +67,7 @@ die() { echo "latency_bench: $*" >&2; exit 1; }
 
 # body_bytes NAME: the size of a served body.
 body_bytes() {
-  case $1 in small | retry) echo "$SMALL_BYTES" ;; 5m) echo "$BIG_BYTES" ;; *) return 1 ;; esac
+  case $1 in small | retry | restart) echo "$SMALL_BYTES" ;; 5m) echo "$BIG_BYTES" ;; *) return 1 ;; esac
 }
 
 # ------------------------------------------------------------------- inside the client namespace
@@ -155,8 +165,62 @@ measure_retry() {
   done
 }
 
+# __measure_restart: the restart scenario, as measure, one line per run:
+#   CLIENT restart RUN WALL_MS EXIT_CODE BYTES_WRITTEN INNER_MS EARLY
+# INNER_MS as in measure; EARLY is what stepback's trace says of the request's early data.
+measure_restart() {
+  local run client ms rc t0 t1 out="$LB_TMP/out.bin" bytes inner early p session
+  local so="$LB_TMP/client.stdout" se="$LB_TMP/client.stderr"
+  local clients=(curl) cmd
+  for p in ${LB_PROFILES//,/ }; do
+    clients+=("stepback-$p" "stepback-$p-noearly" "stepback-$p-nosession")
+  done
+  for ((run = 0; run <= LB_RUNS; run++)); do # Run 0 saves the first sessions, untimed.
+    for client in "${clients[@]}"; do
+      rm -f "$out"
+      if [ "$client" = curl ]; then
+        ((run > 0)) || continue
+        cmd=(curl --cacert "$LB_CA" -sS -o "$out" -w '%{time_total}\n' "$LB_URL/restart?c=$client")
+      else
+        p=${client#stepback-}
+        p=${p%-noearly}
+        p=${p%-nosession}
+        session="$LB_TMP/$client.tls-session"
+        cmd=("$LB_STEPBACK" get "$LB_URL/restart?c=$client" --cacert "$LB_CA" --profile "$p"
+             -o "$out" --trace)
+        case $client in
+          *-nosession) ((run > 0)) || continue ;;
+          *-noearly) cmd+=(--tls-session "$session" --no-early-data) ;;
+          *) cmd+=(--tls-session "$session") ;;
+        esac
+      fi
+      t0=$EPOCHREALTIME
+      rc=0
+      timeout "$LB_TIMEOUT" "${cmd[@]}" </dev/null >"$so" 2>"$se" || rc=$?
+      t1=$EPOCHREALTIME
+      ms=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", (b - a) * 1000 }')
+      bytes=$(stat -c %s "$out" 2>/dev/null || echo 0)
+      early=-
+      if [ "$client" = curl ]; then
+        inner=$(awk 'NR == 1 && $1 ~ /^[0-9.]+$/ { printf "%.1f", $1 * 1000 }' "$so")
+      else
+        inner=$(sed -n 's/.*"event":"done","t_ms":\([0-9]*\).*/\1/p' "$se")
+        early=$(sed -n 's/.*"event":"response".*"early_data":"\([a-z]*\)".*/\1/p' "$se" | head -1)
+      fi
+      { echo "== $client restart run $run: ${cmd[*]} -> exit $rc, $ms ms"; cat "$so" "$se"; } \
+        >>"$LB_TMP/clients.log"
+      ((run > 0)) && echo "$client restart $run $ms $rc $bytes ${inner:--} ${early:--}"
+      sleep 0.2
+    done
+  done
+}
+
 if [ "${1:-}" = __measure ]; then
-  if [ "${LB_SCENARIO:-get}" = retry ]; then measure_retry; else measure; fi
+  case ${LB_SCENARIO:-get} in
+    retry) measure_retry ;;
+    restart) measure_restart ;;
+    *) measure ;;
+  esac
   exit 0
 fi
 
@@ -190,7 +254,8 @@ fi
 case $scenario in
   get) ;;
   retry) bodies=retry ;;
-  *) die "--scenario: get or retry" ;;
+  restart) bodies=restart ;;
+  *) die "--scenario: get, retry or restart" ;;
 esac
 case $stepback in /*) ;; *) stepback="$PWD/$stepback" ;; esac
 
@@ -251,6 +316,7 @@ chmod 644 "$tmp"/*.pem
 mkdir -p "$tmp/www" "$tmp/tmp"
 head -c "$SMALL_BYTES" /dev/zero | tr '\0' 's' >"$tmp/www/small"
 cp "$tmp/www/small" "$tmp/www/retry"
+cp "$tmp/www/small" "$tmp/www/restart"
 head -c "$BIG_BYTES" /dev/zero >"$tmp/www/5m"
 chmod -R a+rX "$tmp/www"
 
@@ -261,6 +327,15 @@ else listen="10.77.0.2:$PORT"; url="https://10.77.0.2:$PORT"; fi
 # "r"), closing after each answer so that the retry needs a new connection. Its own log says
 # per request whether it came early ($ssl_early_data "1") and on a resumed session.
 protocols="TLSv1.2 TLSv1.3" retry_conf=""
+if [ "$scenario" = restart ]; then
+  protocols="TLSv1.3"
+  retry_conf="
+    ssl_session_tickets on;
+    ssl_early_data on;
+    location = /restart {
+      access_log $tmp/retry.log retry;
+    }"
+fi
 if [ "$scenario" = retry ]; then
   protocols="TLSv1.3"
   retry_conf="
@@ -331,9 +406,10 @@ echo "latency_bench: stepback = $stepback" >&2
 
 # The delay programs outlive one setting's worst case (every run timing out), then stop.
 n_clients=$((1 + $(tr ',' '\n' <<<"$profiles" | wc -l)))
-[ "$scenario" = get ] || n_clients=$((2 * n_clients - 1))
+[ "$scenario" != retry ] || n_clients=$((2 * n_clients - 1))
+[ "$scenario" != restart ] || n_clients=$((3 * n_clients - 2))
 n_bodies=$(tr ',' '\n' <<<"$bodies" | wc -l)
-lifetime=$((runs * n_clients * n_bodies * (timeout_s + 1) + 120))
+lifetime=$(((runs + 1) * n_clients * n_bodies * (timeout_s + 1) + 120))
 ((lifetime <= 86400)) || lifetime=86400
 for rtt in ${rtts//,/ }; do
   for loss in ${losses//,/ }; do
@@ -452,8 +528,55 @@ retry_report() {
   [ ! -s "$tmp/retry.log" ] || sort "$tmp/retry.log" | uniq -c | sed 's/^ */  /'
 }
 
-if [ "$scenario" = retry ]; then
-  retry_report
+# restart_report: the restart scenario's table, one row per client and bench setting, and how
+# nginx logged each client's requests.
+restart_report() {
+  local rtt loss c cm cf wm wf n_rtt name accepted
+  local clients=(curl) p
+  for p in ${profiles//,/ }; do
+    clients+=("stepback-$p" "stepback-$p-noearly" "stepback-$p-nosession")
+  done
+  echo
+  echo "A new process's first request to a server an earlier process talked to, as a download"
+  echo "restarted after a kill makes (nginx at $url, TLS 1.3 with tickets and early data, /restart:"
+  echo "1 KiB); median of $runs runs. stepback: \`$(basename "$stepback") get URL --cacert CA --profile P"
+  echo "-o FILE --trace [--tls-session FILE [--no-early-data]]\` (the session from the run before; an"
+  echo "untimed run saves the first); curl: \`curl --cacert CA -sS -o FILE -w '%{time_total}' URL\`"
+  echo "($(curl --version | awk 'NR == 1 { print $1, $2 }'): no session between processes). Request alone:"
+  echo "curl's time_total, stepback's \"done\" t_ms. Ideal: TCP + request (2 RTT) with early data, 3 RTT without."
+  echo
+  echo "| RTT | loss | client | request alone | ideal | vs ideal | whole run (wall) | early data (trace) |"
+  echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
+  for rtt in ${rtts//,/ }; do
+    for loss in ${losses//,/ }; do
+      for c in "${clients[@]}"; do
+        read -r cm cf <<<"$(median "$rtt" "$loss" "$c" restart 9)"
+        read -r wm wf <<<"$(median "$rtt" "$loss" "$c" restart 6)"
+        n_rtt=3
+        case $c in curl | *-noearly | *-nosession) ;; *) n_rtt=2 ;; esac
+        p=${c#stepback-}
+        case $c in
+          curl) name=curl ;;
+          *-noearly) name="stepback ${p%-noearly} --tls-session --no-early-data" ;;
+          *-nosession) name="stepback ${p%-nosession} (no --tls-session)" ;;
+          *) name="stepback $p --tls-session" ;;
+        esac
+        accepted=$(awk -v r="$rtt" -v l="$loss" -v c="$c" \
+          '$1 == r && $2 == l && $3 == c { n++; if ($10 == "accepted") a++ }
+           END { printf "%d/%d accepted", a, n }' "$results")
+        [ "$c" != curl ] || accepted="-"
+        echo "| $rtt ms | $loss % | $name | $(cell "$cm" "$cf" 0) | $((n_rtt * rtt)) ms |" \
+          "$(ratio "$cm" "$((n_rtt * rtt))") | $(cell "$wm" "$wf" 0) | $accepted |"
+      done
+    done
+  done
+  echo
+  echo "nginx's log of /restart (client, \$ssl_early_data, \$ssl_session_reused, protocol, status; count):"
+  [ ! -s "$tmp/retry.log" ] || sort "$tmp/retry.log" | uniq -c | sed 's/^ */  /'
+}
+
+if [ "$scenario" != get ]; then
+  if [ "$scenario" = retry ]; then retry_report; else restart_report; fi
   failed_runs=$(awk '$7 != 0 || $8 != '"$SMALL_BYTES" "$results" | wc -l)
   [ "$failed_runs" -eq 0 ] || echo "$failed_runs run(s) failed; KEEP_TMP=1 keeps $tmp/clients.log."
   exit 0
