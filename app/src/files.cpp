@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "replace_file.hpp"
+
 namespace stepback::app {
 namespace {
 
@@ -109,25 +111,9 @@ bool StateFile::remove() {
 
 // Writes buffer_[0, n) to PATH.tmp, flushes it to the disk and renames it over PATH.
 bool StateFile::replace(std::size_t n) {
-  const int fd = ::open(tmp_, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  bool ok = fd >= 0;
-  for (std::size_t done = 0; ok && done < n;) {
-    const ssize_t w = ::write(fd, buffer_ + done, n - done);
-    if (w > 0) {
-      done += static_cast<std::size_t>(w);
-    } else if (w < 0 && errno == EINTR) {
-      continue;
-    } else {
-      ok = false;
-    }
-  }
-  ok = ok && ::fsync(fd) == 0;
-  if (fd >= 0 && ::close(fd) != 0) ok = false;
-  ok = ok && ::rename(tmp_, path_) == 0;
-  if (!ok) {
+  if (!detail::replace_file(tmp_, path_, buffer_, n, /*sync=*/true)) {
     std::snprintf(message_, sizeof message_, "cannot write the state file '%s': %s", path_,
                   std::strerror(errno));
-    (void)::unlink(tmp_);
     return false;
   }
   sync_dir();

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "replace_file.hpp"
 #include "stepback/https/http/url.hpp"
 
 namespace stepback::app {
@@ -85,24 +86,9 @@ bool TlsSessionFile::remove() {
 // so PATH is the old record or the new one. Not fsync'd: a record lost or cut by a crash is
 // refused by its integrity check and costs one full handshake, not worth a flush per checkpoint.
 bool TlsSessionFile::replace(std::size_t n) {
-  const int fd = ::open(tmp_, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-  bool ok = fd >= 0 && ::fchmod(fd, 0600) == 0;  // A leftover PATH.tmp may have other bits.
-  for (std::size_t done = 0; ok && done < n;) {
-    const ssize_t w = ::write(fd, buffer_ + done, n - done);
-    if (w > 0) {
-      done += static_cast<std::size_t>(w);
-    } else if (w < 0 && errno == EINTR) {
-      continue;
-    } else {
-      ok = false;
-    }
-  }
-  if (fd >= 0 && ::close(fd) != 0) ok = false;
-  ok = ok && ::rename(tmp_, path_) == 0;
-  if (!ok) {
+  if (!detail::replace_file(tmp_, path_, buffer_, n, /*sync=*/false)) {
     std::snprintf(message_, sizeof message_, "cannot write the TLS session file '%s': %s", path_,
                   std::strerror(errno));
-    (void)::unlink(tmp_);
     return false;
   }
   return true;
