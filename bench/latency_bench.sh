@@ -483,83 +483,31 @@ table() {
   done
 }
 
-# retry_report: the retry scenario's table, one row per client and bench setting, and how
-# nginx logged each client's requests.
-retry_report() {
-  local rtt loss c cm cf wm wf ideal n_rtt name accepted
-  local clients=(curl) p
-  for p in ${profiles//,/ }; do clients+=("stepback-$p" "stepback-$p-noearly"); done
-  echo
-  echo "A retry on a new, resumed connection (nginx at $url answers 503 on a full handshake, 200"
-  echo "on a resumed session, and closes after each answer); median of $runs runs, each a fresh process."
-  echo "stepback: \`$(basename "$stepback") get URL --cacert CA --profile P --max-retries 1 --max-backoff 0.001"
-  echo "--jitter none -o FILE --trace [--no-early-data]\`; curl: \`curl --cacert CA -sS -o FILE --retry 1"
-  echo "--retry-delay 0 -w '%{time_total}' URL\` ($(curl --version | awk 'NR == 1 { print $1, $2 }'); its first wait is 1 s)."
-  echo "Retry alone: from the start of the retry's connection to the response (curl: time_total of"
-  echo "its last transfer; stepback: the retry's \"attempt\" to its \"response\" trace events). Ideal:"
-  echo "TCP + request (2 RTT) with early data, + the TLS 1.3 handshake (3 RTT) without."
-  echo
-  echo "| RTT | loss | client | retry alone | ideal | vs ideal | whole run (wall) | early data (trace) |"
-  echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
-  for rtt in ${rtts//,/ }; do
-    for loss in ${losses//,/ }; do
-      for c in "${clients[@]}"; do
-        read -r cm cf <<<"$(median "$rtt" "$loss" "$c" retry 9)"
-        read -r wm wf <<<"$(median "$rtt" "$loss" "$c" retry 6)"
-        n_rtt=3
-        case $c in curl | *-noearly) ;; *) n_rtt=2 ;; esac
-        ideal=$((n_rtt * rtt))
-        case $c in
-          curl) name=curl ;;
-          *-noearly) name="stepback ${c#stepback-}"; name="${name%-noearly} --no-early-data" ;;
-          *) name="stepback ${c#stepback-}" ;;
-        esac
-        accepted=$(awk -v r="$rtt" -v l="$loss" -v c="$c" \
-          '$1 == r && $2 == l && $3 == c { n++; if ($10 == "accepted") a++ }
-           END { printf "%d/%d accepted", a, n }' "$results")
-        [ "$c" != curl ] || accepted="-"
-        echo "| $rtt ms | $loss % | $name | $(cell "$cm" "$cf" 0) | $ideal ms |" \
-          "$(ratio "$cm" "$ideal") | $(cell "$wm" "$wf" 0) | $accepted |"
-      done
-    done
-  done
-  echo
-  echo "nginx's log of /retry (client, \$ssl_early_data, \$ssl_session_reused, protocol, status; count):"
-  [ ! -s "$tmp/retry.log" ] || sort "$tmp/retry.log" | uniq -c | sed 's/^ */  /'
-}
-
-# restart_report: the restart scenario's table, one row per client and bench setting, and how
-# nginx logged each client's requests.
-restart_report() {
-  local rtt loss c cm cf wm wf n_rtt name accepted
-  local clients=(curl) p
+# early_table BODY WHAT: the retry or restart scenario's table, one row per client and bench
+# setting (the request's median, WHAT names it in the header), and how nginx logged each
+# client's requests for /BODY. Early data: 2 RTT for stepback-P (TCP + request), 3 without.
+early_table() {
+  local body=$1 what=$2 rtt loss c cm cf wm wf n_rtt name accepted p session=""
+  local clients=(curl)
+  [ "$body" != restart ] || session=" --tls-session"
   for p in ${profiles//,/ }; do
-    clients+=("stepback-$p" "stepback-$p-noearly" "stepback-$p-nosession")
+    clients+=("stepback-$p" "stepback-$p-noearly")
+    [ "$body" != restart ] || clients+=("stepback-$p-nosession")
   done
-  echo
-  echo "A new process's first request to a server an earlier process talked to, as a download"
-  echo "restarted after a kill makes (nginx at $url, TLS 1.3 with tickets and early data, /restart:"
-  echo "1 KiB); median of $runs runs. stepback: \`$(basename "$stepback") get URL --cacert CA --profile P"
-  echo "-o FILE --trace [--tls-session FILE [--no-early-data]]\` (the session from the run before; an"
-  echo "untimed run saves the first); curl: \`curl --cacert CA -sS -o FILE -w '%{time_total}' URL\`"
-  echo "($(curl --version | awk 'NR == 1 { print $1, $2 }'): no session between processes). Request alone:"
-  echo "curl's time_total, stepback's \"done\" t_ms. Ideal: TCP + request (2 RTT) with early data, 3 RTT without."
-  echo
-  echo "| RTT | loss | client | request alone | ideal | vs ideal | whole run (wall) | early data (trace) |"
+  echo "| RTT | loss | client | $what | ideal | vs ideal | whole run (wall) | early data (trace) |"
   echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
   for rtt in ${rtts//,/ }; do
     for loss in ${losses//,/ }; do
       for c in "${clients[@]}"; do
-        read -r cm cf <<<"$(median "$rtt" "$loss" "$c" restart 9)"
-        read -r wm wf <<<"$(median "$rtt" "$loss" "$c" restart 6)"
+        read -r cm cf <<<"$(median "$rtt" "$loss" "$c" "$body" 9)"
+        read -r wm wf <<<"$(median "$rtt" "$loss" "$c" "$body" 6)"
         n_rtt=3
-        case $c in curl | *-noearly | *-nosession) ;; *) n_rtt=2 ;; esac
         p=${c#stepback-}
         case $c in
           curl) name=curl ;;
-          *-noearly) name="stepback ${p%-noearly} --tls-session --no-early-data" ;;
+          *-noearly) name="stepback ${p%-noearly}$session --no-early-data" ;;
           *-nosession) name="stepback ${p%-nosession} (no --tls-session)" ;;
-          *) name="stepback $p --tls-session" ;;
+          *) name="stepback $p$session" n_rtt=2 ;;
         esac
         accepted=$(awk -v r="$rtt" -v l="$loss" -v c="$c" \
           '$1 == r && $2 == l && $3 == c { n++; if ($10 == "accepted") a++ }
@@ -571,8 +519,35 @@ restart_report() {
     done
   done
   echo
-  echo "nginx's log of /restart (client, \$ssl_early_data, \$ssl_session_reused, protocol, status; count):"
+  echo "nginx's log of /$body (client, \$ssl_early_data, \$ssl_session_reused, protocol, status; count):"
   [ ! -s "$tmp/retry.log" ] || sort "$tmp/retry.log" | uniq -c | sed 's/^ */  /'
+}
+
+retry_report() {
+  echo
+  echo "A retry on a new, resumed connection (nginx at $url answers 503 on a full handshake, 200"
+  echo "on a resumed session, and closes after each answer); median of $runs runs, each a fresh process."
+  echo "stepback: \`$(basename "$stepback") get URL --cacert CA --profile P --max-retries 1 --max-backoff 0.001"
+  echo "--jitter none -o FILE --trace [--no-early-data]\`; curl: \`curl --cacert CA -sS -o FILE --retry 1"
+  echo "--retry-delay 0 -w '%{time_total}' URL\` ($(curl --version | awk 'NR == 1 { print $1, $2 }'); its first wait is 1 s)."
+  echo "Retry alone: from the start of the retry's connection to the response (curl: time_total of"
+  echo "its last transfer; stepback: the retry's \"attempt\" to its \"response\" trace events). Ideal:"
+  echo "TCP + request (2 RTT) with early data, + the TLS 1.3 handshake (3 RTT) without."
+  echo
+  early_table retry "retry alone"
+}
+
+restart_report() {
+  echo
+  echo "A new process's first request to a server an earlier process talked to, as a download"
+  echo "restarted after a kill makes (nginx at $url, TLS 1.3 with tickets and early data, /restart:"
+  echo "1 KiB); median of $runs runs. stepback: \`$(basename "$stepback") get URL --cacert CA --profile P"
+  echo "-o FILE --trace [--tls-session FILE [--no-early-data]]\` (the session from the run before; an"
+  echo "untimed run saves the first); curl: \`curl --cacert CA -sS -o FILE -w '%{time_total}' URL\`"
+  echo "($(curl --version | awk 'NR == 1 { print $1, $2 }'): no session between processes). Request alone:"
+  echo "curl's time_total, stepback's \"done\" t_ms. Ideal: TCP + request (2 RTT) with early data, 3 RTT without."
+  echo
+  early_table restart "request alone"
 }
 
 if [ "$scenario" != get ]; then
