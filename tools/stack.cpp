@@ -111,7 +111,9 @@ void Stack::load_session(const TrustFlags& trust, std::string_view url, const ch
 }
 
 void Stack::store_session(const char* prefix) {
-  if (!keep_session_ || !connector_->has_session()) return;
+  if (!keep_session_) return;
+  connector_->refresh_session();  // A ticket read with a body cut short (Ctrl-C, a failure).
+  if (!connector_->has_session()) return;
   if (!session_file_.store(*connector_, platform::wall_now())) {
     std::fprintf(stderr, "%s--tls-session: %s\n", prefix, session_file_.message());
   }

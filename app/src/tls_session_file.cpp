@@ -62,7 +62,8 @@ TlsSessionFile::Load TlsSessionFile::load(https::TcpTlsConnector& connector, std
   return Load::kRefused;
 }
 
-bool TlsSessionFile::store(const https::TcpTlsConnector& connector, Millis wall_now) {
+bool TlsSessionFile::store(https::TcpTlsConnector& connector, Millis wall_now) {
+  connector.refresh_session();
   if (holds_ && generation_ == connector.session_generation()) return true;
   std::size_t n = 0;
   const https::TlsSessionRecordError error =

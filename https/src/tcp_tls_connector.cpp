@@ -104,7 +104,9 @@ const char* TcpTlsConnector::failure_message() const {
   return tls_failed_ ? tls_message_ : tcp_.failure_message();
 }
 
-void TcpTlsConnector::exchange_done() {
+void TcpTlsConnector::exchange_done() { refresh_session(); }
+
+void TcpTlsConnector::refresh_session() {
   if (use_tls_ && phase_ == Phase::kReady && tls_stream_.save_session(&session_) == Status::kOk) {
     ++session_generation_;  // A TLS 1.3 ticket that came after the handshake.
   }

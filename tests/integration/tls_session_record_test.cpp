@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,8 +29,9 @@ namespace {
 using https::TlsSessionRecordError;
 
 // One GET of `url` through `connector` to its end; the body goes to `sink` (or is dropped).
+// `stop` (when given) is asked after each step, and a true answer cancels the request.
 https::ClientResult get(https::Connector& connector, const std::string& url,
-                        https::ResponseSink sink = {}) {
+                        https::ResponseSink sink = {}, const std::function<bool()>& stop = {}) {
   std::vector<std::uint8_t> request(4096), head(8192), io(16384), error_body(1024);
   https::Url parsed;
   EXPECT_EQ(https::parse_url(url, &parsed), https::Status::kOk);
@@ -52,6 +54,10 @@ https::ClientResult get(https::Connector& connector, const std::string& url,
   const Millis limit = platform::monotonic_now() + Millis(kRunWallLimitMs);
   https::ClientNext next = client.step(platform::monotonic_now());
   while (next.kind != https::ClientNext::Kind::kDone && platform::monotonic_now() < limit) {
+    if (stop && stop()) {
+      client.cancel();
+      break;
+    }
     https::poll_wait(next, platform::monotonic_now(), Millis(1000));
     next = client.step(platform::monotonic_now());
   }
@@ -192,6 +198,68 @@ TEST_F(TlsSessionRecordTest, DownloadFilesKeepsTheSessionWhenAskedAndRemovesItAt
   ASSERT_TRUE(files->finish(true)) << files->message();
   struct stat st {};
   EXPECT_NE(::stat(session_path.c_str(), &st), 0);
+}
+
+// The body's bytes counted on their way to the files' sink.
+struct Counted {
+  https::ResponseSink to;
+  std::uint64_t bytes = 0;
+  static bool write(void* self, std::uint64_t offset, https::ConstBytes data) {
+    auto* c = static_cast<Counted*>(self);
+    c->bytes += data.size;
+    return c->to.write(c->to.context, offset, data);
+  }
+  static bool restart(void* self) {
+    auto* c = static_cast<Counted*>(self);
+    return c->to.restart(c->to.context);
+  }
+};
+
+// A download stopped in its first exchange (killed, cancelled: the exchange never ended)
+// keeps the session too. Under TLS 1.3 the session is the ticket the server sends after the
+// handshake, read with the body; it was once saved only at the exchange's end, so the first
+// checkpoints, and a kill before the end, had none to keep.
+TEST_F(TlsSessionRecordTest, ADownloadStoppedInItsFirstExchangeKeepsTheSession) {
+  write_file(server_.www() + "/big.bin", std::string(4 << 20, 'y'));
+  const std::string url = server_.url("/big.bin");
+  TempDir dir;
+  const std::string out = dir.file("big.bin");
+  {
+    auto tls = make_tls(pki()->ca);
+    ASSERT_NE(tls, nullptr);
+    https::TcpTlsConnector connector(*tls, no_names_);
+    auto files = std::make_unique<app::DownloadFiles>();
+    files->keep_tls_session(&connector);
+    ASSERT_EQ(files->open(out.c_str(), url), app::DownloadFiles::Open::kFresh) << files->message();
+    Counted counted{files->sink()};
+    // A checkpoint in the middle of the body, then the process "dies" (the files kept).
+    bool checkpointed = false;
+    const auto checkpoint_midway = [&] {
+      if (counted.bytes < (256U << 10)) return false;
+      transfer::TransferState state;
+      state.kind = transfer::TransferKind::kDownload;
+      EXPECT_TRUE(state.set_url(url));
+      checkpointed = files->checkpoints().save(files->checkpoints().context, state);
+      return true;
+    };
+    (void)get(connector, url, {&Counted::write, &Counted::restart, &counted}, checkpoint_midway);
+    ASSERT_TRUE(checkpointed);
+    ASSERT_LT(counted.bytes, 4U << 20) << "the body ended before the stop";
+    struct stat st {};
+    ASSERT_EQ(::stat((out + ".tls-session").c_str(), &st), 0) << files->tls_session().message();
+    ASSERT_TRUE(files->keep());
+  }
+  auto tls = make_tls(pki()->ca);
+  ASSERT_NE(tls, nullptr);
+  https::TcpTlsConnector connector(*tls, no_names_);
+  auto files = std::make_unique<app::DownloadFiles>();
+  files->keep_tls_session(&connector);
+  ASSERT_NE(files->open(out.c_str(), url), app::DownloadFiles::Open::kRefused) << files->message();
+  ASSERT_EQ(files->tls_session_load(), app::TlsSessionFile::Load::kLoaded)
+      << files->tls_session().message();
+  ASSERT_EQ(get(connector, url_, {&drop, &drop_restart, nullptr}).outcome, Outcome::kSuccess);
+  EXPECT_TRUE(connector.resumed());
+  files->discard();
 }
 
 // A download stores at every checkpoint; the session file is written again only when the

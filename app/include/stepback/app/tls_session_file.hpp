@@ -44,7 +44,9 @@ class TlsSessionFile {
   // words in message()) when there is none or the file cannot be written. A session this
   // object already wrote or loaded is not written again (true): a download stores at every
   // checkpoint, and the session changes only with a new handshake or ticket.
-  bool store(const https::TcpTlsConnector& connector, Millis wall_now);
+  // The connector's open connection is asked first for a session that came with its data
+  // (refresh_session()).
+  bool store(https::TcpTlsConnector& connector, Millis wall_now);
   // Removes the file; true when it is gone.
   bool remove();
 

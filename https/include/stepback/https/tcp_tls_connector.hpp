@@ -63,6 +63,12 @@ class TcpTlsConnector final : public Connector {
   [[nodiscard]] Status set_binding(const NetworkBinding* binding) {
     return tcp_.set_binding(binding);
   }
+  // Saves the open connection's session if mbedTLS has a new one to give: a TLS 1.3 ticket
+  // the server sent after the handshake, read with the response. exchange_done() does it after
+  // each exchange; a caller that keeps the session on disk calls it before export_session(),
+  // so that a download stopped in its first exchange (killed, cancelled) has one. Cheap when
+  // there is nothing new (mbedTLS exports a session once per ticket).
+  void refresh_session();
   // Whether a TLS handshake saved a session (or import_session() took one) to offer next.
   bool has_session() const { return session_.valid(); }
   // Counts the sessions saved (a handshake, a ticket after it) or imported: when it has not
