@@ -1,5 +1,6 @@
 #include "stepback/app/https_stack.hpp"
 
+#include <psa/crypto.h>
 #include <sys/stat.h>
 
 #include <cstdio>
@@ -7,6 +8,12 @@
 #include "stepback/platform/clock.hpp"
 
 namespace stepback::app {
+
+HttpsStack::ArenaOwner::~ArenaOwner() {
+  if (!owns) return;
+  mbedtls_psa_crypto_free();
+  https::tls_arena_release();
+}
 
 https::Status HttpsStack::fail(https::Status status, const char* what, const char* path) {
   std::snprintf(message_, sizeof message_, "%s%s%s", what, path != nullptr ? path : "",
@@ -16,9 +23,11 @@ https::Status HttpsStack::fail(https::Status status, const char* what, const cha
 
 https::Status HttpsStack::init(const char* ca) {
   message_[0] = '\0';
-  if (!https::tls_arena_installed() &&
-      https::tls_arena_init(arena_, sizeof arena_) != https::Status::kOk) {
-    return fail(https::Status::kInvalidArgument, "cannot install the TLS arena", nullptr);
+  if (!https::tls_arena_installed()) {
+    if (https::tls_arena_init(arena_, sizeof arena_) != https::Status::kOk) {
+      return fail(https::Status::kInvalidArgument, "cannot install the TLS arena", nullptr);
+    }
+    arena_owner_.owns = true;
   }
   if (const https::Status s = tls_.init(); s != https::Status::kOk) {
     return fail(s, "cannot set up TLS (entropy or crypto initialization failed)", nullptr);

@@ -31,7 +31,9 @@ static_assert(STEPBACK_RECORD_MAX == transfer::kMaxStateBytes,
 
 struct Download {
   Download(stepback::app::HttpsStack& stack, const stepback_options* c)
-      : ok(settings.set(c, &why)), download(stack.connector(), settings.retry.context, options()) {}
+      : ok(settings.set(c, &why)),
+        download(stack.connector(), settings.retry.context, options()),
+        connector(&stack.connector()) {}
   Download(const Download&) = delete;
   Download& operator=(const Download&) = delete;
 
@@ -99,6 +101,7 @@ struct Download {
   stepback::app::Buffers buffers{};
   stepback::app::DownloadFiles files;
   transfer::Download download;
+  https::TcpTlsConnector* connector;
   transfer::TransferState resume_state;
   stepback_sink sink{};
   stepback_checkpoint_sink checkpoints{};
@@ -144,6 +147,13 @@ stepback_status stepback_download_init(stepback_download* download, size_t size,
       download, size, &made, *capi::place<stepback::app::HttpsStack>(stack), options);
   if (placed != STEPBACK_OK) return placed;
   return made->ok ? STEPBACK_OK : STEPBACK_E_INVALID_ARGUMENT;
+}
+
+stepback_status stepback_download_keep_tls_session(stepback_download* download) {
+  Download* d = self(download);
+  if (!d->ok || d->started) return STEPBACK_E_STATE;
+  d->files.keep_tls_session(d->connector);
+  return STEPBACK_OK;
 }
 
 stepback_status stepback_download_start_file(stepback_download* download, const char* url,

@@ -533,6 +533,13 @@ typedef struct stepback_checkpoint_sink {
  * defaults). Errors as stepback_request_init. */
 stepback_status stepback_download_init(stepback_download* download, size_t size,
                                        stepback_stack* stack, const stepback_options* options);
+/* Opt-in, off by default; before stepback_download_start_file: keeps the TLS session in
+ * PATH.tls-session (mode 0600, beside the record, written at a checkpoint when it changed), so
+ * that a later process going on with this download resumes the TLS session too (its GET may
+ * then ride in TLS 1.3 early data) instead of a full handshake. The file holds a resumption
+ * secret (docs/https.md, "Sessions kept on disk"); it is removed with the record when the
+ * download succeeds. STEPBACK_E_STATE after a start. */
+stepback_status stepback_download_keep_tls_session(stepback_download* download);
 /* Starts a download of `url` into the file `path` (both copied): the body goes to PATH.part
  * and its checkpoint record to `state_path` (NULL: PATH.part.state); when the download
  * succeeds PATH.part is renamed over PATH and the record removed. If an earlier process left

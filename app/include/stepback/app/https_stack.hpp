@@ -56,6 +56,19 @@ class HttpsStack {
  private:
   https::Status fail(https::Status status, const char* what, const char* path);
 
+  // Gives the arena back when this stack installed it, after every member below has freed
+  // its mbedTLS objects (it is destroyed last): PSA's global state, which lives in the arena,
+  // is freed, and the arena uninstalled, so that the storage may hold a new stack (a C app's
+  // stepback_stack_init after stepback_stack_destroy), whose construction zeroes the arena.
+  struct ArenaOwner {
+    ArenaOwner() = default;
+    ArenaOwner(const ArenaOwner&) = delete;
+    ArenaOwner& operator=(const ArenaOwner&) = delete;
+    ~ArenaOwner();
+    bool owns = false;
+  };
+
+  ArenaOwner arena_owner_;  // First: destroyed last.
   alignas(16) std::uint8_t arena_[kArenaBytes];
   https::TrustStore trust_;
   https::TlsClientConfig tls_;
