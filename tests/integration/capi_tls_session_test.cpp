@@ -38,7 +38,7 @@ class CapiTlsSessionTest : public ::testing::Test {
     STEPBACK_REQUIRE_TOOL(bash_path(), "bash");
     ASSERT_NE(pki(), nullptr);
     ASSERT_TRUE(server_.start());
-    write_file(server_.www() + "/big.bin", std::string(8 << 20, 'z'));
+    write_file(server_.www() + "/big.bin", std::string(2 << 20, 'z'));
     url_ = server_.url("/big.bin");
     out_ = dir_.file("big.bin");
   }
@@ -103,7 +103,7 @@ TEST_F(CapiTlsSessionTest, ACancelledDownloadKeepsItsSessionAndTheNextGoesOnResu
   EXPECT_EQ(st.st_mode & 0777, 0600U);
   ASSERT_EQ(run(true, ~std::uint64_t{0}), STEPBACK_OUTCOME_SUCCESS);
   EXPECT_EQ(reused(2), ".r") << server_.access_log();
-  EXPECT_EQ(size_of(out_), 8U << 20);
+  EXPECT_EQ(size_of(out_), 2U << 20);
   EXPECT_FALSE(exists(out_ + ".tls-session"));  // Gone with the record.
   EXPECT_FALSE(exists(out_ + ".part.state"));
 }
@@ -124,7 +124,7 @@ TEST_F(CapiTlsSessionTest, ADestroyedStacksStorageTakesANewStack) {
   for (int i = 0; i < 3; ++i) {
     (void)std::remove(out_.c_str());
     ASSERT_EQ(run(false, ~std::uint64_t{0}), STEPBACK_OUTCOME_SUCCESS) << "stack " << i;
-    EXPECT_EQ(size_of(out_), 8U << 20);
+    EXPECT_EQ(size_of(out_), 2U << 20);
   }
 }
 
