@@ -93,10 +93,14 @@ TEST(RequestFlags, TrustFlagsAreCacertThenCapathAndExcludeEachOther) {
   std::vector<Flag> flags;
   add_trust_flags(&flags, &trust);
   Parser p(&flags);
-  EXPECT_EQ(flag_names(flags), "--cacert, --capath, --tls-max-fragment, --no-early-data, --help");
+  EXPECT_EQ(flag_names(flags),
+            "--cacert, --capath, --tls-max-fragment, --no-early-data, --tls-session, --help");
   EXPECT_FALSE(trust.no_early_data);
   EXPECT_EQ(p.parse({"--no-early-data"}), "");
   EXPECT_TRUE(trust.no_early_data);
+  EXPECT_EQ(trust.tls_session, nullptr);
+  EXPECT_EQ(p.parse({"--tls-session", "s.bin"}), "");
+  EXPECT_STREQ(trust.tls_session, "s.bin");
   EXPECT_EQ(p.parse({"--cacert", "ca.pem"}), "");
   EXPECT_STREQ(trust.cacert, "ca.pem");
   EXPECT_EQ(trust.capath, nullptr);
