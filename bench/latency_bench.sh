@@ -71,13 +71,27 @@ body_bytes() {
 }
 
 # ------------------------------------------------------------------- inside the client namespace
+# run_timed LABEL: runs the caller's "${cmd[@]}" within the time limit, its stdout to $so and
+# stderr to $se (the caller's); sets ms (wall time), rc and bytes (the size of $out), and adds
+# both outputs to clients.log under "== LABEL".
+run_timed() {
+  local t0 t1
+  t0=$EPOCHREALTIME
+  rc=0
+  timeout "$LB_TIMEOUT" "${cmd[@]}" </dev/null >"$so" 2>"$se" || rc=$?
+  t1=$EPOCHREALTIME
+  ms=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", (b - a) * 1000 }')
+  bytes=$(stat -c %s "$out" 2>/dev/null || echo 0)
+  { echo "== $1: ${cmd[*]} -> exit $rc, $ms ms"; cat "$so" "$se"; } >>"$LB_TMP/clients.log"
+}
+
 # __measure: run by the script itself in the client namespace (no `ip netns exec` cost in the
 # timings). Settings come in the environment (LB_*). One line per run on stdout:
 #   CLIENT BODY RUN WALL_MS EXIT_CODE BYTES_WRITTEN INNER_MS
 # INNER_MS is the client's own measure of the request, without process start-up: curl's
 # %{time_total}, the t_ms of stepback's --trace "done" event ("-" when missing).
 measure() {
-  local run body client ms rc t0 t1 out="$LB_TMP/out.bin" bytes inner
+  local run body client ms rc out="$LB_TMP/out.bin" bytes inner
   local so="$LB_TMP/client.stdout" se="$LB_TMP/client.stderr"
   local clients=(curl)
   local p
@@ -93,19 +107,12 @@ measure() {
           cmd=("$LB_STEPBACK" get "$LB_URL/$body" --cacert "$LB_CA" --profile "${client#stepback-}"
                -o "$out" --trace)
         fi
-        t0=$EPOCHREALTIME
-        rc=0
-        timeout "$LB_TIMEOUT" "${cmd[@]}" </dev/null >"$so" 2>"$se" || rc=$?
-        t1=$EPOCHREALTIME
-        ms=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", (b - a) * 1000 }')
-        bytes=$(stat -c %s "$out" 2>/dev/null || echo 0)
+        run_timed "$client $body run $run"
         if [ "$client" = curl ]; then
           inner=$(awk 'NR == 1 && $1 ~ /^[0-9.]+$/ { printf "%.1f", $1 * 1000 }' "$so")
         else
           inner=$(sed -n 's/.*"event":"done","t_ms":\([0-9]*\).*/\1/p' "$se")
         fi
-        { echo "== $client $body run $run: ${cmd[*]} -> exit $rc, $ms ms"; cat "$so" "$se"; } \
-          >>"$LB_TMP/clients.log"
         echo "$client $body $run $ms $rc $bytes ${inner:--}"
         sleep 0.2
       done
@@ -121,7 +128,7 @@ measure() {
 # stepback's trace says of the retry's early data (accepted, rejected), "-" for none or curl.
 # The client's name goes in the query, so that nginx's log tells the clients apart.
 measure_retry() {
-  local run client ms rc t0 t1 out="$LB_TMP/out.bin" bytes inner early
+  local run client ms rc out="$LB_TMP/out.bin" bytes inner early
   local so="$LB_TMP/client.stdout" se="$LB_TMP/client.stderr"
   local clients=(curl) p cmd
   for p in ${LB_PROFILES//,/ }; do clients+=("stepback-$p" "stepback-$p-noearly"); done
@@ -141,12 +148,7 @@ measure_retry() {
              -o "$out" --trace)
         [ "$p" = "${p%-noearly}" ] || cmd+=(--no-early-data)
       fi
-      t0=$EPOCHREALTIME
-      rc=0
-      timeout "$LB_TIMEOUT" "${cmd[@]}" </dev/null >"$so" 2>"$se" || rc=$?
-      t1=$EPOCHREALTIME
-      ms=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", (b - a) * 1000 }')
-      bytes=$(stat -c %s "$out" 2>/dev/null || echo 0)
+      run_timed "$client retry run $run"
       early=-
       if [ "$client" = curl ]; then
         inner=$(awk '$1 ~ /^[0-9.]+$/ { t = $1 } END { if (t != "") printf "%.1f", t * 1000 }' "$so")
@@ -157,8 +159,6 @@ measure_retry() {
           END { if (a != "" && r != "") print r - a }' "$se")
         early=$(sed -n 's/.*"event":"response".*"n":2,.*"early_data":"\([a-z]*\)".*/\1/p' "$se")
       fi
-      { echo "== $client retry run $run: ${cmd[*]} -> exit $rc, $ms ms"; cat "$so" "$se"; } \
-        >>"$LB_TMP/clients.log"
       echo "$client retry $run $ms $rc $bytes ${inner:--} ${early:--}"
       sleep 0.2
     done
@@ -169,7 +169,7 @@ measure_retry() {
 #   CLIENT restart RUN WALL_MS EXIT_CODE BYTES_WRITTEN INNER_MS EARLY
 # INNER_MS as in measure; EARLY is what stepback's trace says of the request's early data.
 measure_restart() {
-  local run client ms rc t0 t1 out="$LB_TMP/out.bin" bytes inner early p session
+  local run client ms rc out="$LB_TMP/out.bin" bytes inner early p session
   local so="$LB_TMP/client.stdout" se="$LB_TMP/client.stderr"
   local clients=(curl) cmd
   for p in ${LB_PROFILES//,/ }; do
@@ -194,12 +194,7 @@ measure_restart() {
           *) cmd+=(--tls-session "$session") ;;
         esac
       fi
-      t0=$EPOCHREALTIME
-      rc=0
-      timeout "$LB_TIMEOUT" "${cmd[@]}" </dev/null >"$so" 2>"$se" || rc=$?
-      t1=$EPOCHREALTIME
-      ms=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", (b - a) * 1000 }')
-      bytes=$(stat -c %s "$out" 2>/dev/null || echo 0)
+      run_timed "$client restart run $run"
       early=-
       if [ "$client" = curl ]; then
         inner=$(awk 'NR == 1 && $1 ~ /^[0-9.]+$/ { printf "%.1f", $1 * 1000 }' "$so")
@@ -207,8 +202,6 @@ measure_restart() {
         inner=$(sed -n 's/.*"event":"done","t_ms":\([0-9]*\).*/\1/p' "$se")
         early=$(sed -n 's/.*"event":"response".*"early_data":"\([a-z]*\)".*/\1/p' "$se" | head -1)
       fi
-      { echo "== $client restart run $run: ${cmd[*]} -> exit $rc, $ms ms"; cat "$so" "$se"; } \
-        >>"$LB_TMP/clients.log"
       ((run > 0)) && echo "$client restart $run $ms $rc $bytes ${inner:--} ${early:--}"
       sleep 0.2
     done
