@@ -127,7 +127,7 @@ void AndroidResolver::start(const char* host, std::uint16_t port, Millis now) {
   result_.error = ResolveError::kInternal;
   std::snprintf(message_, sizeof message_,
                 "cannot look up '%.200s': android_res_nquery needs API 29; this build targets "
-                "API %d (resolve on a worker and use a FixedResolver)",
+                "API %d (use a SystemResolver)",
                 host_, __ANDROID_API__);
   result_.message = message_;
 #endif

@@ -3,8 +3,8 @@
 // a lookup follows the app's network (Wi-Fi, cellular, a VPN) and uses the device's servers,
 // private DNS and cache. Each query is a descriptor the app's loop polls; the answers are
 // parsed with c-ares's DNS parser (parse_dns_answer below, which is portable and tested on
-// every platform). Below API 29 there is no such API: resolve on a worker (Java
-// Network.getAllByName) and hand the addresses to a FixedResolver (resolver.hpp).
+// every platform). Below API 29 there is no such API: use SystemResolver
+// (system_resolver.hpp: android_getaddrinfofornetwork on worker threads).
 //
 // What is verified where: parse_dns_answer is unit-tested on the host; AndroidResolver
 // itself is compiled on the host only against a stub of <android/multinetwork.h> written from
