@@ -94,6 +94,7 @@ StackSpec stack_spec(const GetOptions& o, const https::Url& url, const ProxySetu
   spec.pins = o.pins;
   spec.pin_count = o.pin_count;
   spec.dns_servers = o.dns_servers;
+  spec.system_resolver = o.system_resolver;
   spec.proxy = &proxy;
   spec.binding = &o.retry;
   return spec;

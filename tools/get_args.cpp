@@ -69,6 +69,12 @@ bool check_get_options(const GetOptions& o, std::string* error) {
     *error = "--oauth2-bearer and --token-file exclude each other";
     return false;
   }
+  if (o.system_resolver && o.dns_servers != nullptr) {
+    *error =
+        "--system-resolver and --dns-servers exclude each other (the system's resolver asks "
+        "the servers it is configured with, such as those of /etc/resolv.conf)";
+    return false;
+  }
   return check_trust_flags(o.trust, error);
 }
 
@@ -139,6 +145,7 @@ void add_get_flags(std::vector<Flag>* flags, GetOptions* out, bool* output_given
       text_flag("--token-file", &o.token_file),
       text_flag("--url-file", &o.url_file),
       text_flag("--dns-servers", &o.dns_servers),
+      switch_flag("--system-resolver", &o.system_resolver),
       value_flag("-X", {},
                  [&o](std::string_view value, std::string* message) {
                    if (value.empty()) {

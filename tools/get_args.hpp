@@ -53,6 +53,7 @@ struct GetOptions {
   const char* output = nullptr;               // -o FILE; null (or -o -): stdout.
   const char* state = nullptr;                // --state FILE (with -o FILE)
   std::optional<std::uint8_t> max_redirects;  // --max-redirs N; none: the profile's
+  bool system_resolver = false;               // --system-resolver: getaddrinfo instead of c-ares
   bool trace = false;
   bool operation = false;  // --operation: follow the Operation the request answers with.
   // curl's habits (get_args.cpp, curl_habits.hpp):

@@ -38,7 +38,14 @@ int Stack::build(const StackSpec& spec, std::string* error) {
       return kExitUsage;
     }
   }
-  if (spec.lookups) {
+  if (spec.lookups && spec.system_resolver) {
+    // The workers start here, outside the loop; a lookup then takes an idle one.
+    if (system_.init(https::SystemResolverOptions{}) != https::Status::kOk) {
+      *error = system_.message();
+      return kExitInternal;
+    }
+    connector_.emplace(tls_, system_);  // http:// URLs go without TLS.
+  } else if (spec.lookups) {
     https::CaresOptions dns;
     dns.servers = spec.dns_servers;
     if (cares_.init(dns) != https::Status::kOk && spec.dns_servers != nullptr) {

@@ -11,6 +11,7 @@
 #include "request_flags.hpp"
 #include "stepback/https/dns/cares_resolver.hpp"
 #include "stepback/https/dns/resolver.hpp"
+#include "stepback/https/dns/system_resolver.hpp"
 #include "stepback/app/tls_session_file.hpp"
 #include "stepback/https/tcp_tls_connector.hpp"
 #include "stepback/https/tls/tls.hpp"
@@ -25,6 +26,10 @@ struct StackSpec {
   const https::PublicKeyPin* pins = nullptr;  // --pin, `pin_count` of them.
   std::size_t pin_count = 0;
   bool lookups = true;  // Names are looked up with c-ares; false: numeric hosts only.
+  // --system-resolver (with lookups): names are looked up with the system's resolver
+  // (getaddrinfo on worker threads: the hosts file, nsswitch, the system's DNS servers)
+  // instead of c-ares; workers that cannot be started are an internal error.
+  bool system_resolver = false;
   // --dns-servers (c-ares CSV): servers that cannot be used are a usage error. Null: those of
   // resolv.conf, and a resolv.conf that cannot be used fails each lookup with its words.
   const char* dns_servers = nullptr;
@@ -40,7 +45,8 @@ class Stack {
   Stack& operator=(const Stack&) = delete;
 
   // Builds the stack as `spec` says, in this order: the TLS arena, TLS, the trust anchors,
-  // the resolver (which reads resolv.conf here, before any step()), the proxy, the binding.
+  // the resolver (c-ares reads resolv.conf here, the system's starts its workers: before any
+  // step()), the proxy, the binding.
   // kExitOk, or the exit code with *error saying why.
   int build(const StackSpec& spec, std::string* error);
 
@@ -59,6 +65,7 @@ class Stack {
  private:
   https::TlsClientConfig tls_;
   https::CaresResolver cares_;
+  https::SystemResolver system_;  // Before connector_, which uses it.
   https::FixedResolver no_names_;
   std::optional<https::TcpTlsConnector> connector_;
   app::TlsSessionFile session_file_;

@@ -23,7 +23,9 @@ of the name asked for (up to its first '-', so "nx-typo.test" is "nx"):
 --log-file gets one line per query, flushed at once:
   query proto=udp|tcp name=N type=A|AAAA|T from=ADDRESS
 --listen ADDRESS binds another IPv4 address than 127.0.0.1, and --answer ADDRESS makes `ok`
-answer that A record instead of 127.0.0.1 (a server in a network namespace).
+answer that A record instead of 127.0.0.1 (a server in a network namespace). --port PORT
+binds that port instead of an ephemeral one (53 for the system's resolver, which asks no
+other; in a network namespace of the test's own).
 The server exits by itself after --lifetime seconds, or when its parent process is gone.
 """
 
@@ -195,9 +197,23 @@ class TcpServer(base.ConnectionServer):
             conn.sendall(struct.pack("!H", len(reply)) + reply)
 
 
+def bind(kinds):
+    """UDP and TCP sockets of `kinds` on --port, or on one ephemeral port without it."""
+    if ARGS.port == 0:
+        return base.bind_same_port(kinds)
+    made = []
+    for host, kind in kinds:
+        s = socket.socket(socket.AF_INET, kind)
+        if kind == socket.SOCK_STREAM:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind((host, ARGS.port))
+        made.append(s)
+    return made, ARGS.port
+
+
 def main():
-    (udp, tcp), port = base.bind_same_port([(ARGS.listen, socket.SOCK_DGRAM),
-                                            (ARGS.listen, socket.SOCK_STREAM)])
+    (udp, tcp), port = bind([(ARGS.listen, socket.SOCK_DGRAM),
+                             (ARGS.listen, socket.SOCK_STREAM)])
     tcp.listen(16)
     threading.Thread(target=serve_udp, args=(udp,), daemon=True).start()
     TcpServer().start(tcp)
@@ -212,6 +228,7 @@ if __name__ == "__main__":
     parser.add_argument("--delay", type=float, default=2.0)
     parser.add_argument("--listen", default="127.0.0.1")
     parser.add_argument("--answer", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=0)
     ARGS = parser.parse_args()
     LOG = base.EventLog(ARGS.log_file)
     main()

@@ -418,22 +418,18 @@ void SystemResolver::finish(Worker* w) {
   const int status = w->status;
   ResolveError error = ResolveError::kInternal;
   switch (status) {
-    case 0:
-      error = ResolveError::kNoData;  // An answer without an IPv4 or IPv6 address.
-      break;
     case EAI_NONAME:
       error = ResolveError::kNxDomain;
       break;
 #if defined(EAI_NODATA) && EAI_NODATA != EAI_NONAME
     case EAI_NODATA:
-      error = ResolveError::kNoData;
-      break;
 #endif
 #if defined(EAI_ADDRFAMILY)
     case EAI_ADDRFAMILY:
+#endif
+    case 0:  // An answer without an IPv4 or IPv6 address.
       error = ResolveError::kNoData;
       break;
-#endif
     case EAI_AGAIN:
       error = ResolveError::kTimeout;  // glibc and bionic: no server answered, or SERVFAIL.
       break;

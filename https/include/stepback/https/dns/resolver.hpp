@@ -7,8 +7,8 @@
 // Implementations: CaresResolver (cares_resolver.hpp; c-ares, the default on POSIX systems),
 // AndroidResolver (android_resolver.hpp; the NDK's android_res_nquery, API 29+),
 // SystemResolver (system_resolver.hpp; the system's getaddrinfo on worker threads; Android
-// below API 29), and FixedResolver (below; addresses the app resolved itself, e.g. on a worker thread
-// through the platform's blocking resolver). This header needs no resolver library.
+// below API 29), and FixedResolver (below; addresses the app resolved itself, e.g. on a worker
+// thread through the platform's blocking resolver). This header needs no resolver library.
 #ifndef STEPBACK_HTTPS_DNS_RESOLVER_HPP_
 #define STEPBACK_HTTPS_DNS_RESOLVER_HPP_
 
