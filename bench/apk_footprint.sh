@@ -16,7 +16,13 @@
 #   TLS_SERVER=ON bench/apk_footprint.sh  (with mbedTLS's server side, as the tests' builds)
 #   APK_TMP=/tmp/apk bench/apk_footprint.sh  (builds kept there; a second run is incremental)
 #
-# A third library makes the same GET through the C API (bench/apk_lib_c.c, compiled as C:
+# Two more make the same GET as Android apps (compiled with __ANDROID__ against the stub
+# <android/multinetwork.h> of tests/https/dns/android_stub, the android_* functions from a stub
+# libandroid.so, dynamic as the real one): for API 29+ with AndroidResolver (c-ares parses the
+# answers), and for API 24-28 with SystemResolver (the system's getaddrinfo on worker threads,
+# no c-ares at all).
+#
+# Another library makes the same GET through the C API (bench/apk_lib_c.c, compiled as C:
 # stepback_stack, stepback_request), as a Kotlin app's JNI library or a C app calls stepback;
 # its breakdown shows the C layer's own bytes (stepback capi) and what its stack sets up.
 set -euo pipefail
@@ -59,7 +65,8 @@ apk_breakdown() {
       if (f ~ /libstepback_profiles\.a/) return "stepback profiles"
       if (f ~ /libstepback_nanopb[^\/]*\.a/) return "nanopb"
       if (f ~ /libstepback_https\.a/) return "stepback https"
-      if (f ~ /apk_lib\.o/) return "apk_lib.cpp (the caller)"
+      if (f ~ /apk_lib(_android|_api24)?\.o/) return "apk_lib.cpp (the caller)"
+      if (f ~ /(system|android)_resolver(_api24)?\.o/) return "stepback https: the resolver, compiled as for Android"
       if (f ~ /apk_lib_c\.o/) return "apk_lib_c.c (the caller, in C)"
       if (f ~ /libstepback_capi(_core)?\.a/) return "stepback capi (the C layer)"
       if (f ~ /libstepback_app\.a/) return "stepback app"
@@ -99,6 +106,8 @@ rows=()
 breakdown=()
 android_rows=()
 breakdown_android=()
+api24_rows=()
+breakdown_api24=()
 c_rows=()
 breakdown_c=()
 for abi in ${ABIS:-aarch64 armhf}; do
@@ -160,7 +169,7 @@ for abi in ${ABIS:-aarch64 armhf}; do
     # shellcheck disable=SC2086
     "$p-g++" -std=c++17 ${arch_flags[$abi]} $flags $cxx_only "${inc[@]}" "${android[@]}" \
       -DSTEPBACK_HAVE_CARES=1 -c "$repo/https/src/dns/android_resolver.cpp" -o "$b/android_resolver.o"
-    printf 'int android_res_nquery(){return -1;}\nint android_res_nresult(){return -1;}\nvoid android_res_cancel(){}\n' \
+    printf 'int android_res_nquery(){return -1;}\nint android_res_nresult(){return -1;}\nvoid android_res_cancel(){}\nint android_getaddrinfofornetwork(){return -1;}\n' \
       >"$b/libandroid_stub.c"
     # shellcheck disable=SC2086
     "$p-gcc" ${arch_flags[$abi]} -shared -fPIC -o "$b/libandroid.so" "$b/libandroid_stub.c"
@@ -173,8 +182,37 @@ for abi in ${ABIS:-aarch64 armhf}; do
     a29code=$("$p-size" "$b/libandroid29.so" | awk 'NR == 2 { print $1 + $2 }')
     android_rows+=("| $abi | $a29 B ($((a29 / 1024)) KiB) | $a29code B ($((a29code / 1024)) KiB) |")
     breakdown_android+=("$(apk_breakdown "$abi (AndroidResolver, API 29+)" "$b/libandroid29.map" "$a29code")")
+    # The app for Android API 24-28 without c-ares: SystemResolver (the system's getaddrinfo
+    # through android_getaddrinfofornetwork on worker threads), compiled as for API 24 against
+    # the same stub header; the function comes from the stub libandroid.so.
+    api24=(-D__ANDROID__=1 -D__ANDROID_API__=24 -DAPK_SYSTEM_RESOLVER
+           -I"$repo/tests/https/dns/android_stub" -I"$repo/https/src")
+    # shellcheck disable=SC2086  # flag strings are split on purpose.
+    "$p-g++" -std=c++17 ${arch_flags[$abi]} $flags $cxx_only "${inc[@]}" "${api24[@]}" \
+      -c "$repo/bench/apk_lib.cpp" -o "$b/apk_lib_api24.o"
+    # shellcheck disable=SC2086
+    "$p-g++" -std=c++17 ${arch_flags[$abi]} $flags $cxx_only "${inc[@]}" "${api24[@]}" \
+      -c "$repo/https/src/dns/system_resolver.cpp" -o "$b/system_resolver_api24.o"
+    # shellcheck disable=SC2086
+    "$p-g++" ${arch_flags[$abi]} "${link[@]}" -Wl,-Map="$b/libandroid24.map" -o "$b/libandroid24.so" \
+      "$b/apk_lib_api24.o" "$b/system_resolver_api24.o" -Wl,--start-group "${ours[@]}" "${mbed[@]}" \
+      -Wl,--end-group -L"$b" -landroid
+    for page in 16384 4096; do
+      # shellcheck disable=SC2086
+      "$p-g++" ${arch_flags[$abi]} "${link[@]}" -Wl,-z,max-page-size=$page -o "$b/libandroid24_$page.so" \
+        "$b/apk_lib_api24.o" "$b/system_resolver_api24.o" -Wl,--start-group "${ours[@]}" "${mbed[@]}" \
+        -Wl,--end-group -L"$b" -landroid
+      "$p-strip" --strip-all "$b/libandroid24_$page.so"
+    done
+    "$p-strip" --strip-all "$b/libandroid24.so"
+    a24=$(stat -c %s "$b/libandroid24.so")
+    a24code=$("$p-size" "$b/libandroid24.so" | awk 'NR == 2 { print $1 + $2 }')
+    a24cares=$(map_sections "$b/libandroid24.map" | awk '$2 ~ /libcares/ { s += $1 } END { print s + 0 }')
+    api24_rows+=("| $abi | $a24 B ($((a24 / 1024)) KiB) | $(stat -c %s "$b/libandroid24_16384.so") B | $(stat -c %s "$b/libandroid24_4096.so") B | $a24code B ($((a24code / 1024)) KiB) | $a24cares B |")
+    breakdown_api24+=("$(apk_breakdown "$abi (SystemResolver, API 24-28, no c-ares)" "$b/libandroid24.map" "$a24code")")
   else
     android_rows+=("| $abi | skipped: /usr/include/android/nativehelper/jni.h is missing | |")
+    api24_rows+=("| $abi | skipped: /usr/include/android/nativehelper/jni.h is missing | | | | |")
   fi
   breakdown+=("$(apk_breakdown "$abi" "$b/libwith.map" "$code")")
   # The same GET through the C API (libcapi.so: not libc.so, which -L"$b" would find for the C
@@ -204,6 +242,12 @@ echo "| ABI | stripped .so (64 KiB pages on aarch64) | its text + data |"
 echo "|---|---:|---:|"
 printf '%s\n' "${android_rows[@]}"
 echo
+echo "The same app for Android API 24-28 without c-ares, resolving with SystemResolver (the system's getaddrinfo on worker threads):"
+echo
+echo "| ABI | stripped .so (64 KiB pages on aarch64) | 16 KiB pages | 4 KiB pages | its text + data | c-ares in it |"
+echo "|---|---:|---:|---:|---:|---:|"
+printf '%s\n' "${api24_rows[@]}"
+echo
 echo "The same GET through the C API (bench/apk_lib_c.c; stepback_stack sets up the resolver, trust store and TLS):"
 echo
 echo "| ABI | stripped .so (64 KiB pages on aarch64) | its text + data | text + data over the C++ library's |"
@@ -211,4 +255,5 @@ echo "|---|---:|---:|---:|"
 printf '%s\n' "${c_rows[@]}"
 printf '\n%s\n' "${breakdown[@]}"
 printf '\n%s\n' "${breakdown_android[@]}"
+printf '\n%s\n' "${breakdown_api24[@]}"
 printf '\n%s\n' "${breakdown_c[@]}"

@@ -8,6 +8,7 @@
 #include "stepback/https/client.hpp"
 #include "stepback/https/dns/android_resolver.hpp"
 #include "stepback/https/dns/cares_resolver.hpp"
+#include "stepback/https/dns/system_resolver.hpp"
 #include "stepback/https/poll_wait.hpp"
 #include "stepback/https/tcp_tls_connector.hpp"
 #include "stepback/https/tls/tls.hpp"
@@ -65,6 +66,11 @@ extern "C" __attribute__((visibility("default"))) long stepback_apk_fetch(const 
 #if defined(APK_ANDROID_RESOLVER)
   // Android API 29+: the system's resolver (android_res_nquery), c-ares only parses answers.
   https::AndroidResolver resolver;
+#elif defined(APK_SYSTEM_RESOLVER)
+  // Android API 24-28 without c-ares: the system's getaddrinfo on worker threads
+  // (android_getaddrinfofornetwork), started here, outside the loop.
+  https::SystemResolver resolver;
+  if (resolver.init() != https::Status::kOk) return -1;
 #else
   // The resolver reads resolv.conf once, here, outside the loop (a failure is reported by
   // the first lookup, with why; numeric hosts need no lookup).

@@ -21,6 +21,21 @@ https::Status HttpsStack::fail(https::Status status, const char* what, const cha
   return status;
 }
 
+bool HttpsStack::init_resolver() {
+#if defined(__ANDROID__) && __ANDROID_API__ >= 29 && defined(STEPBACK_HAVE_CARES)
+  return true;  // AndroidResolver needs no setting up.
+#elif defined(__ANDROID__) || !defined(STEPBACK_HAVE_CARES)
+  if (resolver_.init() == https::Status::kOk) return true;
+  fail(https::Status::kError, resolver_.message(), nullptr);
+  return false;
+#else
+  // A resolv.conf that cannot be used is not fatal here: each lookup then fails with its
+  // words, and numeric hosts need none.
+  (void)resolver_.init(https::CaresOptions{});
+  return true;
+#endif
+}
+
 https::Status HttpsStack::init(const char* ca) {
   message_[0] = '\0';
   if (!https::tls_arena_installed()) {
@@ -51,9 +66,7 @@ https::Status HttpsStack::init(const char* ca) {
     return fail(s, "cannot use the CA store", nullptr);
   }
   tls_.set_wall_clock(&platform::wall_now);
-  // A resolv.conf that cannot be used is not fatal here: each lookup then fails with its
-  // words, and numeric hosts need none.
-  (void)resolver_.init(https::CaresOptions{});
+  if (!init_resolver()) return https::Status::kError;
   connector_.emplace(tls_, resolver_);
   return https::Status::kOk;
 }

@@ -450,7 +450,9 @@ typedef struct stepback_stack {
 
 /* Sets up TLS with the trust anchors of `ca` (a PEM or DER bundle file, or a directory
  * hashed by `openssl rehash`; NULL: the system's store), the wall clock and the resolver
- * (reads resolv.conf: call it outside the loop). STEPBACK_OK, or what failed with words in
+ * (c-ares, which reads resolv.conf; on Android the system's resolver: android_res_nquery on
+ * API 29+, below it getaddrinfo on two worker threads started here; call it outside the
+ * loop). STEPBACK_OK, or what failed with words in
  * stepback_stack_message(). Unless it answered STEPBACK_E_STORAGE (then nothing was placed
  * in the storage: no message, no destroy), destroy it when done, also after a failure; the
  * storage may then be given to init again. */

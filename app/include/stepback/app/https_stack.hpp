@@ -9,8 +9,11 @@
 //   stepback::transfer::Download download(stack.connector(), ...);
 //
 // Once per process: the TLS arena is the process's (docs/threads.md), so a second stack uses
-// the arena the first installed. Allocation-free; init() reads resolv.conf, so call it outside
-// the loop.
+// the arena the first installed. The resolver is the platform's best non-blocking one:
+// c-ares (reading resolv.conf) on Linux and Apple, AndroidResolver on Android API 29+, and
+// SystemResolver (the system's getaddrinfo on two worker threads init() starts) on Android
+// below API 29, where c-ares has no servers to read, and in a build without c-ares. init()
+// reads files and may start threads, so call it outside the loop; nothing after it allocates.
 #ifndef STEPBACK_APP_HTTPS_STACK_HPP_
 #define STEPBACK_APP_HTTPS_STACK_HPP_
 
@@ -18,7 +21,9 @@
 #include <cstdint>
 #include <optional>
 
+#include "stepback/https/dns/android_resolver.hpp"
 #include "stepback/https/dns/cares_resolver.hpp"
+#include "stepback/https/dns/system_resolver.hpp"
 #include "stepback/https/tcp_tls_connector.hpp"
 #include "stepback/https/tls/tls.hpp"
 #include "stepback/https/tls/tls_arena.hpp"
@@ -41,7 +46,8 @@ class HttpsStack {
   // Sets everything up: the TLS arena (unless one is installed already), TLS, the trust
   // anchors of `ca` (a PEM or DER bundle file, or a directory hashed by `openssl rehash`;
   // null: the system's store), the wall clock certificates are checked against
-  // (platform::wall_now) and the resolver (resolv.conf is read here). kOk, or what failed
+  // (platform::wall_now) and the resolver (resolv.conf is read, or worker threads started,
+  // here). kOk, or what failed
   // with words in message(); then nothing may go through connector().
   [[nodiscard]] https::Status init(const char* ca = nullptr);
 
@@ -55,6 +61,8 @@ class HttpsStack {
 
  private:
   https::Status fail(https::Status status, const char* what, const char* path);
+  // Sets up the resolver; false with message_ when it cannot be.
+  bool init_resolver();
 
   // Gives the arena back when this stack installed it, after every member below has freed
   // its mbedTLS objects (it is destroyed last): PSA's global state, which lives in the arena,
@@ -72,7 +80,13 @@ class HttpsStack {
   alignas(16) std::uint8_t arena_[kArenaBytes];
   https::TrustStore trust_;
   https::TlsClientConfig tls_;
+#if defined(__ANDROID__) && __ANDROID_API__ >= 29 && defined(STEPBACK_HAVE_CARES)
+  https::AndroidResolver resolver_;  // Its answers are parsed with c-ares.
+#elif defined(__ANDROID__) || !defined(STEPBACK_HAVE_CARES)
+  https::SystemResolver resolver_;
+#else
   https::CaresResolver resolver_;
+#endif
   std::optional<https::TcpTlsConnector> connector_;
   char message_[320] = {};
 };
