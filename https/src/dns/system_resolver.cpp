@@ -15,6 +15,7 @@
 
 #include "stepback/https/tcp/address.hpp"
 #include "tcp/no_path.hpp"
+#include "tcp/socket_length.hpp"
 
 #if defined(__linux__)
 #include <sys/eventfd.h>
@@ -139,12 +140,9 @@ struct SystemResolver::Worker {
     FamilyQuota left = family_quota(v6, all - v6, Resolver::kMaxAddresses);
     for (const addrinfo* a = list; a != nullptr; a = a->ai_next) {
       if (a->ai_family != AF_INET6 && a->ai_family != AF_INET) continue;
-      if (a->ai_addr == nullptr || a->ai_addrlen > sizeof(SocketAddress::bytes)) continue;
       std::size_t& room = a->ai_family == AF_INET6 ? left.v6 : left.v4;
-      if (room == 0) continue;
-      SocketAddress s{};
-      std::memcpy(s.bytes, a->ai_addr, a->ai_addrlen);
-      s.size = static_cast<std::uint32_t>(a->ai_addrlen);
+      SocketAddress s;  // Its port is start()'s, set when the loop takes the answer.
+      if (room == 0 || !detail::copy_socket_address(a->ai_addr, a->ai_addrlen, 0, &s)) continue;
       bool seen = false;
       for (std::size_t i = 0; i < count && !seen; ++i) {
         seen = found[i].size == s.size && std::memcmp(found[i].bytes, s.bytes, s.size) == 0;
