@@ -10,7 +10,7 @@
 #      built here with our configuration.
 #   3. An installed MbedTLS 3.6 CMake package (find_package(MbedTLS 3.6 CONFIG)). It keeps the
 #      configuration it was built with, so features of ours may be missing (tls_arena_init()
-#      reports kError without MBEDTLS_MEMORY_BUFFER_ALLOC_C).
+#      reports kError without MBEDTLS_PLATFORM_MEMORY).
 # Nothing found stops the configure and says to run scripts/fetch_deps.sh.
 #
 # Source trees go through mbedTLS's own CMake (static libraries only, no programs, no tests,

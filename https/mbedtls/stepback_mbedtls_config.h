@@ -27,13 +27,11 @@ time_t stepback_mbedtls_time(time_t* timer);
 #define MBEDTLS_FS_IO
 
 /* Memory: every mbedTLS allocation goes to the caller's static arena (stepback/https/
- * tls_arena.hpp) instead of the system heap; MEMORY_DEBUG keeps the peak counters the arena
- * reports; blocks aligned to 8 because mbedTLS structures hold 64-bit integers and pointers
- * (the default of 4 misaligns them on 64-bit CPUs). */
+ * tls_arena.hpp) instead of the system heap, through the calloc/free pointers PLATFORM_MEMORY
+ * lets tls_arena_init() set. The arena's allocator is stepback's (8-byte block headers, blocks
+ * 8-aligned for mbedTLS's 64-bit integers and pointers), not MEMORY_BUFFER_ALLOC_C, whose
+ * headers are eight machine words (https/src/tls/arena_allocator.hpp says why). */
 #define MBEDTLS_PLATFORM_MEMORY
-#define MBEDTLS_MEMORY_BUFFER_ALLOC_C
-#define MBEDTLS_MEMORY_DEBUG
-#define MBEDTLS_MEMORY_ALIGN_MULTIPLE 8
 
 /* Randomness: the OS entropy source (getrandom, /dev/urandom) feeding CTR_DRBG. */
 #define MBEDTLS_ENTROPY_C

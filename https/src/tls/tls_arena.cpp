@@ -4,19 +4,27 @@
 
 #include "mbedtls/build_info.h"
 #include "mbedtls/platform.h"
-#if defined(MBEDTLS_MEMORY_BUFFER_ALLOC_C)
-#include "mbedtls/memory_buffer_alloc.h"
+#include "tls/arena_allocator.hpp"
+
+// mbedTLS's allocation can be redirected at run time only when it calls through the platform
+// layer's pointers (an installed mbedTLS package may have been built otherwise).
+#if defined(MBEDTLS_PLATFORM_MEMORY) && !defined(MBEDTLS_PLATFORM_CALLOC_MACRO) && \
+    !defined(MBEDTLS_PLATFORM_FREE_MACRO)
+#define STEPBACK_TLS_ARENA_POSSIBLE 1
 #endif
 
 namespace stepback::https {
 namespace {
 
+detail::ArenaAllocator g_allocator;
 std::size_t g_capacity = 0;  // Non-zero while an arena is installed.
-#if defined(MBEDTLS_MEMORY_DEBUG)
-// Use at the last tls_arena_reset_peak(): mbedTLS restarts its peaks at zero, not at the use
-// of the moment, so the true peak since then is the larger of the two.
-std::size_t g_reset_bytes = 0;
-std::size_t g_reset_blocks = 0;
+
+#if defined(STEPBACK_TLS_ARENA_POSSIBLE)
+void* arena_calloc(std::size_t count, std::size_t size) {
+  return g_allocator.allocate_zeroed(count, size);
+}
+
+void arena_free(void* pointer) { g_allocator.release(pointer); }
 #endif
 
 }  // namespace
@@ -24,13 +32,10 @@ std::size_t g_reset_blocks = 0;
 Status tls_arena_init(MutableBytes arena) {
   if (arena.data == nullptr || arena.size < kTlsArenaMinBytes) return Status::kInvalidArgument;
   if (g_capacity != 0) return Status::kError;
-#if defined(MBEDTLS_MEMORY_BUFFER_ALLOC_C)
-  mbedtls_memory_buffer_alloc_init(arena.data, arena.size);
+#if defined(STEPBACK_TLS_ARENA_POSSIBLE)
+  if (!g_allocator.init(arena.data, arena.size)) return Status::kInvalidArgument;
+  if (mbedtls_platform_set_calloc_free(&arena_calloc, &arena_free) != 0) return Status::kError;
   g_capacity = arena.size;
-#if defined(MBEDTLS_MEMORY_DEBUG)
-  g_reset_bytes = 0;
-  g_reset_blocks = 0;
-#endif
   return Status::kOk;
 #else
   return Status::kError;
@@ -43,10 +48,9 @@ Status tls_arena_init(std::uint8_t* data, std::size_t size) {
 
 void tls_arena_release() {
   if (g_capacity == 0) return;
-#if defined(MBEDTLS_MEMORY_BUFFER_ALLOC_C)
-  mbedtls_memory_buffer_alloc_free();
-  // mbedtls_memory_buffer_alloc_free() leaves the arena's functions installed.
+#if defined(STEPBACK_TLS_ARENA_POSSIBLE)
   (void)mbedtls_platform_set_calloc_free(std::calloc, std::free);
+  (void)g_allocator.init(nullptr, 0);
 #endif
   g_capacity = 0;
 }
@@ -56,22 +60,17 @@ bool tls_arena_installed() { return g_capacity != 0; }
 TlsArenaUsage tls_arena_usage() {
   TlsArenaUsage usage;
   if (g_capacity == 0) return usage;
+  const detail::ArenaAllocator::Stats& s = g_allocator.stats();
   usage.capacity_bytes = g_capacity;
-#if defined(MBEDTLS_MEMORY_DEBUG)
-  mbedtls_memory_buffer_alloc_cur_get(&usage.current_bytes, &usage.current_blocks);
-  mbedtls_memory_buffer_alloc_max_get(&usage.peak_bytes, &usage.peak_blocks);
-  if (usage.peak_bytes < g_reset_bytes) usage.peak_bytes = g_reset_bytes;
-  if (usage.peak_blocks < g_reset_blocks) usage.peak_blocks = g_reset_blocks;
-#endif
+  usage.current_bytes = s.current_bytes;
+  usage.current_blocks = s.current_blocks;
+  usage.peak_bytes = s.peak_bytes;
+  usage.peak_blocks = s.peak_blocks;
   return usage;
 }
 
 void tls_arena_reset_peak() {
-#if defined(MBEDTLS_MEMORY_DEBUG)
-  if (g_capacity == 0) return;
-  mbedtls_memory_buffer_alloc_cur_get(&g_reset_bytes, &g_reset_blocks);
-  mbedtls_memory_buffer_alloc_max_reset();
-#endif
+  if (g_capacity != 0) g_allocator.reset_peaks();
 }
 
 }  // namespace stepback::https

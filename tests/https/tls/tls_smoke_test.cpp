@@ -128,13 +128,13 @@ struct Meter {
 class TlsSmokeTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-#if defined(MBEDTLS_MEMORY_BUFFER_ALLOC_C)
+#if defined(MBEDTLS_PLATFORM_MEMORY)
     ASSERT_EQ(tls_arena_init(g_arena, sizeof g_arena), Status::kOk);
 #else
     // An installed mbedTLS package built with its own configuration: the TLS checks still
     // run, on the system heap, and the arena figures read zero.
     ASSERT_EQ(tls_arena_init(g_arena, sizeof g_arena), Status::kError);
-    std::printf("mbedTLS has no MBEDTLS_MEMORY_BUFFER_ALLOC_C: running on the system heap\n");
+    std::printf("mbedTLS has no MBEDTLS_PLATFORM_MEMORY: running on the system heap\n");
 #endif
     ASSERT_EQ(psa_crypto_init(), PSA_SUCCESS);
     mbedtls_entropy_init(&entropy_);

@@ -22,14 +22,17 @@ namespace stepback::https {
 inline constexpr std::size_t kTlsArenaMinBytes = 1024;
 
 // Bytes of bookkeeping the arena spends per block (live or free) on top of the bytes
-// handed out: mbedTLS's block header of eight machine words.
-inline constexpr std::size_t kTlsArenaBlockOverheadBytes =
-    4 * sizeof(std::size_t) + 4 * sizeof(void*);
+// handed out: the arena's block header (its size, the previous block's size), on every
+// target. (mbedTLS's own buffer allocator, which served the arena before, spent eight
+// machine words: 32 B on 32-bit targets, 64 B on 64-bit ones.)
+inline constexpr std::size_t kTlsArenaBlockOverheadBytes = 8;
 
 // Routes every mbedTLS allocation into `arena`, which the caller owns and must keep alive, and
 // not touch, until tls_arena_release(). Call it before any other mbedTLS call. Returns
 // kInvalidArgument for a null or too small buffer, and kError when an arena is already
-// installed or the mbedTLS build has no buffer allocator (MBEDTLS_MEMORY_BUFFER_ALLOC_C).
+// installed or the mbedTLS build cannot be given an allocator (MBEDTLS_PLATFORM_MEMORY).
+// Blocks are 8-aligned; an allocation takes the best-fitting free block
+// (https/src/tls/arena_allocator.hpp).
 [[nodiscard]] Status tls_arena_init(MutableBytes arena);
 
 // As tls_arena_init(MutableBytes) for `size` bytes at `data`.
@@ -46,10 +49,9 @@ bool tls_arena_installed();
 struct TlsArenaUsage {
   std::size_t capacity_bytes = 0;  // The arena's size.
   std::size_t current_bytes = 0;   // Bytes handed out now (rounded to the alignment).
-  std::size_t current_blocks = 0;  // Blocks now, live and free.
-  std::size_t peak_bytes = 0;      // Most bytes ever handed out at once
-                                   // (mbedtls_memory_buffer_alloc_max_get).
-  std::size_t peak_blocks = 0;     // Most blocks ever at once, live and free.
+  std::size_t current_blocks = 0;  // Blocks handed out now.
+  std::size_t peak_bytes = 0;      // Most bytes handed out at once (since the last reset).
+  std::size_t peak_blocks = 0;     // Most blocks handed out at once (since the last reset).
   // An upper bound on the arena the peak needed: peak bytes plus the headers of the peak
   // block count (the two peaks need not coincide). Size arenas from this figure.
   std::size_t peak_footprint_bytes() const {
