@@ -207,7 +207,8 @@ declare -A args=([default]="--io 16384" [default_tls12]="--io 16384 --tls12" [sm
   [small1k_pieces_least]="--range-size $PIECE1K $least" [armhf1k_pieces_least]="--range-size $PIECE1K $least")
 # The armhf builds run under qemu-user, with the cross toolchain's C library.
 declare -A emulator=([armhf]="qemu-arm -L /usr/arm-linux-gnueabihf"
-                     [armhf2k]="qemu-arm -L /usr/arm-linux-gnueabihf")
+                     [armhf2k]="qemu-arm -L /usr/arm-linux-gnueabihf"
+                     [armhf1k]="qemu-arm -L /usr/arm-linux-gnueabihf")
 # Runs configuration $1 on object $2 (extra arguments after); its output on stdout.
 run_config() {
   local name="$1" object="$2"; shift 2
@@ -305,7 +306,7 @@ echo "download_ram.sh: measuring RAM" >&2
   echo "Without max_fragment_length the small build refuses nginx's 16 KiB records: \`$(grep -o 'the server sent.*' "$tmp/refused.err" | head -1)\`"
   echo
   if ((armhf)); then
-    echo "### (a) the same on armhf (32-bit ARM, Thumb-2, under qemu-arm): 32-byte arena block headers"
+    echo "### (a) the same on armhf (32-bit ARM, Thumb-2, under qemu-arm): 4-byte pointers"
     echo
     ram_table armhf
     echo

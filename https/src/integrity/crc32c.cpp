@@ -37,7 +37,7 @@ constexpr std::uint32_t kPoly = 0x82F63B78u;  // Reflected Castagnoli polynomial
 // slices[k][b]: the CRC register after byte b followed by k zero bytes, from register 0.
 using SliceTables = std::uint32_t[8][256];
 
-void fill_slice_tables(SliceTables& t) {
+constexpr void fill_slice_tables(SliceTables& t) {
   for (std::uint32_t b = 0; b < 256; ++b) {
     std::uint32_t r = b;
     for (int i = 0; i < 8; ++i) r = (r & 1u) != 0 ? (r >> 1) ^ kPoly : r >> 1;
@@ -82,6 +82,8 @@ struct ShiftTable {
 // in the binary, so they are not in the file an app ships (16 KiB on aarch64, 8 KiB elsewhere).
 // The price is the same amount of private memory once filled, where constant tables would be
 // pages shared with the file, and one fill (a few thousand table entries) on the first call.
+// The small-RAM build (STEPBACK_SMALL_RAM) keeps them constant instead, computed by the
+// compiler: on a microcontroller they then sit in flash, not in its scarce RAM (8 KiB of it).
 struct Tables {
   SliceTables slices;
 #if defined(STEPBACK_CRC32C_HW) && defined(__aarch64__)
@@ -244,7 +246,7 @@ STEPBACK_CRC32C_HW_TARGET inline std::uint32_t hw_u8(std::uint32_t r, std::uint8
 }
 #endif
 
-void fill_shift_table(ShiftTable& s, std::size_t bytes) {
+constexpr void fill_shift_table(ShiftTable& s, std::size_t bytes) {
   const std::uint32_t k = x_pow_mod_p(8 * std::uint64_t{bytes});
   for (int i = 0; i < 4; ++i) {
     for (std::uint32_t b = 0; b < 256; ++b) s.t[i][b] = mul_mod_p(b << (8 * i), k);
@@ -334,13 +336,27 @@ bool hardware_available() {
 
 #endif  // STEPBACK_CRC32C_HW
 
-void fill_tables(Tables& t) {
+constexpr void fill_tables(Tables& t) {
   fill_slice_tables(t.slices);
 #if defined(STEPBACK_CRC32C_HW) && defined(__aarch64__)
   fill_shift_table(t.long_shift, kLongStride);
   fill_shift_table(t.short_shift, kShortStride);
 #endif
 }
+
+#if defined(STEPBACK_SMALL_RAM) && STEPBACK_SMALL_RAM
+
+constexpr Tables make_tables() {
+  Tables t{};
+  fill_tables(t);
+  return t;
+}
+
+constexpr Tables kTables = make_tables();
+
+const Tables* tables() { return &kTables; }
+
+#else  // The tables in .bss, filled by the first call.
 
 Tables g_tables;
 // 0 not filled, 1 being filled by one thread, 2 filled (and published by the release store).
@@ -358,6 +374,8 @@ const Tables* tables() {
   }
   return nullptr;
 }
+
+#endif  // STEPBACK_SMALL_RAM
 
 std::uint32_t update_with(Crc32cPath path, std::uint32_t crc, ConstBytes bytes) {
   if (bytes.size == 0) return crc;
