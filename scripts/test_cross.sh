@@ -20,6 +20,7 @@ not_on_target=(
 host_only=(
   "netbench.* the latency bench drives the host's kernel (namespaces, NFQUEUE) as root"
   "tools.reachability.* network namespaces of the host's kernel, made as root"
+  "tools.get_system_resolver.* the host's getaddrinfo in a network and mount namespace of the host's kernel (its /etc files bind-mounted), made as root"
   "consumers.add_subdirectory the source tree built once more inside a consumer project (2-3 minutes), on the desktop build only"
   "capi.python_ctypes libstepback.so (STEPBACK_SHARED_C_API) is built by the desktop preset only, and the host's Python loads it"
   "capi.shared_exports the same shared library's exports"
