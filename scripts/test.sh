@@ -11,7 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-root_only=('netbench.*' 'tools.reachability.*' 'integration.HappyEyeballsTest.*' 'integration.LoopbackOnlyTest.*')
+root_only=('netbench.*' 'tools.reachability.*' 'tools.get_system_resolver.*' 'integration.HappyEyeballsTest.*' 'integration.LoopbackOnlyTest.*')
 if [[ $(id -u) -ne 0 ]]; then
   echo "test.sh: not root: ${root_only[*]} make network namespaces and will be skipped; run as root for every test"
 fi
@@ -57,6 +57,7 @@ allowed_skips=(
   "asan-ubsan transfer.transfer_download_test.Download.PiecesMakeNoHeapCalls $heap_trap"
   "asan-ubsan transfer.transfer_download_test.KeptBytes.CheckingMakesNoHeapCalls $heap_trap"
   "asan-ubsan https.dns.hosts_file_test.HostsFileTest.ALargeFileIsReadInPiecesWithoutTheHeap $heap_trap"
+  "asan-ubsan https.dns.system_resolver_test.SystemResolverTest.StartStepAndCancelMakeNoHeapCallOnTheLoopsThread $heap_trap"
   "asan-ubsan integration.memorystore.MemorystoreHeap.* $heap_trap"
   "asan-ubsan integration.CapiHeapFreeTest.* $heap_trap"
   "asan-ubsan app.app_defaults_test.AppDefaults.BuildingTheOptionsCallsNoHeapFunction $heap_trap"

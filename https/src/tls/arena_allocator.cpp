@@ -9,7 +9,7 @@ namespace stepback::https::detail {
 namespace {
 
 std::uint32_t load(const std::uint8_t* at) {
-  std::uint32_t v;
+  std::uint32_t v = 0;
   std::memcpy(&v, at, sizeof v);
   return v;
 }
