@@ -20,7 +20,14 @@
 //   arena_peak_footprint                       peak bytes + the block headers of the peak
 //   sizeof_<type>                              the objects the download keeps
 //   buffer_<name>                              the ClientBuffers given to the Client
-//   stack_high_water                           the deepest stack use of the whole run
+//   stack_high_water                           the deepest stack the download took, from
+//                                              the frame of the function that calls it
+//                                              (a device's main loop) down
+//   thread_stack_overhead                      not in the total: what glibc itself put on
+//                                              the thread's stack (its thread descriptor
+//                                              and static TLS above the first frame, the
+//                                              thread's start and exit below), which a
+//                                              device's loop does not pay
 //   total_ram                                  the sum of the lines above
 //   body_bytes                                 what the last GET delivered
 //   cpu_ns, user_ns, system_ns                 CPU of the GETs (this thread): the total
@@ -103,6 +110,8 @@ struct Run {
   std::uint64_t user_ns = 0;
   std::uint64_t system_ns = 0;
   https::TlsArenaUsage arena;
+  std::size_t stack_bytes = 0;     // the download's, from the caller's frame down
+  std::size_t thread_top_gap = 0;  // glibc's above the caller's frame
 };
 
 struct Body {
@@ -224,17 +233,26 @@ void download(Run* run) {
   run->ok = true;
 }
 
-void* worker(void* arg) {
-  download(static_cast<Run*>(arg));
-  return nullptr;
-}
-
 // Bytes of g_stack written since it was painted: from the lowest byte that lost the paint
 // (the stack grows down) to the top.
 std::size_t stack_high_water() {
   std::size_t untouched = 0;
   while (untouched < kStackBytes && g_stack[untouched] == kPaint) ++untouched;
   return kStackBytes - untouched;
+}
+
+// The thread's first function stands for a device's main loop: the download's stack is what
+// lies below its frame when download() has returned, read before the thread ends (glibc's
+// thread exit runs below that frame too). Above the frame glibc keeps the thread's descriptor
+// and static TLS at the top of the stack it was given; neither is the download's.
+__attribute__((noinline)) void* worker(void* arg) {
+  auto* run = static_cast<Run*>(arg);
+  const auto* frame = static_cast<const std::uint8_t*>(__builtin_frame_address(0));
+  const std::size_t top_gap = static_cast<std::size_t>(g_stack + kStackBytes - frame);
+  download(run);
+  run->thread_top_gap = top_gap;
+  run->stack_bytes = stack_high_water() - top_gap;
+  return nullptr;
 }
 
 bool parse_size(const char* text, std::size_t limit, std::size_t* out) {
@@ -335,7 +353,7 @@ int main(int argc, char** argv) {
       {"buffer_response_head", o.response_head},
       {"buffer_io", o.io},
       {"buffer_error_body", o.error_body},
-      {"stack_high_water", stack_high_water()},
+      {"stack_high_water", run.stack_bytes},
   };
   std::size_t total = 0;
   print("tls_in_content_len", https::kTlsInputBufferBytes);
@@ -348,6 +366,8 @@ int main(int argc, char** argv) {
     total += p.bytes;
   }
   print("total_ram", total);
+  print("thread_stack_overhead", stack_high_water() - run.stack_bytes);
+  print("thread_stack_above_caller", run.thread_top_gap);
   std::printf(
       "body_bytes %llu\ncpu_ns %llu\nuser_ns %llu\nsystem_ns %llu\n",
       static_cast<unsigned long long>(run.body_bytes), static_cast<unsigned long long>(run.cpu_ns),

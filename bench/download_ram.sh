@@ -5,8 +5,9 @@
 # self-signed ECDSA P-256 certificate, keep-alive), printed as markdown tables:
 #   (a) RAM, measured by bench/download_ram.cpp in each build: the TLS arena's peak with its
 #       block headers (tls_arena_usage()), the objects a download keeps (sizeof), the
-#       ClientBuffers given to the Client, the stack's high-water mark (a painted stack), and
-#       the static data (.data + .bss) of mbedTLS and stepback from the link map; for a small
+#       ClientBuffers given to the Client, the stack the download's calls took below the frame
+#       that makes them (a painted stack; glibc's thread block above that frame is printed
+#       apart, not counted), and the static data (.data + .bss) of mbedTLS and stepback from the link map; for a small
 #       object over TLS 1.3 (no max_fragment_length), a small and a large object with
 #       max_fragment_length 4096 (TLS 1.2), the large one over TLS 1.3 in --range-size pieces
 #       (no max_fragment_length), and the small build's refusal of full records.
@@ -263,8 +264,17 @@ ram_row() {
     esac
   done <"$out"
   local total=$(($(field "$out" total_ram) + static))
+  thread_overhead="$(field "$out" thread_stack_overhead)"
   md_row "$row" "$(field "$out" arena_peak_footprint) B ($(field "$out" arena_peak_bytes) B + $(field "$out" arena_peak_blocks) block headers)" \
     "$objects B" "$buffers B" "$(field "$out" stack_high_water) B" "$static B" "**$total B = $(kib "$total")**"
+}
+# The stack column counts the download's calls below the frame of the function that runs it
+# (a device's main loop); what glibc keeps on the measured thread's stack is not the download's.
+thread_overhead=""
+stack_note() {
+  echo "Stack: the download's calls, below the frame of the function that makes them; not counted:"
+  echo "$thread_overhead B of glibc's own above that frame (the thread's descriptor and static TLS,"
+  echo "at the top of the stack the measured thread was given), which a device's loop does not pay."
 }
 # The rows of one target's table: prefix of its configuration names ("small", "armhf").
 ram_table() {
@@ -300,6 +310,8 @@ echo "download_ram.sh: measuring RAM" >&2
   echo "head 2048, response head 4096, error body 512, io 4096 (default build: 16384); lean:"
   echo "1024, 1024, 0, 1024."
   echo
+  stack_note
+  echo
   if run_config small_tls13 large >"$tmp/refused" 2>"$tmp/refused.err"; then
     die "the small build took full records of the large object"
   fi
@@ -309,6 +321,8 @@ echo "download_ram.sh: measuring RAM" >&2
     echo "### (a) the same on armhf (32-bit ARM, Thumb-2, under qemu-arm): 4-byte pointers"
     echo
     ram_table armhf
+    echo
+    stack_note
     echo
   fi
 } >"$tmp/ram.md"
