@@ -116,12 +116,12 @@ struct SystemResolver::Worker {
   // holds bytes needs no more).
   void signal() const {
 #if defined(__linux__)
-    const std::uint64_t one = 1;
-    const ssize_t n = write(write_fd, &one, sizeof one);
+    using Token = std::uint64_t;  // An eventfd takes eight bytes, added to its count.
 #else
-    const std::uint8_t one = 1;
-    const ssize_t n = write(write_fd, &one, sizeof one);
+    using Token = std::uint8_t;  // A pipe: any byte makes it readable.
 #endif
+    const Token one = 1;
+    const ssize_t n = write(write_fd, &one, sizeof one);
     (void)n;  // A full pipe is already readable.
   }
 

@@ -7,6 +7,16 @@
 
 namespace stepback::https {
 
+// Whether this is the small-RAM build (CMake option STEPBACK_SMALL_RAM, the `small-ram`
+// preset, a public definition of the library): mbedTLS trades handshake CPU for RAM, a
+// connect tries fewer addresses (TcpTransport::kMaxAddresses), and programs may size their
+// buffers by it.
+#if defined(STEPBACK_SMALL_RAM) && STEPBACK_SMALL_RAM
+inline constexpr bool kSmallRamBuild = true;
+#else
+inline constexpr bool kSmallRamBuild = false;
+#endif
+
 // The HTTPS layer's status. The first value is a failure so a default-initialized
 // Status never reads as success.
 enum class Status : std::uint8_t {

@@ -42,8 +42,10 @@ namespace stepback::https {
 class TcpTransport final : public Transport {
  public:
   // The most addresses one start() tries: the first ones of the race's order (below), so a
-  // longer list still has both families tried.
-  static constexpr std::size_t kMaxAddresses = 8;
+  // longer list still has both families tried. Four in the small-RAM build (two of each
+  // family when both answer): each address costs its SocketAddress and two ints here, and a
+  // SocketAddress in every resolver (36 + 28 bytes on 32-bit ARM).
+  static constexpr std::size_t kMaxAddresses = kSmallRamBuild ? 4 : 8;
   // How long a connect runs alone before the next address is tried too (RFC 8305 section 5
   // recommends 250 ms).
   static constexpr Millis kConnectionAttemptDelay{250};

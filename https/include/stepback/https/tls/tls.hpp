@@ -42,14 +42,6 @@ constexpr std::size_t largest_max_fragment(std::size_t in, std::size_t out) {
 inline constexpr std::size_t kTlsLargestMaxFragment =
     detail::largest_max_fragment(MBEDTLS_SSL_IN_CONTENT_LEN, MBEDTLS_SSL_OUT_CONTENT_LEN);
 
-// Whether this is the small-RAM build (CMake option STEPBACK_SMALL_RAM, the `small-ram`
-// preset): mbedTLS trades handshake CPU for RAM, and programs may size their buffers by it.
-#if defined(STEPBACK_SMALL_RAM) && STEPBACK_SMALL_RAM
-inline constexpr bool kSmallRamBuild = true;
-#else
-inline constexpr bool kSmallRamBuild = false;
-#endif
-
 // Protocol versions a configuration may negotiate.
 enum class TlsVersion : std::uint8_t { kTls12, kTls13 };
 
