@@ -28,6 +28,8 @@
 //                                              and static TLS above the first frame, the
 //                                              thread's start and exit below), which a
 //                                              device's loop does not pay
+//   thread_stack_above_caller                  not in the total: the part of it above the
+//                                              frame of the thread's first function
 //   total_ram                                  the sum of the lines above
 //   body_bytes                                 what the last GET delivered
 //   cpu_ns, user_ns, system_ns                 CPU of the GETs (this thread): the total

@@ -247,8 +247,9 @@ std::string many(std::size_t v6, std::size_t v4, bool v6_first) {
 TEST(HostsFileTest, AtMostCapacityAddressesKeepingBothFamiliesAsFamilyQuota) {
   // The first kCapacity - 1 IPv6 addresses (7; 3 in the small-RAM build), then the IPv4.
   Addresses first;
-  for (std::size_t i = 1; i < kCapacity; ++i)
+  for (std::size_t i = 1; i < kCapacity; ++i) {
     first.push_back("[2001:db8::" + std::to_string(i) + "]:443");
+  }
   first.emplace_back("192.0.2.1:443");
   EXPECT_EQ(search(many(10, 1, true), "dual.test"), first);
   for (const bool v6_first : {true, false}) {
