@@ -28,8 +28,6 @@
 //                                              and static TLS above the first frame, the
 //                                              thread's start and exit below), which a
 //                                              device's loop does not pay
-//   thread_stack_above_caller                  not in the total: the part of it above the
-//                                              frame of the thread's first function
 //   total_ram                                  the sum of the lines above
 //   body_bytes                                 what the last GET delivered
 //   cpu_ns, user_ns, system_ns                 CPU of the GETs (this thread): the total
@@ -112,8 +110,7 @@ struct Run {
   std::uint64_t user_ns = 0;
   std::uint64_t system_ns = 0;
   https::TlsArenaUsage arena;
-  std::size_t stack_bytes = 0;     // the download's, from the caller's frame down
-  std::size_t thread_top_gap = 0;  // glibc's above the caller's frame
+  std::size_t stack_bytes = 0;  // the download's, from the caller's frame down
 };
 
 struct Body {
@@ -252,7 +249,6 @@ __attribute__((noinline)) void* worker(void* arg) {
   const auto* frame = static_cast<const std::uint8_t*>(__builtin_frame_address(0));
   const std::size_t top_gap = static_cast<std::size_t>(g_stack + kStackBytes - frame);
   download(run);
-  run->thread_top_gap = top_gap;
   run->stack_bytes = stack_high_water() - top_gap;
   return nullptr;
 }
@@ -369,7 +365,6 @@ int main(int argc, char** argv) {
   }
   print("total_ram", total);
   print("thread_stack_overhead", stack_high_water() - run.stack_bytes);
-  print("thread_stack_above_caller", run.thread_top_gap);
   std::printf(
       "body_bytes %llu\ncpu_ns %llu\nuser_ns %llu\nsystem_ns %llu\n",
       static_cast<unsigned long long>(run.body_bytes), static_cast<unsigned long long>(run.cpu_ns),

@@ -7,10 +7,11 @@
 #       block headers (tls_arena_usage()), the objects a download keeps (sizeof), the
 #       ClientBuffers given to the Client, the stack the download's calls took below the frame
 #       that makes them (a painted stack; glibc's thread block above that frame is printed
-#       apart, not counted), and the static data (.data + .bss) of mbedTLS and stepback from the link map; for a small
-#       object over TLS 1.3 (no max_fragment_length), a small and a large object with
-#       max_fragment_length 4096 (TLS 1.2), the large one over TLS 1.3 in --range-size pieces
-#       (no max_fragment_length), and the small build's refusal of full records.
+#       apart, not counted), and the static data (.data + .bss) of mbedTLS and stepback from
+#       the link map; for a small object over TLS 1.3 (no max_fragment_length), a small and
+#       a large object with max_fragment_length 4096 (TLS 1.2), the large one over TLS 1.3 in
+#       --range-size pieces (no max_fragment_length), and the small build's refusal of full
+#       records.
 #   (b) CPU per MiB of a large object: PAIRS rounds, each running every configuration once
 #       (order rotating) on the large and on the small object, CPU of the measured thread
 #       (CLOCK_THREAD_CPUTIME_ID, user + system; the user and system parts from
